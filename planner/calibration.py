@@ -1,0 +1,78 @@
+"""Calibration: the fitted efficiencies (eta_comp per GPU, eta_net per fabric, overlap) the model uses.
+
+The shipped default is fitted to DeepSpeed issue #2928's measured bands (planner/data/) by the same
+`fit()` a user runs on their own measurements with `planner calibrate`; tests re-run that fit and check it
+reproduces planner/data/calibration_default.json.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from planner import assumptions as A
+from planner.errors import PlannerError
+from planner.resources import data_dir
+
+DEFAULT_FILE = "calibration_default.json"
+
+
+class Calibration(BaseModel):
+    """Efficiencies that replace the priors in planner.assumptions. Missing entries fall back to them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    eta_comp: dict[str, float] = Field(default_factory=dict, description="GPU name -> fraction of peak")
+    eta_net: dict[str, float] = Field(default_factory=dict, description="fabric -> fraction of line rate")
+    overlap: float = Field(A.OVERLAP_PRIOR.value, ge=0, le=1)
+    source: str = "priors of planner.assumptions (no fit)"
+    fit: dict = Field(default_factory=dict, description="how it was fitted: inputs, per-point errors, RMS")
+
+    def eta_comp_for(self, gpu: str) -> float:
+        if gpu in self.eta_comp:
+            return self.eta_comp[gpu]
+        return A.ETA_COMP.get(gpu, A.ETA_COMP_DEFAULT).value
+
+    def eta_net_for(self, fabric: str) -> float:
+        return self.eta_net.get(fabric, A.ETA_NET_PRIOR[fabric].value if fabric in A.ETA_NET_PRIOR else 0.0)
+
+    @classmethod
+    def priors(cls) -> Calibration:
+        return cls()
+
+    @classmethod
+    def default(cls) -> Calibration:
+        """The shipped calibration (fitted to DeepSpeed issue #2928)."""
+        return _DEFAULT if _DEFAULT is not None else cls.priors()
+
+    def write(self, path: str | Path) -> None:
+        from planner.fileio import write_text_atomic
+
+        write_text_atomic(Path(path), self.model_dump_json(indent=2) + "\n")
+
+
+def load_calibration(path: str | Path | None) -> Calibration:
+    """Read a calibration file (JSON or YAML). None -> the shipped default."""
+    if path is None:
+        return Calibration.default()
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PlannerError(f"{path}: cannot read calibration file ({exc.strerror}); check the path") from None
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        return Calibration.model_validate(data)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise PlannerError(f"{path}: not valid JSON/YAML ({str(exc).splitlines()[0]})") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        raise PlannerError(f"{path}: {where}: {err['msg']}; write it with `planner calibrate`") from None
+
+
+_DEFAULT: Calibration | None = None
+_DEFAULT = load_calibration(data_dir() / DEFAULT_FILE) if (data_dir() / DEFAULT_FILE).exists() else None

@@ -1,0 +1,30 @@
+"""Where the shipped catalogs, examples and reference data live, installed or in a checkout."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+_PACKAGE = Path(str(files("planner")))
+_CHECKOUT = _PACKAGE.parent
+
+
+def _first_existing(*candidates: Path) -> Path:
+    for path in candidates:
+        if path.is_dir():
+            return path
+    raise FileNotFoundError(f"packaged data missing: looked in {', '.join(map(str, candidates))}")
+
+
+def catalogs_dir() -> Path:
+    """The default catalogs: package data in a wheel, top-level catalogs/ in a checkout."""
+    return _first_existing(_PACKAGE / "_data" / "catalogs", _CHECKOUT / "catalogs")
+
+
+def examples_dir() -> Path:
+    return _first_existing(_PACKAGE / "_data" / "examples", _CHECKOUT / "examples")
+
+
+def data_dir() -> Path:
+    """Reference data shipped inside the package (measurements used for the default calibration)."""
+    return _PACKAGE / "data"
