@@ -145,7 +145,9 @@ def _merge_table(catalog: Catalog, table: RawTable) -> list[CatalogProblem]:
     if problem:
         return [problem]
     if table.schema is not None and table.schema > SCHEMA_VERSION:
-        message = f"written for catalog schema {table.schema}; this planner reads schema {SCHEMA_VERSION}: upgrade planner"
+        message = (
+            f"written for catalog schema {table.schema}; this planner reads schema {SCHEMA_VERSION}: upgrade planner"
+        )
         return [CatalogProblem(table.label, None, None, None, message)]
     row_type = ROW_TYPES[kind]
     problems = _check_header(table, row_type)

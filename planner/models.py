@@ -107,7 +107,14 @@ class CatalogRow(BaseModel):
 class GpuRow(CatalogRow):
     catalog_kind: ClassVar[str] = "gpus"
     display: ClassVar[tuple[str, ...]] = (
-        "name", "vendor", "peak_bf16_tflops", "hbm_gib", "hbm_gb_per_s", "tdp_w", "price_usd", "confidence",
+        "name",
+        "vendor",
+        "peak_bf16_tflops",
+        "hbm_gib",
+        "hbm_gb_per_s",
+        "tdp_w",
+        "price_usd",
+        "confidence",
     )
 
     name: str = Field(min_length=1)
@@ -123,8 +130,15 @@ class GpuRow(CatalogRow):
 class ServerRow(CatalogRow):
     catalog_kind: ClassVar[str] = "servers"
     display: ClassVar[tuple[str, ...]] = (
-        "name", "gpu", "gpus_per_node", "price_usd", "power_w", "max_nics_per_node", "included_nic",
-        "included_nics", "confidence",
+        "name",
+        "gpu",
+        "gpus_per_node",
+        "price_usd",
+        "power_w",
+        "max_nics_per_node",
+        "included_nic",
+        "included_nics",
+        "confidence",
     )
 
     name: str = Field(min_length=1)
@@ -147,7 +161,14 @@ class NicRow(CatalogRow):
     catalog_kind: ClassVar[str] = "nics"
     key_fields: ClassVar[tuple[str, ...]] = ("sku",)
     display: ClassVar[tuple[str, ...]] = (
-        "sku", "name", "speed_gbps", "ports", "protocols", "price_usd", "power_w", "confidence",
+        "sku",
+        "name",
+        "speed_gbps",
+        "ports",
+        "protocols",
+        "price_usd",
+        "power_w",
+        "confidence",
     )
 
     sku: str = Field(min_length=1)
@@ -175,7 +196,14 @@ class SwitchRow(CatalogRow):
     catalog_kind: ClassVar[str] = "switches"
     key_fields: ClassVar[tuple[str, ...]] = ("sku",)
     display: ClassVar[tuple[str, ...]] = (
-        "sku", "name", "fabric", "ports", "port_gbps", "price_usd", "power_w", "confidence",
+        "sku",
+        "name",
+        "fabric",
+        "ports",
+        "port_gbps",
+        "price_usd",
+        "power_w",
+        "confidence",
     )
 
     sku: str = Field(min_length=1)
@@ -193,7 +221,14 @@ class OpticRow(CatalogRow):
     catalog_kind: ClassVar[str] = "optics"
     key_fields: ClassVar[tuple[str, ...]] = ("sku",)
     display: ClassVar[tuple[str, ...]] = (
-        "sku", "kind", "fabric", "gbps", "reach_m", "price_usd", "power_w", "confidence",
+        "sku",
+        "kind",
+        "fabric",
+        "gbps",
+        "reach_m",
+        "price_usd",
+        "power_w",
+        "confidence",
     )
 
     sku: str = Field(min_length=1)
@@ -214,8 +249,16 @@ class CloudRow(CatalogRow):
     catalog_kind: ClassVar[str] = "cloud"
     key_fields: ClassVar[tuple[str, ...]] = ("provider", "instance", "region")
     display: ClassVar[tuple[str, ...]] = (
-        "provider", "instance", "region", "gpu", "gpus", "ondemand_usd_per_h", "spot_usd_per_h",
-        "reserved_usd_per_h", "internode_gbps", "fabric",
+        "provider",
+        "instance",
+        "region",
+        "gpu",
+        "gpus",
+        "ondemand_usd_per_h",
+        "spot_usd_per_h",
+        "reserved_usd_per_h",
+        "internode_gbps",
+        "fabric",
     )
 
     provider: str = Field(min_length=1)
@@ -237,7 +280,14 @@ class CloudRow(CatalogRow):
 class ModelRow(CatalogRow):
     catalog_kind: ClassVar[str] = "models"
     display: ClassVar[tuple[str, ...]] = (
-        "name", "params", "layers", "hidden", "heads", "kv_heads", "vocab", "seq_len",
+        "name",
+        "params",
+        "layers",
+        "hidden",
+        "heads",
+        "kv_heads",
+        "vocab",
+        "seq_len",
     )
 
     name: str = Field(min_length=1)

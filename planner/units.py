@@ -24,25 +24,69 @@ _SI = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _UNITS: dict[str, dict[str, float]] = {
     "count": {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "bn": 1e9, "g": 1e9, "t": 1e12},
     "gbps": {
-        "": 1, "bps": 1e-9, "kbps": 1e-6, "mbps": 1e-3, "gbps": 1, "tbps": 1e3,
-        "kb/s": 1e-6, "mb/s": 1e-3, "gb/s": 1, "tb/s": 1e3, "gbit/s": 1, "tbit/s": 1e3, "g": 1, "t": 1e3,
+        "": 1,
+        "bps": 1e-9,
+        "kbps": 1e-6,
+        "mbps": 1e-3,
+        "gbps": 1,
+        "tbps": 1e3,
+        "kb/s": 1e-6,
+        "mb/s": 1e-3,
+        "gb/s": 1,
+        "tb/s": 1e3,
+        "gbit/s": 1,
+        "tbit/s": 1e3,
+        "g": 1,
+        "t": 1e3,
         # bytes per second, case-sensitive capital B, converted to bits
-        "B/s": 8e-9, "KB/s": 8e-6, "MB/s": 8e-3, "GB/s": 8, "TB/s": 8e3, "GBps": 8, "TBps": 8e3,
+        "B/s": 8e-9,
+        "KB/s": 8e-6,
+        "MB/s": 8e-3,
+        "GB/s": 8,
+        "TB/s": 8e3,
+        "GBps": 8,
+        "TBps": 8e3,
     },
     "gb_per_s": {
-        "": 1, "GB/s": 1, "TB/s": 1e3, "MB/s": 1e-3, "GBps": 1, "TBps": 1e3,
-        "GiB/s": 2**30 / 1e9, "TiB/s": 2**40 / 1e9,
-        "gbps": 1 / 8, "tbps": 1e3 / 8, "gb/s": 1 / 8, "gbit/s": 1 / 8,
+        "": 1,
+        "GB/s": 1,
+        "TB/s": 1e3,
+        "MB/s": 1e-3,
+        "GBps": 1,
+        "TBps": 1e3,
+        "GiB/s": 2**30 / 1e9,
+        "TiB/s": 2**40 / 1e9,
+        "gbps": 1 / 8,
+        "tbps": 1e3 / 8,
+        "gb/s": 1 / 8,
+        "gbit/s": 1 / 8,
     },
     "gib": {
-        "": 1, "b": 2**-30, "kb": 1e3 / 2**30, "mb": 1e6 / 2**30, "gb": 1e9 / 2**30, "tb": 1e12 / 2**30,
-        "kib": 2**-20, "mib": 2**-10, "gib": 1, "tib": 2**10,
+        "": 1,
+        "b": 2**-30,
+        "kb": 1e3 / 2**30,
+        "mb": 1e6 / 2**30,
+        "gb": 1e9 / 2**30,
+        "tb": 1e12 / 2**30,
+        "kib": 2**-20,
+        "mib": 2**-10,
+        "gib": 1,
+        "tib": 2**10,
     },
     "usd": {"": 1, "usd": 1, "k": 1e3, "m": 1e6, "b": 1e9, "kusd": 1e3, "musd": 1e6},
     "w": {"": 1, "w": 1, "kw": 1e3, "mw": 1e6},
     "s": {
-        "": 1, "s": 1, "sec": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60, "h": 3600, "d": 86400,
-        "day": 86400, "days": 86400,
+        "": 1,
+        "s": 1,
+        "sec": 1,
+        "ms": 1e-3,
+        "us": 1e-6,
+        "µs": 1e-6,
+        "min": 60,
+        "h": 3600,
+        "d": 86400,
+        "day": 86400,
+        "days": 86400,
     },
     "days": {"": 1, "d": 1, "day": 1, "days": 1, "w": 7, "week": 7, "weeks": 7, "h": 1 / 24, "y": 365},
     "tflops": {"": 1, "tflops": 1, "tflop/s": 1, "pflops": 1e3, "gflops": 1e-3, "t": 1, "p": 1e3},
@@ -73,10 +117,7 @@ def parse_quantity(value: object, dimension: str) -> float:
     """Return value in the canonical unit of dimension. Raises ValueError with the accepted forms."""
     if isinstance(value, bool):
         raise ValueError(f"expected a number like {_EXAMPLES[dimension]}, not {value!r}")
-    if isinstance(value, int | float):
-        number = float(value)
-    else:
-        number = _parse_text(str(value), dimension)
+    number = float(value) if isinstance(value, int | float) else _parse_text(str(value), dimension)
     if math.isnan(number) or math.isinf(number):
         raise ValueError(f"expected a finite number like {_EXAMPLES[dimension]}")
     return number

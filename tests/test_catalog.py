@@ -51,15 +51,34 @@ def test_estimates_say_how_they_were_derived():
 
 @pytest.mark.parametrize(
     ("name", "canonical"),
-    [("V100", "V100-32GB"), ("v100-32gb", "V100-32GB"), ("V100-SXM3-32GB", "V100-32GB"), ("h100", "H100-SXM"),
-     ("A100-80GB", "A100-80GB"), ("H200", "H200"), ("b200", "B200"), ("MI300X", "MI300X")],
+    [
+        ("V100", "V100-32GB"),
+        ("v100-32gb", "V100-32GB"),
+        ("V100-SXM3-32GB", "V100-32GB"),
+        ("h100", "H100-SXM"),
+        ("A100-80GB", "A100-80GB"),
+        ("H200", "H200"),
+        ("b200", "B200"),
+        ("MI300X", "MI300X"),
+    ],
 )
 def test_gpu_lookup_is_case_insensitive_and_accepts_aliases(name, canonical):
     assert load_catalog().gpu(name).name == canonical
 
 
-@pytest.mark.parametrize("model", ["GPT-3-175B", "BLOOM-176B", "Llama-2-7B", "Llama-2-13B", "Llama-2-70B",
-                                   "Llama-3-8B", "Llama-3-70B", "Llama-3.1-405B"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        "GPT-3-175B",
+        "BLOOM-176B",
+        "Llama-2-7B",
+        "Llama-2-13B",
+        "Llama-2-70B",
+        "Llama-3-8B",
+        "Llama-3-70B",
+        "Llama-3.1-405B",
+    ],
+)
 def test_well_known_models_are_shipped(model):
     assert load_catalog().model(model).params > 1e9
 
@@ -90,7 +109,7 @@ def test_user_row_with_same_key_replaces_default(write):
 
 
 def test_user_rows_are_added_and_units_parsed(write):
-    row = "X2,,Acme,2.5PFLOPs,192GiB,8TB/s,1.2kW,\"$40,000\",Acme quote,2026-10-01,medium,\n"
+    row = 'X2,,Acme,2.5PFLOPs,192GiB,8TB/s,1.2kW,"$40,000",Acme quote,2026-10-01,medium,\n'
     catalog = load_catalog([write("gpus.csv", GPU_HEADER + GPU_ROW + row)])
     x2 = catalog.gpu("x2")
     assert (x2.peak_bf16_tflops, x2.hbm_gib, x2.hbm_gb_per_s, x2.tdp_w, x2.price_usd) == (2500, 192, 8000, 1200, 40000)
@@ -118,8 +137,21 @@ def test_xlsx_one_sheet_per_kind(tmp_path):
     sheet.append(GPU_HEADER.strip().split(","))
     sheet.append(["X9", None, "Acme", 500, 96, 4000, "800W", 31000, "Acme quote", "2026-11-02", "solid", None])
     nics = book.create_sheet("nics")
-    nics.append(["sku", "name", "vendor", "speed_gbps", "ports", "protocols", "price_usd", "power_w", "source", "date",
-                 "confidence"])
+    nics.append(
+        [
+            "sku",
+            "name",
+            "vendor",
+            "speed_gbps",
+            "ports",
+            "protocols",
+            "price_usd",
+            "power_w",
+            "source",
+            "date",
+            "confidence",
+        ]
+    )
     nics.append(["MY-NIC", "My NIC", "Acme", "400Gbps", 1, "both", "$1,500", 20, "quote", "2026-11", "solid"])
     path = tmp_path / "quote.xlsx"
     book.save(path)
@@ -190,14 +222,19 @@ def test_duplicate_key_in_one_file(write):
 
 
 def test_comment_lines_keep_row_numbers_true(write):
-    path = write("gpus.csv", "# planner catalog: gpus, schema 1\n" + GPU_HEADER + "# a comment\n" + GPU_ROW.replace(",500,", ",x,"))
+    path = write(
+        "gpus.csv",
+        "# planner catalog: gpus, schema 1\n" + GPU_HEADER + "# a comment\n" + GPU_ROW.replace(",500,", ",x,"),
+    )
     (problem,) = problems_of(path)
     assert problem.startswith(f"{path}:4: ")
 
 
 def test_server_with_unknown_gpu_suggests_names(write):
-    header = ("name,vendor,gpu,gpus_per_node,price_usd,power_w,pcie_gen,pcie_lanes,pcie_lanes_per_gpu,"
-              "intra_node_gb_per_s,max_nics_per_node,included_nic,included_nics,dram_gib,source,date,confidence,notes\n")
+    header = (
+        "name,vendor,gpu,gpus_per_node,price_usd,power_w,pcie_gen,pcie_lanes,pcie_lanes_per_gpu,"
+        "intra_node_gb_per_s,max_nics_per_node,included_nic,included_nics,dram_gib,source,date,confidence,notes\n"
+    )
     row = "My HGX,Acme,H1OO,8,250000,10200,5,128,16,450,8,CX9-NOPE,8,,quote,2026,solid,\n"
     path = write("servers.csv", header + row)
     found = problems_of(path)
@@ -206,8 +243,10 @@ def test_server_with_unknown_gpu_suggests_names(write):
 
 
 def test_included_nic_needs_a_count(write):
-    header = ("name,vendor,gpu,gpus_per_node,price_usd,power_w,pcie_gen,pcie_lanes,pcie_lanes_per_gpu,"
-              "intra_node_gb_per_s,max_nics_per_node,included_nics,source,date,confidence\n")
+    header = (
+        "name,vendor,gpu,gpus_per_node,price_usd,power_w,pcie_gen,pcie_lanes,pcie_lanes_per_gpu,"
+        "intra_node_gb_per_s,max_nics_per_node,included_nics,source,date,confidence\n"
+    )
     path = write("servers.csv", header + "My HGX,Acme,H100,8,250000,10200,5,128,16,450,8,8,quote,2026,solid\n")
     (problem,) = problems_of(path)
     assert "included_nic and included_nics go together" in problem
