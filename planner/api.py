@@ -37,9 +37,16 @@ class Workload:
     model_name: str | None = None
 
 
-def workload(catalog: Catalog, *, params: float | None = None, model: str | None = None,
-             micro_batch: float | None = None, seq_len: int | None = None, tokens_per_gpu: float | None = None,
-             **options) -> Workload:
+def workload(
+    catalog: Catalog,
+    *,
+    params: float | None = None,
+    model: str | None = None,
+    micro_batch: float | None = None,
+    seq_len: int | None = None,
+    tokens_per_gpu: float | None = None,
+    **options,
+) -> Workload:
     """Resolve --model/--params and --micro-batch/--seq-len/--tokens-per-gpu into a Workload."""
     if (params is None) == (model is None):
         raise UsageError("give exactly one of --params (e.g. 176B) or --model (a name from models.csv)")
@@ -47,8 +54,13 @@ def workload(catalog: Catalog, *, params: float | None = None, model: str | None
     if model is not None:
         row = catalog.model(model)
         params = row.params
-        arch = {"layers": row.layers, "hidden": row.hidden, "heads": row.heads, "vocab": row.vocab,
-                "model_name": row.name}
+        arch = {
+            "layers": row.layers,
+            "hidden": row.hidden,
+            "heads": row.heads,
+            "vocab": row.vocab,
+            "model_name": row.name,
+        }
         seq_len = seq_len or row.seq_len
     if params <= 0:
         raise UsageError(f"--params must be positive, got {params:g}")
@@ -80,8 +92,9 @@ def check_cluster(cluster: Cluster) -> None:
     if cluster.gpus < 1 or cluster.gpus_per_node < 1:
         raise UsageError("--gpus and --gpus-per-node must be at least 1")
     if cluster.gpus % cluster.gpus_per_node:
-        raise UsageError(f"--gpus {cluster.gpus} is not a multiple of --gpus-per-node {cluster.gpus_per_node}: "
-                         "give whole nodes")
+        raise UsageError(
+            f"--gpus {cluster.gpus} is not a multiple of --gpus-per-node {cluster.gpus_per_node}: give whole nodes"
+        )
     if not cluster.node_gbps > 0:
         raise UsageError(f"node bandwidth must be positive, got {cluster.node_gbps:g} Gbps")
     if cluster.fabric not in ("ib", "roce"):
@@ -90,8 +103,9 @@ def check_cluster(cluster: Cluster) -> None:
 
 def intra_node_bandwidth(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
     """NVLink GB/s per GPU from a catalog server with this GPU and node size (NaN when none)."""
-    values = [s.intra_node_gb_per_s for s in catalog.items("servers")
-              if s.gpu == gpu and s.gpus_per_node == gpus_per_node]
+    values = [
+        s.intra_node_gb_per_s for s in catalog.items("servers") if s.gpu == gpu and s.gpus_per_node == gpus_per_node
+    ]
     return max(values) if values else np.nan
 
 
@@ -104,12 +118,19 @@ def configuration_frame(catalog: Catalog, work: Workload, clusters: list[Cluster
         nvlink = cluster.intra_node_gb_per_s
         if nvlink is None:
             nvlink = intra_node_bandwidth(catalog, gpu.name, cluster.gpus_per_node)
-        records.append({
-            **{k: v for k, v in work.__dict__.items() if k != "model_name"},
-            "gpu": gpu.name, "peak_tflops": gpu.peak_bf16_tflops, "hbm_gib": gpu.hbm_gib,
-            "gpus": cluster.gpus, "gpus_per_node": cluster.gpus_per_node, "node_gbps": cluster.node_gbps,
-            "fabric": cluster.fabric, "intra_node_gb_per_s": nvlink,
-        })
+        records.append(
+            {
+                **{k: v for k, v in work.__dict__.items() if k != "model_name"},
+                "gpu": gpu.name,
+                "peak_tflops": gpu.peak_bf16_tflops,
+                "hbm_gib": gpu.hbm_gib,
+                "gpus": cluster.gpus,
+                "gpus_per_node": cluster.gpus_per_node,
+                "node_gbps": cluster.node_gbps,
+                "fabric": cluster.fabric,
+                "intra_node_gb_per_s": nvlink,
+            }
+        )
     frame = pd.DataFrame.from_records(records)
     if np.isnan(work.layers):
         frame["layers"] = np.nan  # keep "architecture unknown" visible to evaluate()
@@ -121,8 +142,15 @@ def predict(catalog: Catalog, work: Workload, cluster: Cluster, calibration: Cal
     return row.to_dict()
 
 
-def bandwidth_table(catalog: Catalog, work: Workload, gpu: str, gpus: int, gpus_per_node: int,
-                    calibration: Calibration, node_gbps=STANDARD_NODE_GBPS) -> pd.DataFrame:
+def bandwidth_table(
+    catalog: Catalog,
+    work: Workload,
+    gpu: str,
+    gpus: int,
+    gpus_per_node: int,
+    calibration: Calibration,
+    node_gbps=STANDARD_NODE_GBPS,
+) -> pd.DataFrame:
     """Achieved TFLOPs/GPU at each node bandwidth, for IB and RoCE, without and with all of ZeRO++."""
     import dataclasses
 

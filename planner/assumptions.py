@@ -25,23 +25,34 @@ NCCL_TUNING = "NVIDIA/nccl src/graph/tuning.cc (ring, simple protocol latency mo
 
 # ---- collective latency (NCCL's own cost model) ----
 NCCL_BASE_LAT_US = _c("nccl_base_latency", 8.4, "us per collective", NCCL_TUNING + ": baseLat[Ring][Simple]")
-NCCL_INTRA_STEP_US = _c("nccl_nvlink_step_latency", 3.4, "us per intra-node ring step",
-                        NCCL_TUNING + ": hwLat[NVLINK][Ring][Simple]")
+NCCL_INTRA_STEP_US = _c(
+    "nccl_nvlink_step_latency", 3.4, "us per intra-node ring step", NCCL_TUNING + ": hwLat[NVLINK][Ring][Simple]"
+)
 NCCL_NET_STEP_US = {
-    "ib": _c("nccl_net_step_latency_ib", 9.6, "us per inter-node ring step", NCCL_TUNING + ": hwLat[NET][Ring][Simple]"),
+    "ib": _c(
+        "nccl_net_step_latency_ib", 9.6, "us per inter-node ring step", NCCL_TUNING + ": hwLat[NET][Ring][Simple]"
+    ),
     # NCCL does not distinguish RoCE; Ethernet switch hops (~0.5-1 us cut-through vs ~0.1-0.2 us on
     # Quantum-class IB) plus RoCE NIC/congestion-control pacing add roughly 2 us per hop.
-    "roce": _c("nccl_net_step_latency_roce", 11.6, "us per inter-node ring step",
-               "estimate: IB value + 2 us (Ethernet switch and RoCE NIC hop latency vs InfiniBand)"),
+    "roce": _c(
+        "nccl_net_step_latency_roce",
+        11.6,
+        "us per inter-node ring step",
+        "estimate: IB value + 2 us (Ethernet switch and RoCE NIC hop latency vs InfiniBand)",
+    ),
 }
 
 # ---- collectives per micro-step ----
 COLLECTIVES_PER_LAYER = _c(
-    "collectives_per_layer", 3.0, "collective calls per transformer layer per micro-step",
+    "collectives_per_layer",
+    3.0,
+    "collective calls per transformer layer per micro-step",
     "MODEL.md s.3: forward all-gather, backward all-gather, gradient reduce-scatter per layer",
 )
 ASPECT_RATIO = _c(
-    "hidden_per_layer", 128.0, "hidden size / layers, used only when the architecture is unknown",
+    "hidden_per_layer",
+    128.0,
+    "hidden size / layers, used only when the architecture is unknown",
     "GPT-3 175B: 12288 / 96 = 128 (Brown et al. 2020, Table 2.1); P ~ 12 L h^2",
 )
 
@@ -55,46 +66,95 @@ ETA_NET_PRIOR = {
 # V100's value is fitted to DeepSpeed issue #2928 (see planner/calibration.py); others are MODEL.md's
 # ranges (low end, so plans are not optimistic) until calibrated against the user's own runs.
 ETA_COMP = {
-    "V100-32GB": _c("eta_comp[V100-32GB]", 0.425, "fraction of peak", "MODEL.md s.3: V100 ~0.40-0.45 (prior; "
-                    "the shipped calibration replaces it with the #2928 fit)"),
+    "V100-32GB": _c(
+        "eta_comp[V100-32GB]",
+        0.425,
+        "fraction of peak",
+        "MODEL.md s.3: V100 ~0.40-0.45 (prior; the shipped calibration replaces it with the #2928 fit)",
+    ),
     "A100-40GB": _c("eta_comp[A100-40GB]", 0.75, "fraction of peak", "MODEL.md s.3: A100 ~0.75-0.85 (low end)"),
     "A100-80GB": _c("eta_comp[A100-80GB]", 0.75, "fraction of peak", "MODEL.md s.3: A100 ~0.75-0.85 (low end)"),
     "H100-SXM": _c("eta_comp[H100-SXM]", 0.65, "fraction of peak", "MODEL.md s.3: H100 ~0.65-0.80 (low end)"),
     "H100-PCIe": _c("eta_comp[H100-PCIe]", 0.65, "fraction of peak", "MODEL.md s.3: H100 ~0.65-0.80 (low end)"),
     "H200": _c("eta_comp[H200]", 0.65, "fraction of peak", "estimate: same Hopper die as H100-SXM"),
 }
-ETA_COMP_DEFAULT = _c("eta_comp[other]", 0.55, "fraction of peak",
-                      "estimate for GPUs without a measured value (B200, MI300X, ...): below every measured "
-                      "range so plans err on the side of more hardware; calibrate with your own runs")
+ETA_COMP_DEFAULT = _c(
+    "eta_comp[other]",
+    0.55,
+    "fraction of peak",
+    "estimate for GPUs without a measured value (B200, MI300X, ...): below every measured "
+    "range so plans err on the side of more hardware; calibrate with your own runs",
+)
 
-OVERLAP_PRIOR = _c("overlap", 0.0, "share of the shorter phase hidden",
-                   "MODEL.md s.3: fits of published V100 DeepSpeed ZeRO-3 data give overlap ~ 0")
+OVERLAP_PRIOR = _c(
+    "overlap",
+    0.0,
+    "share of the shorter phase hidden",
+    "MODEL.md s.3: fits of published V100 DeepSpeed ZeRO-3 data give overlap ~ 0",
+)
 
 # ---- memory model (MODEL.md s.4; Korthikanti et al. 2022, 'Reducing Activation Recomputation') ----
-BYTES_MODEL_STATES = _c("bytes_per_param_states", 16.0, "bytes per parameter, sharded over all GPUs",
-                        "ZeRO paper (Rajbhandari et al. 2020): 2 bf16 weights + 2 grads + 12 fp32 Adam states")
-ACT_WORKING_BYTES = _c("activation_bytes_per_sbh", 34.0, "bytes per (token x hidden) for one live layer",
-                       "Korthikanti et al. 2022, eq. 1: s*b*h*(34 + 5*a*s/h)")
-ACT_ATTN_SCORES = _c("attention_score_bytes", 5.0, "bytes per (head x seq^2 x micro-batch), no flash attention",
-                     "Korthikanti et al. 2022, eq. 1 (the 5*a*s^2*b term)")
-MAX_LIVE_PARAMS = _c("max_live_parameters", 1e9, "parameters gathered at once (bf16)",
-                     "DeepSpeed default stage3_max_live_parameters = 1e9")
-LOGIT_BYTES = _c("logit_bytes", 4.0, "bytes per (token x vocab) for fp32 logits of the loss",
-                 "planner assumption: the loss materialises fp32 logits for the micro-batch")
-FRAMEWORK_RESERVE_GIB = _c("framework_reserve", 2.0, "GiB per GPU",
-                           "estimate: CUDA context (~0.5-1 GiB) plus NCCL buffers (~0.5-1 GiB)")
-USABLE_HBM_FRACTION = _c("usable_hbm_fraction", 0.90, "fraction of HBM",
-                         "estimate: allocator fragmentation leaves ~10% of HBM unusable")
+BYTES_MODEL_STATES = _c(
+    "bytes_per_param_states",
+    16.0,
+    "bytes per parameter, sharded over all GPUs",
+    "ZeRO paper (Rajbhandari et al. 2020): 2 bf16 weights + 2 grads + 12 fp32 Adam states",
+)
+ACT_WORKING_BYTES = _c(
+    "activation_bytes_per_sbh",
+    34.0,
+    "bytes per (token x hidden) for one live layer",
+    "Korthikanti et al. 2022, eq. 1: s*b*h*(34 + 5*a*s/h)",
+)
+ACT_ATTN_SCORES = _c(
+    "attention_score_bytes",
+    5.0,
+    "bytes per (head x seq^2 x micro-batch), no flash attention",
+    "Korthikanti et al. 2022, eq. 1 (the 5*a*s^2*b term)",
+)
+MAX_LIVE_PARAMS = _c(
+    "max_live_parameters",
+    1e9,
+    "parameters gathered at once (bf16)",
+    "DeepSpeed default stage3_max_live_parameters = 1e9",
+)
+LOGIT_BYTES = _c(
+    "logit_bytes",
+    4.0,
+    "bytes per (token x vocab) for fp32 logits of the loss",
+    "planner assumption: the loss materialises fp32 logits for the micro-batch",
+)
+FRAMEWORK_RESERVE_GIB = _c(
+    "framework_reserve", 2.0, "GiB per GPU", "estimate: CUDA context (~0.5-1 GiB) plus NCCL buffers (~0.5-1 GiB)"
+)
+USABLE_HBM_FRACTION = _c(
+    "usable_hbm_fraction", 0.90, "fraction of HBM", "estimate: allocator fragmentation leaves ~10% of HBM unusable"
+)
 
-ETA_NVLINK = _c("eta_nvlink", 0.80, "fraction of NVLink/NVSwitch per-direction bandwidth",
-                "estimate: nccl-tests all-gather busbw on NVSwitch systems reaches ~80% of the per-GPU link rate")
+ETA_NVLINK = _c(
+    "eta_nvlink",
+    0.80,
+    "fraction of NVLink/NVSwitch per-direction bandwidth",
+    "estimate: nccl-tests all-gather busbw on NVSwitch systems reaches ~80% of the per-GPU link rate",
+)
 
 
 def all_constants() -> list[Constant]:
     """For reports (the Assumptions sheet, `--json` output)."""
     singles = [
-        NCCL_BASE_LAT_US, NCCL_INTRA_STEP_US, COLLECTIVES_PER_LAYER, ASPECT_RATIO, ETA_COMP_DEFAULT,
-        OVERLAP_PRIOR, BYTES_MODEL_STATES, ACT_WORKING_BYTES, ACT_ATTN_SCORES, MAX_LIVE_PARAMS, LOGIT_BYTES,
-        FRAMEWORK_RESERVE_GIB, USABLE_HBM_FRACTION, ETA_NVLINK,
+        NCCL_BASE_LAT_US,
+        NCCL_INTRA_STEP_US,
+        COLLECTIVES_PER_LAYER,
+        ASPECT_RATIO,
+        ETA_COMP_DEFAULT,
+        OVERLAP_PRIOR,
+        BYTES_MODEL_STATES,
+        ACT_WORKING_BYTES,
+        ACT_ATTN_SCORES,
+        MAX_LIVE_PARAMS,
+        LOGIT_BYTES,
+        FRAMEWORK_RESERVE_GIB,
+        USABLE_HBM_FRACTION,
+        ETA_NVLINK,
     ]
     return singles + list(NCCL_NET_STEP_US.values()) + list(ETA_NET_PRIOR.values()) + list(ETA_COMP.values())

@@ -105,8 +105,12 @@ def _print_summary(loaded: Catalog) -> None:
 
 @catalog.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--no-defaults", is_flag=True, help="Validate the files alone, without the shipped catalogs "
-              "(references such as a server's GPU must then resolve within them).")
+@click.option(
+    "--no-defaults",
+    is_flag=True,
+    help="Validate the files alone, without the shipped catalogs "
+    "(references such as a server's GPU must then resolve within them).",
+)
 def catalog_validate(paths: Sequence[str], no_defaults: bool) -> None:
     """Check catalog files (CSV, folder, or .xlsx); report every problem, not just the first.
 
@@ -152,8 +156,6 @@ def catalog_schema(kind: str) -> None:
     click.echo(json.dumps(schema, indent=2))
 
 
-
-
 # ---------------------------------------------------------------- performance model commands
 
 
@@ -184,14 +186,20 @@ def workload_options(func):
         click.option("--gpus-per-node", type=click.IntRange(min=1), required=True, help="GPUs per node."),
         click.option("--micro-batch", type=Quantity("count"), help="Sequences per GPU per micro-step."),
         click.option("--seq-len", type=click.IntRange(min=1), help="Tokens per sequence (default: the model's)."),
-        click.option("--tokens-per-gpu", type=Quantity("count"),
-                     help="Tokens per GPU per micro-step (instead of --micro-batch)."),
+        click.option(
+            "--tokens-per-gpu", type=Quantity("count"), help="Tokens per GPU per micro-step (instead of --micro-batch)."
+        ),
         click.option("--zeropp", is_flag=True, help="All three ZeRO++ options (qwZ, hpZ, qgZ)."),
         click.option("--qwz", is_flag=True, help="ZeRO++ int8 weight all-gather."),
         click.option("--hpz", is_flag=True, help="ZeRO++ secondary weight partition inside each node."),
         click.option("--qgz", is_flag=True, help="ZeRO++ int4 gradient reduce-scatter."),
-        click.option("--grad-dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default="bf16", show_default=True,
-                     help="Gradient communication dtype."),
+        click.option(
+            "--grad-dtype",
+            type=click.Choice(["bf16", "fp16", "fp32"]),
+            default="bf16",
+            show_default=True,
+            help="Gradient communication dtype.",
+        ),
         click.option("--hierarchical", is_flag=True, help="Hierarchical collectives: (N-1)/N instead of (n-1)/n."),
         click.option("--no-checkpointing", is_flag=True, help="Activation checkpointing off (F_hw = F_model)."),
         click.option("--no-flash-attention", is_flag=True, help="Count the s^2 attention scores in memory."),
@@ -209,11 +217,19 @@ def _workload(loaded: Catalog, kw: dict):
 
     zeropp = kw.pop("zeropp")
     return workload(
-        loaded, params=kw.pop("params"), model=kw.pop("model"), micro_batch=kw.pop("micro_batch"),
-        seq_len=kw.pop("seq_len"), tokens_per_gpu=kw.pop("tokens_per_gpu"),
-        checkpointing=not kw.pop("no_checkpointing"), flash_attention=not kw.pop("no_flash_attention"),
-        qwz=kw.pop("qwz") or zeropp, hpz=kw.pop("hpz") or zeropp, qgz=kw.pop("qgz") or zeropp,
-        grad_bytes={"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}[kw.pop("grad_dtype")], hierarchical=kw.pop("hierarchical"),
+        loaded,
+        params=kw.pop("params"),
+        model=kw.pop("model"),
+        micro_batch=kw.pop("micro_batch"),
+        seq_len=kw.pop("seq_len"),
+        tokens_per_gpu=kw.pop("tokens_per_gpu"),
+        checkpointing=not kw.pop("no_checkpointing"),
+        flash_attention=not kw.pop("no_flash_attention"),
+        qwz=kw.pop("qwz") or zeropp,
+        hpz=kw.pop("hpz") or zeropp,
+        qgz=kw.pop("qgz") or zeropp,
+        grad_bytes={"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}[kw.pop("grad_dtype")],
+        hierarchical=kw.pop("hierarchical"),
     )
 
 
@@ -231,7 +247,8 @@ def predict(**kw) -> None:
       planner predict --params 176B --gpu V100 --gpus 384 --gpus-per-node 16 \
         --node-gbps 100 --fabric ib --tokens-per-gpu 2048
     """
-    from planner.api import Cluster, predict as run_predict
+    from planner.api import Cluster
+    from planner.api import predict as run_predict
     from planner.calibration import load_calibration
     from planner.report.jsonout import dumps
     from planner.report.perf_text import explain
@@ -262,8 +279,12 @@ def _node_gbps(node_gbps: float | None, nic_gbps: float | None, nics: int | None
 
 @main.command()
 @workload_options
-@click.option("--target-tflops", type=Quantity("tflops"), required=True,
-              help="Achieved TFLOPs per GPU to reach (hardware FLOPs, as DeepSpeed reports).")
+@click.option(
+    "--target-tflops",
+    type=Quantity("tflops"),
+    required=True,
+    help="Achieved TFLOPs per GPU to reach (hardware FLOPs, as DeepSpeed reports).",
+)
 def bandwidth(**kw) -> None:
     """The inter-node bandwidth ZeRO-3 needs to reach a TFLOPs/GPU target (DeepSpeed issue #2928).
 
@@ -289,16 +310,25 @@ def bandwidth(**kw) -> None:
     table = node_gbps_needed(bandwidth_table(loaded, work, gpu, gpus, per_node, calibration), target)
     answers = table.drop_duplicates(["fabric", "zeropp"])
     if as_json:
-        click.echo(dumps({
-            "target_tflops_per_gpu": target, "calibration": calibration.source,
-            "needed": [_needed_record(r) for _, r in answers.iterrows()],
-            "sweep": table[["fabric", "zeropp", "node_gbps", "achieved_tflops_per_gpu", "binding"]].to_dict("records"),
-        }))
+        click.echo(
+            dumps(
+                {
+                    "target_tflops_per_gpu": target,
+                    "calibration": calibration.source,
+                    "needed": [_needed_record(r) for _, r in answers.iterrows()],
+                    "sweep": table[["fabric", "zeropp", "node_gbps", "achieved_tflops_per_gpu", "binding"]].to_dict(
+                        "records"
+                    ),
+                }
+            )
+        )
         return
     first = table.iloc[0]
-    click.echo(f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU: {work.model_name or format_count(work.params) + ' params'} on "
-               f"{gpus} x {first['gpu']} ({gpus // per_node} nodes x {per_node}), "
-               f"{first['tokens_per_gpu']:,.0f} tokens/GPU per micro-step\n")
+    click.echo(
+        f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU: {work.model_name or format_count(work.params) + ' params'} on "
+        f"{gpus} x {first['gpu']} ({gpus // per_node} nodes x {per_node}), "
+        f"{first['tokens_per_gpu']:,.0f} tokens/GPU per micro-step\n"
+    )
     for _, r in answers.iterrows():
         click.echo("  " + _needed_line(r, target))
     click.echo("\nAchieved TFLOPs/GPU by node bandwidth (Gbps):\n")
@@ -307,9 +337,13 @@ def bandwidth(**kw) -> None:
 
 
 def _needed_record(r) -> dict:
-    return {"fabric": r["fabric"], "zeropp": bool(r["zeropp"]), "node_gbps_needed": r["node_gbps_needed"],
-            "unreachable_because": r["unreachable_because"] or None,
-            "ceiling_tflops_per_gpu": r["ceiling_tflops_per_gpu"]}
+    return {
+        "fabric": r["fabric"],
+        "zeropp": bool(r["zeropp"]),
+        "node_gbps_needed": r["node_gbps_needed"],
+        "unreachable_because": r["unreachable_because"] or None,
+        "ceiling_tflops_per_gpu": r["ceiling_tflops_per_gpu"],
+    }
 
 
 def _needed_line(r, target: float) -> str:
@@ -317,8 +351,10 @@ def _needed_line(r, target: float) -> str:
 
     label = f"{FABRIC_LABEL[r['fabric']]:4} {'+ ZeRO++' if r['zeropp'] else '        '}"
     if r["node_gbps_needed"] == float("inf"):
-        return (f"{label}  unreachable: the ceiling is {r['ceiling_tflops_per_gpu']:.1f} TFLOPs/GPU even with "
-                f"unlimited bandwidth (limited by {r['unreachable_because']})")
+        return (
+            f"{label}  unreachable: the ceiling is {r['ceiling_tflops_per_gpu']:.1f} TFLOPs/GPU even with "
+            f"unlimited bandwidth (limited by {r['unreachable_because']})"
+        )
     if r["node_gbps_needed"] == 0:
         return f"{label}  {r['unreachable_because']}"
     return f"{label}  needs >= {r['node_gbps_needed']:,.0f} Gbps per node (ceiling {r['ceiling_tflops_per_gpu']:.1f})"
@@ -326,14 +362,22 @@ def _needed_line(r, target: float) -> str:
 
 @main.command()
 @click.argument("measurements", type=click.Path())
-@click.option("-o", "--output", type=click.Path(), default="calibration.json", show_default=True,
-              help="Where to write the calibration file.")
-@click.option("--tokens-per-gpu", type=Quantity("count"),
-              help="Tokens per GPU per micro-step for rows that do not say.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(),
+    default="calibration.json",
+    show_default=True,
+    help="Where to write the calibration file.",
+)
+@click.option(
+    "--tokens-per-gpu", type=Quantity("count"), help="Tokens per GPU per micro-step for rows that do not say."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the fit as JSON.")
 @catalog_option
-def calibrate(measurements: str, output: str, tokens_per_gpu: float | None, as_json: bool,
-              catalog_paths: Sequence[str]) -> None:
+def calibrate(
+    measurements: str, output: str, tokens_per_gpu: float | None, as_json: bool, catalog_paths: Sequence[str]
+) -> None:
     """Fit eta_comp, eta_net and overlap to your measured throughput; write a calibration file.
 
     MEASUREMENTS is a CSV, one run per row, with columns gpu, gpus, gpus_per_node, node_gbps, fabric,
@@ -355,10 +399,14 @@ def calibrate(measurements: str, output: str, tokens_per_gpu: float | None, as_j
         click.echo(dumps({"calibration": calibration.model_dump(), "points": report.to_dict("records")}))
         return
     click.echo(format_table(report.round(2).to_dict("records"), list(report.columns)))
-    fitted = ", ".join([f"eta_comp[{g}] = {v:.3f}" for g, v in calibration.eta_comp.items()]
-                       + [f"eta_net[{f}] = {v:.3f}" for f, v in calibration.eta_net.items()]
-                       + [f"overlap = {calibration.overlap:.3f}"])
+    fitted = ", ".join(
+        [f"eta_comp[{g}] = {v:.3f}" for g, v in calibration.eta_comp.items()]
+        + [f"eta_net[{f}] = {v:.3f}" for f, v in calibration.eta_net.items()]
+        + [f"overlap = {calibration.overlap:.3f}"]
+    )
     click.echo(f"\nfitted: {fitted}")
-    click.echo(f"RMS miss: {calibration.fit['rms_miss_tflops']:.2f} TFLOPs/GPU over {len(report)} points "
-               "(for a band: distance outside it)")
+    click.echo(
+        f"RMS miss: {calibration.fit['rms_miss_tflops']:.2f} TFLOPs/GPU over {len(report)} points "
+        "(for a band: distance outside it)"
+    )
     click.echo(f"wrote {output}")

@@ -71,8 +71,11 @@ class Measurement(BaseModel):
 
 
 def read_measurements(path: Path) -> list[tuple[int, Measurement]]:
-    tables, problems = read_csv(path) if path.exists() else ([], [
-        CatalogProblem(str(path), None, None, None, "file not found; check the path")])
+    tables, problems = (
+        read_csv(path)
+        if path.exists()
+        else ([], [CatalogProblem(str(path), None, None, None, "file not found; check the path")])
+    )
     rows = []
     for table in tables:
         if not table.header:
@@ -92,22 +95,40 @@ def read_measurements(path: Path) -> list[tuple[int, Measurement]]:
     return rows
 
 
-def measurement_frame(catalog: Catalog, rows: list[tuple[int, Measurement]],
-                      tokens_per_gpu: float | None) -> pd.DataFrame:
+def measurement_frame(
+    catalog: Catalog, rows: list[tuple[int, Measurement]], tokens_per_gpu: float | None
+) -> pd.DataFrame:
     frames = []
     for number, m in rows:
-        tokens = m.tokens_per_gpu if m.tokens_per_gpu is not None else (
-            None if m.micro_batch is not None else tokens_per_gpu)
+        tokens = (
+            m.tokens_per_gpu
+            if m.tokens_per_gpu is not None
+            else (None if m.micro_batch is not None else tokens_per_gpu)
+        )
         if tokens is None and m.micro_batch is None:
-            raise PlannerError(f"row {number}: tokens per GPU unknown; add a tokens_per_gpu column or pass "
-                               "--tokens-per-gpu")
-        work = workload(catalog, params=m.params if m.model is None else None, model=m.model,
-                        micro_batch=m.micro_batch, seq_len=m.seq_len, tokens_per_gpu=tokens,
-                        checkpointing=m.checkpointing, qwz=m.qwz, hpz=m.hpz, qgz=m.qgz, grad_bytes=m.grad_bytes)
+            raise PlannerError(
+                f"row {number}: tokens per GPU unknown; add a tokens_per_gpu column or pass --tokens-per-gpu"
+            )
+        work = workload(
+            catalog,
+            params=m.params if m.model is None else None,
+            model=m.model,
+            micro_batch=m.micro_batch,
+            seq_len=m.seq_len,
+            tokens_per_gpu=tokens,
+            checkpointing=m.checkpointing,
+            qwz=m.qwz,
+            hpz=m.hpz,
+            qgz=m.qgz,
+            grad_bytes=m.grad_bytes,
+        )
         frame = configuration_frame(catalog, work, [Cluster(m.gpu, m.gpus, m.gpus_per_node, m.node_gbps, m.fabric)])
         frame["row"] = number
-        for column, value in (("measured_tflops", m.measured_tflops), ("band_low", m.tflops_per_gpu_low),
-                              ("band_high", m.tflops_per_gpu_high)):
+        for column, value in (
+            ("measured_tflops", m.measured_tflops),
+            ("band_low", m.tflops_per_gpu_low),
+            ("band_high", m.tflops_per_gpu_high),
+        ):
             frame[column] = np.nan if value is None else float(value)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
@@ -134,8 +155,9 @@ def miss_tflops(predicted: pd.Series, frame: pd.DataFrame) -> pd.Series:
 def _residuals(x, frame, gpus, fabrics, priors, sigmas):
     cal = _unpack(x, gpus, fabrics, "")
     predicted = perf.evaluate(frame, cal)["achieved_tflops_per_gpu"]
-    shrunk = frame.assign(band_low=frame["band_low"] * (1 + BAND_MARGIN),
-                          band_high=frame["band_high"] * (1 - BAND_MARGIN))
+    shrunk = frame.assign(
+        band_low=frame["band_low"] * (1 + BAND_MARGIN), band_high=frame["band_high"] * (1 - BAND_MARGIN)
+    )
     scale = frame["measured_tflops"].fillna(frame[["band_low", "band_high"]].mean(axis=1))
     data = (miss_tflops(predicted, shrunk) / scale).to_numpy()
     return np.concatenate([data, PRIOR_WEIGHT * (x - priors) / sigmas])
@@ -145,22 +167,36 @@ def fit(frame: pd.DataFrame, source: str) -> tuple[Calibration, pd.DataFrame]:
     """Fit to an evaluated-ready measurement frame. Returns the calibration and a per-point report."""
     gpus, fabrics = sorted(frame["gpu"].unique()), sorted(frame["fabric"].unique())
     priors = Calibration.priors()
-    x0 = np.array([priors.eta_comp_for(g) for g in gpus] + [priors.eta_net_for(f) for f in fabrics]
-                  + [priors.overlap])
+    x0 = np.array([priors.eta_comp_for(g) for g in gpus] + [priors.eta_net_for(f) for f in fabrics] + [priors.overlap])
     kinds = ["eta_comp"] * len(gpus) + ["eta_net"] * len(fabrics) + ["overlap"]
     sigmas = np.array([PRIOR_SIGMA[k] for k in kinds])
     lower, upper = np.array([BOUNDS[k][0] for k in kinds]), np.array([BOUNDS[k][1] for k in kinds])
-    result = least_squares(_residuals, np.clip(x0, lower, upper), bounds=(lower, upper),
-                           args=(frame, gpus, fabrics, x0, sigmas), x_scale=sigmas, diff_step=1e-4)
+    result = least_squares(
+        _residuals,
+        np.clip(x0, lower, upper),
+        bounds=(lower, upper),
+        args=(frame, gpus, fabrics, x0, sigmas),
+        x_scale=sigmas,
+        diff_step=1e-4,
+    )
     if not result.success:
         raise PlannerError(f"calibration fit did not converge ({result.message}); check the measurements")
     calibration = _with_unmeasured_fabrics(_unpack(result.x, gpus, fabrics, source))
     report = point_report(frame, calibration)
     rms = float(np.sqrt(np.mean(report["miss_tflops"] ** 2)))
-    calibration = calibration.model_copy(update={"fit": {
-        "points": len(report), "rms_miss_tflops": round(rms, 3), "priors": dict(zip(kinds, x0.tolist(), strict=True)),
-        "fitted_fabrics": fabrics, "band_margin": BAND_MARGIN, "prior_weight": PRIOR_WEIGHT, "method": "scipy.optimize.least_squares (trf)",
-    }})
+    calibration = calibration.model_copy(
+        update={
+            "fit": {
+                "points": len(report),
+                "rms_miss_tflops": round(rms, 3),
+                "priors": dict(zip(kinds, x0.tolist(), strict=True)),
+                "fitted_fabrics": fabrics,
+                "band_margin": BAND_MARGIN,
+                "prior_weight": PRIOR_WEIGHT,
+                "method": "scipy.optimize.least_squares (trf)",
+            }
+        }
+    )
     return calibration, report
 
 
@@ -187,8 +223,7 @@ def point_report(frame: pd.DataFrame, calibration: Calibration) -> pd.DataFrame:
 
 def fit_file(catalog: Catalog, path: Path, tokens_per_gpu: float | None) -> tuple[Calibration, pd.DataFrame]:
     frame = measurement_frame(catalog, read_measurements(path), tokens_per_gpu)
-    source = f"fitted to {path.name}" + (f" (tokens_per_gpu {tokens_per_gpu:g} where not given)"
-                                         if tokens_per_gpu else "")
+    source = f"fitted to {path.name}" + (
+        f" (tokens_per_gpu {tokens_per_gpu:g} where not given)" if tokens_per_gpu else ""
+    )
     return fit(frame, source)
-
-

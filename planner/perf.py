@@ -49,8 +49,9 @@ def ring_factor(gpus, nodes, hierarchical=False):
     return np.where(nodes <= 1, 0.0, np.where(hierarchical, hier, flat))
 
 
-def cross_node_bytes_per_node(params, gpus, gpus_per_node, qwz=False, hpz=False, qgz=False,
-                              grad_bytes=2.0, hierarchical=False):
+def cross_node_bytes_per_node(
+    params, gpus, gpus_per_node, qwz=False, hpz=False, qgz=False, grad_bytes=2.0, hierarchical=False
+):
     """V_node = P * (b_fwd + b_bwd + b_grad) * ring factor: bytes each node sends (and receives) per
     micro-step. Note it is about the whole model per collective, NOT 6P/N: in a ring every node forwards
     (n-1)/n of each collective's bytes."""
@@ -110,8 +111,20 @@ def step_time_s(t_compute_s, t_comm_s, overlap):
 # ------------------------------------------------------------------ memory (MODEL.md s.4)
 
 
-def memory_per_gpu_gib(params, gpus, gpus_per_node, micro_batch, seq_len, layers, hidden, heads, vocab,
-                       checkpointing=True, flash_attention=True, hpz=False):
+def memory_per_gpu_gib(
+    params,
+    gpus,
+    gpus_per_node,
+    micro_batch,
+    seq_len,
+    layers,
+    hidden,
+    heads,
+    vocab,
+    checkpointing=True,
+    flash_attention=True,
+    hpz=False,
+):
     """Peak bytes per GPU, in GiB: sharded model states + activations + live gathered weights + logits +
     framework reserve. Compare with usable HBM (usable_hbm_fraction * HBM)."""
     params, gpus = np.asarray(params, float), np.asarray(gpus, float)
@@ -132,12 +145,31 @@ def usable_hbm_gib(hbm_gib):
 
 # ------------------------------------------------------------------ the whole model over a table
 
-REQUIRED = ("params", "gpus", "gpus_per_node", "micro_batch", "seq_len", "node_gbps", "fabric",
-            "gpu", "peak_tflops", "hbm_gib")
+REQUIRED = (
+    "params",
+    "gpus",
+    "gpus_per_node",
+    "micro_batch",
+    "seq_len",
+    "node_gbps",
+    "fabric",
+    "gpu",
+    "peak_tflops",
+    "hbm_gib",
+)
 OPTIONAL = {
-    "layers": np.nan, "hidden": np.nan, "heads": np.nan, "vocab": np.nan, "checkpointing": True,
-    "flash_attention": True, "qwz": False, "hpz": False, "qgz": False, "grad_bytes": 2.0,
-    "hierarchical": False, "intra_node_gb_per_s": np.nan,
+    "layers": np.nan,
+    "hidden": np.nan,
+    "heads": np.nan,
+    "vocab": np.nan,
+    "checkpointing": True,
+    "flash_attention": True,
+    "qwz": False,
+    "hpz": False,
+    "qgz": False,
+    "grad_bytes": 2.0,
+    "hierarchical": False,
+    "intra_node_gb_per_s": np.nan,
 }
 
 
@@ -164,8 +196,14 @@ def evaluate(frame: pd.DataFrame, calibration: Calibration | None = None) -> pd.
     net_step_us = df["fabric"].map(lambda f: A.NCCL_NET_STEP_US[f].value).astype(float)
 
     quant = {k: df[k].astype(bool).to_numpy() for k in ("qwz", "hpz", "qgz")}
-    v_node = cross_node_bytes_per_node(df["params"], df["gpus"], df["gpus_per_node"], **quant,
-                                       grad_bytes=df["grad_bytes"], hierarchical=df["hierarchical"].astype(bool))
+    v_node = cross_node_bytes_per_node(
+        df["params"],
+        df["gpus"],
+        df["gpus_per_node"],
+        **quant,
+        grad_bytes=df["grad_bytes"],
+        hierarchical=df["hierarchical"].astype(bool),
+    )
     v_gpu = intra_node_bytes_per_gpu(df["params"], df["gpus"], **quant, grad_bytes=df["grad_bytes"])
     node_bytes_per_s = df["node_gbps"] * 1e9 / 8
     t_net = np.where(nodes > 1, v_node / (node_bytes_per_s * eta_net), 0.0)
@@ -176,21 +214,43 @@ def evaluate(frame: pd.DataFrame, calibration: Calibration | None = None) -> pd.
     t_comp = f_hw / (df["peak_tflops"] * 1e12 * eta_comp)
     t_comm = t_bandwidth + t_latency
     t_step = step_time_s(t_comp, t_comm, cal.overlap)
-    memory = memory_per_gpu_gib(df["params"], df["gpus"], df["gpus_per_node"], df["micro_batch"], df["seq_len"],
-                                df["layers"], df["hidden"], df["heads"], df["vocab"],
-                                df["checkpointing"].astype(bool), df["flash_attention"].astype(bool),
-                                quant["hpz"])
+    memory = memory_per_gpu_gib(
+        df["params"],
+        df["gpus"],
+        df["gpus_per_node"],
+        df["micro_batch"],
+        df["seq_len"],
+        df["layers"],
+        df["hidden"],
+        df["heads"],
+        df["vocab"],
+        df["checkpointing"].astype(bool),
+        df["flash_attention"].astype(bool),
+        quant["hpz"],
+    )
     out = {
-        "nodes": nodes, "tokens_per_gpu": tokens, "model_flops_per_gpu": f_model, "hw_flops_per_gpu": f_hw,
-        "eta_comp": eta_comp, "eta_net": eta_net, "overlap": cal.overlap,
-        "bytes_per_node_per_step": v_node, "bytes_per_gpu_nvlink_per_step": v_gpu,
-        "t_compute_s": t_comp, "t_comm_network_s": t_net, "t_comm_nvlink_s": t_nvlink,
-        "t_comm_bandwidth_s": t_bandwidth, "t_comm_latency_s": t_latency,
-        "t_comm_s": t_comm, "t_step_s": t_step, "t_comm_exposed_s": t_step - t_comp,
+        "nodes": nodes,
+        "tokens_per_gpu": tokens,
+        "model_flops_per_gpu": f_model,
+        "hw_flops_per_gpu": f_hw,
+        "eta_comp": eta_comp,
+        "eta_net": eta_net,
+        "overlap": cal.overlap,
+        "bytes_per_node_per_step": v_node,
+        "bytes_per_gpu_nvlink_per_step": v_gpu,
+        "t_compute_s": t_comp,
+        "t_comm_network_s": t_net,
+        "t_comm_nvlink_s": t_nvlink,
+        "t_comm_bandwidth_s": t_bandwidth,
+        "t_comm_latency_s": t_latency,
+        "t_comm_s": t_comm,
+        "t_step_s": t_step,
+        "t_comm_exposed_s": t_step - t_comp,
         "achieved_tflops_per_gpu": f_hw / t_step / 1e12,
         "mfu": f_model / t_step / (df["peak_tflops"] * 1e12),
         "tokens_per_s": tokens * df["gpus"] / t_step,
-        "memory_per_gpu_gib": memory, "usable_hbm_gib": usable_hbm_gib(df["hbm_gib"]),
+        "memory_per_gpu_gib": memory,
+        "usable_hbm_gib": usable_hbm_gib(df["hbm_gib"]),
     }
     for name, values in out.items():
         df[name] = values
@@ -209,8 +269,11 @@ def _fill_architecture(df: pd.DataFrame) -> None:
 
 def _binding(df: pd.DataFrame) -> pd.Series:
     """What limits the step: memory (does not fit), compute, network bandwidth, NVLink, or latency."""
-    comm = np.where(df["t_comm_latency_s"] > df["t_comm_bandwidth_s"], "latency",
-                    np.where(df["t_comm_nvlink_s"] > df["t_comm_network_s"], "nvlink", "bandwidth"))
+    comm = np.where(
+        df["t_comm_latency_s"] > df["t_comm_bandwidth_s"],
+        "latency",
+        np.where(df["t_comm_nvlink_s"] > df["t_comm_network_s"], "nvlink", "bandwidth"),
+    )
     binding = np.where(df["t_compute_s"] >= df["t_comm_s"], "compute", comm)
     return pd.Series(np.where(df["fits_memory"], binding, "memory"), index=df.index)
 

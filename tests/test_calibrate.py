@@ -18,10 +18,26 @@ MEASURED = data_dir() / "zero3_v100_ds2928.csv"
 
 
 def synthetic(truth: Calibration) -> pd.DataFrame:
-    rows = [dict(params=p, gpus=n * 8, gpus_per_node=8, micro_batch=b, seq_len=2048, node_gbps=g, fabric=f,
-                 gpu="A100-80GB", peak_tflops=312.0, hbm_gib=80.0, intra_node_gb_per_s=300.0)
-            for p in (13e9, 70e9) for n in (4, 16) for b in (1, 4) for g in (200.0, 800.0, 1600.0)
-            for f in ("ib", "roce")]
+    rows = [
+        dict(
+            params=p,
+            gpus=n * 8,
+            gpus_per_node=8,
+            micro_batch=b,
+            seq_len=2048,
+            node_gbps=g,
+            fabric=f,
+            gpu="A100-80GB",
+            peak_tflops=312.0,
+            hbm_gib=80.0,
+            intra_node_gb_per_s=300.0,
+        )
+        for p in (13e9, 70e9)
+        for n in (4, 16)
+        for b in (1, 4)
+        for g in (200.0, 800.0, 1600.0)
+        for f in ("ib", "roce")
+    ]
     frame = pd.DataFrame(rows)
     frame["measured_tflops"] = perf.evaluate(frame, truth)["achieved_tflops_per_gpu"]
     frame["band_low"] = frame["band_high"] = float("nan")
@@ -57,8 +73,24 @@ def test_calibrate_cli_writes_a_file_predict_accepts(run, tmp_path):
     assert "RMS miss" in result.output and "eta_net[ib]" in result.output
     cal = load_calibration(out)
     assert set(cal.eta_comp) == {"V100-32GB"}
-    predicted = run("predict", "--params", "176B", "--gpu", "V100", "--gpus", "384", "--gpus-per-node", "16",
-                    "--tokens-per-gpu", "2048", "--node-gbps", "800", "--calibration", out, "--json")
+    predicted = run(
+        "predict",
+        "--params",
+        "176B",
+        "--gpu",
+        "V100",
+        "--gpus",
+        "384",
+        "--gpus-per-node",
+        "16",
+        "--tokens-per-gpu",
+        "2048",
+        "--node-gbps",
+        "800",
+        "--calibration",
+        out,
+        "--json",
+    )
     assert json.loads(predicted.output)["achieved_tflops_per_gpu"] > 40
 
 
@@ -69,8 +101,11 @@ def test_calibrate_needs_tokens(run):
 
 
 def test_bad_measurement_rows_name_row_and_column(run, write):
-    path = write("m.csv", "gpu,gpus,gpus_per_node,node_gbps,fabric,params,tokens_per_gpu,measured_tflops\n"
-                          "V100,384,16,100,ib,176B,2048,fast\nV100,384,16,100,carrier-pigeon,176B,2048,20\n")
+    path = write(
+        "m.csv",
+        "gpu,gpus,gpus_per_node,node_gbps,fabric,params,tokens_per_gpu,measured_tflops\n"
+        "V100,384,16,100,ib,176B,2048,fast\nV100,384,16,100,carrier-pigeon,176B,2048,20\n",
+    )
     result = run("calibrate", path)
     assert result.exit_code == 1
     assert f"{path}:2: column 'measured_tflops' = 'fast'" in result.stderr

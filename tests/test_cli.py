@@ -16,8 +16,16 @@ DS2928 = ["--params", "176B", "--gpu", "V100", "--gpus", "384", "--gpus-per-node
 
 def test_version_and_help(run):
     assert run("--version").output.strip() == f"planner, version {__version__}"
-    for command in ([], ["catalog"], ["catalog", "list"], ["catalog", "validate"], ["catalog", "schema"],
-                    ["predict"], ["bandwidth"], ["calibrate"]):
+    for command in (
+        [],
+        ["catalog"],
+        ["catalog", "list"],
+        ["catalog", "validate"],
+        ["catalog", "schema"],
+        ["predict"],
+        ["bandwidth"],
+        ["calibrate"],
+    ):
         result = run(*command, "--help")
         assert result.exit_code == 0
         assert "Example" in result.output, command
@@ -73,8 +81,13 @@ def test_schema_is_json_schema(run):
 
 
 def test_installed_package_finds_its_data_from_any_folder(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "planner", "catalog", "validate", str(catalogs_dir())],
-                            cwd=tmp_path, capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "planner", "catalog", "validate", str(catalogs_dir())],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("OK: 7 file(s)")
 
@@ -87,8 +100,17 @@ def test_predict_reproduces_deepspeed_2928(run, gbps, low, high):
     result = run("predict", *DS2928, "--node-gbps", gbps, "--fabric", "ib", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    for key in ("achieved_tflops_per_gpu", "mfu", "t_compute_s", "t_comm_s", "t_step_s", "bytes_per_node_per_step",
-                "node_gbps", "memory_per_gpu_gib", "fits_memory"):
+    for key in (
+        "achieved_tflops_per_gpu",
+        "mfu",
+        "t_compute_s",
+        "t_comm_s",
+        "t_step_s",
+        "bytes_per_node_per_step",
+        "node_gbps",
+        "memory_per_gpu_gib",
+        "fits_memory",
+    ):
         assert key in data
     achieved = data["achieved_tflops_per_gpu"]
     assert (low <= achieved <= high) if low else achieved < high
@@ -102,10 +124,43 @@ def test_predict_text_explains_the_step(run):
 
 
 def test_predict_with_model_and_zeropp(run):
-    plain = json.loads(run("predict", "--model", "Llama-2-70B", "--gpu", "H100", "--gpus", "64", "--gpus-per-node",
-                           "8", "--node-gbps", "400", "--micro-batch", "1", "--json").output)
-    zpp = json.loads(run("predict", "--model", "Llama-2-70B", "--gpu", "H100", "--gpus", "64", "--gpus-per-node",
-                         "8", "--node-gbps", "400", "--micro-batch", "1", "--zeropp", "--json").output)
+    plain = json.loads(
+        run(
+            "predict",
+            "--model",
+            "Llama-2-70B",
+            "--gpu",
+            "H100",
+            "--gpus",
+            "64",
+            "--gpus-per-node",
+            "8",
+            "--node-gbps",
+            "400",
+            "--micro-batch",
+            "1",
+            "--json",
+        ).output
+    )
+    zpp = json.loads(
+        run(
+            "predict",
+            "--model",
+            "Llama-2-70B",
+            "--gpu",
+            "H100",
+            "--gpus",
+            "64",
+            "--gpus-per-node",
+            "8",
+            "--node-gbps",
+            "400",
+            "--micro-batch",
+            "1",
+            "--zeropp",
+            "--json",
+        ).output
+    )
     assert plain["seq_len"] == 4096
     assert zpp["bytes_per_node_per_step"] == pytest.approx(plain["bytes_per_node_per_step"] / 4)
     assert zpp["achieved_tflops_per_gpu"] > plain["achieved_tflops_per_gpu"]

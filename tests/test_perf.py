@@ -15,8 +15,19 @@ GIB = 2**30
 
 
 def config(**overrides) -> pd.DataFrame:
-    base = dict(params=176e9, gpus=384, gpus_per_node=16, micro_batch=1, seq_len=2048, node_gbps=100.0,
-                fabric="ib", gpu="V100-32GB", peak_tflops=125.0, hbm_gib=32.0, intra_node_gb_per_s=150.0)
+    base = dict(
+        params=176e9,
+        gpus=384,
+        gpus_per_node=16,
+        micro_batch=1,
+        seq_len=2048,
+        node_gbps=100.0,
+        fabric="ib",
+        gpu="V100-32GB",
+        peak_tflops=125.0,
+        hbm_gib=32.0,
+        intra_node_gb_per_s=150.0,
+    )
     base.update(overrides)
     return pd.DataFrame([base])
 
@@ -30,8 +41,15 @@ def evaluated(cal=None, **overrides) -> pd.Series:
 
 @pytest.mark.parametrize(
     ("options", "bytes_per_param"),
-    [({}, 6.0), ({"qwz": True}, 4.0), ({"hpz": True}, 4.0), ({"qgz": True}, 4.5), ({"grad_bytes": 4.0}, 8.0),
-     ({"qwz": True, "hpz": True, "qgz": True}, 1.5), ({"qwz": True, "hpz": True}, 3.0)],
+    [
+        ({}, 6.0),
+        ({"qwz": True}, 4.0),
+        ({"hpz": True}, 4.0),
+        ({"qgz": True}, 4.5),
+        ({"grad_bytes": 4.0}, 8.0),
+        ({"qwz": True, "hpz": True, "qgz": True}, 1.5),
+        ({"qwz": True, "hpz": True}, 3.0),
+    ],
 )
 def test_bytes_per_param(options, bytes_per_param):
     assert float(perf.bytes_per_param_per_step(**options)) == bytes_per_param
@@ -65,8 +83,13 @@ def test_step_time_overlap_by_hand():
 
 def test_memory_by_hand():
     # 8B params on 64 GPUs, b=2, s=4096, L=32, h=4096, vocab 128256, checkpointing, flash attention
-    expected = (16 * 8e9 / 64 + 2 * 2 * 4096 * 4096 * 32 + 34 * 2 * 4096 * 4096
-                + 2 * min(2 * 8e9 / 32, 1e9) + 4 * 2 * 4096 * 128256) / GIB + 2.0
+    expected = (
+        16 * 8e9 / 64
+        + 2 * 2 * 4096 * 4096 * 32
+        + 34 * 2 * 4096 * 4096
+        + 2 * min(2 * 8e9 / 32, 1e9)
+        + 4 * 2 * 4096 * 128256
+    ) / GIB + 2.0
     got = perf.memory_per_gpu_gib(8e9, 64, 8, 2, 4096, 32, 4096, 32, 128256)
     assert float(got) == pytest.approx(expected)
 

@@ -24,34 +24,63 @@ def _s(seconds: float) -> str:
     return f"{seconds:.3g} s" if seconds >= 0.01 else f"{seconds * 1e3:.3g} ms"
 
 
-def explain(r: dict, calibration_source: str) -> str:
-    nodes = int(r["nodes"])
+def _line(label: str, value: str = "", detail: str = "") -> str:
+    return f"  {label:<16} {value:>10}   {detail}".rstrip()
+
+
+def _headline(r: dict) -> str:
     model = r.get("model_name") or f"{format_count(r['params'])} params"
+    zeropp = [k for k in ("qwz", "hpz", "qgz") if r[k]]
+    return (
+        f"ZeRO-3 micro-step: {model} on {int(r['gpus'])} x {r['gpu']} ({int(r['nodes'])} nodes x "
+        f"{int(r['gpus_per_node'])}), {r['tokens_per_gpu']:,.0f} tokens/GPU, {FABRIC_LABEL[r['fabric']]} "
+        f"{format_gbps(r['node_gbps'])} per node" + (f", ZeRO++ {'+'.join(zeropp)}" if zeropp else "")
+    )
+
+
+def explain(r: dict, calibration_source: str) -> str:
+    """The step, explained: where the time goes, what is achieved, what fits, what binds."""
+    if r["nodes"] > 1:
+        network = (
+            f"{r['bytes_per_node_per_step'] / 1e9:,.1f} GB per node at {format_gbps(r['node_gbps'])} "
+            f"x eta_net {r['eta_net']:.3f}"
+        )
+    else:
+        network = "single node: collectives stay on NVLink"
+    nvlink = f"{r['bytes_per_gpu_nvlink_per_step'] / 1e9:,.1f} GB per GPU"
+    if math.isnan(r["intra_node_gb_per_s"]):
+        nvlink += " (NVLink bandwidth unknown: not counted)"
+    compute = (
+        f"{r['hw_flops_per_gpu'] / 1e15:.3g} PFLOP per GPU at {r['peak_tflops']:g} TFLOPs peak "
+        f"x eta_comp {r['eta_comp']:.3f}" + ("" if r["checkpointing"] else " (no activation checkpointing)")
+    )
+    fits = "fits" if r["fits_memory"] else "DOES NOT FIT"
     lines = [
-        f"ZeRO-3 micro-step: {model} on {int(r['gpus'])} x {r['gpu']} ({nodes} nodes x {int(r['gpus_per_node'])}), "
-        f"{r['tokens_per_gpu']:,.0f} tokens/GPU, {FABRIC_LABEL[r['fabric']]} {format_gbps(r['node_gbps'])} per node"
-        + (f", ZeRO++ {'+'.join(k for k in ('qwz', 'hpz', 'qgz') if r[k])}" if any(r[k] for k in ('qwz', 'hpz', 'qgz')) else ""),
+        _headline(r),
         "",
-        f"  compute          {_s(r['t_compute_s']):>10}   {r['hw_flops_per_gpu'] / 1e15:.3g} PFLOP per GPU at "
-        f"{r['peak_tflops']:g} TFLOPs peak x eta_comp {r['eta_comp']:.3f}"
-        + ("" if r["checkpointing"] else " (no activation checkpointing)"),
-        f"  communication    {_s(r['t_comm_s']):>10}   = bandwidth {_s(r['t_comm_bandwidth_s'])} + latency "
-        f"{_s(r['t_comm_latency_s'])}",
-        f"    network        {_s(r['t_comm_network_s']):>10}   {r['bytes_per_node_per_step'] / 1e9:,.1f} GB per node at "
-        f"{format_gbps(r['node_gbps'])} x eta_net {r['eta_net']:.3f}" if nodes > 1 else
-        "    network              none   single node: collectives stay on NVLink",
-        f"    NVLink         {_s(r['t_comm_nvlink_s']):>10}   {r['bytes_per_gpu_nvlink_per_step'] / 1e9:,.1f} GB per GPU"
-        + ("" if not math.isnan(r["intra_node_gb_per_s"]) else " (NVLink bandwidth unknown: not counted)"),
-        f"    latency        {_s(r['t_comm_latency_s']):>10}   {r['layers'] * 3:.0f} collectives x NCCL ring latency",
-        f"  overlap                     {r['overlap']:.2f} of the shorter phase hidden",
-        f"  exposed comm     {_s(r['t_comm_exposed_s']):>10}",
-        f"  step             {_s(r['t_step_s']):>10}",
+        _line("compute", _s(r["t_compute_s"]), compute),
+        _line(
+            "communication",
+            _s(r["t_comm_s"]),
+            f"= bandwidth {_s(r['t_comm_bandwidth_s'])} + latency {_s(r['t_comm_latency_s'])}",
+        ),
+        _line("  network", _s(r["t_comm_network_s"]), network),
+        _line("  NVLink", _s(r["t_comm_nvlink_s"]), nvlink),
+        _line("  latency", _s(r["t_comm_latency_s"]), f"{r['layers'] * 3:.0f} collectives x NCCL ring latency"),
+        _line("overlap", f"{r['overlap']:.2f}", "of the shorter phase hidden behind the longer"),
+        _line("exposed comm", _s(r["t_comm_exposed_s"])),
+        _line("step", _s(r["t_step_s"])),
         "",
-        f"  achieved         {r['achieved_tflops_per_gpu']:.1f} TFLOPs per GPU (hardware FLOPs, as DeepSpeed reports)",
-        f"  MFU              {r['mfu'] * 100:.1f} %   ({r['tokens_per_s']:,.0f} tokens/s across the cluster)",
-        f"  memory           {r['memory_per_gpu_gib']:.1f} GiB per GPU of {r['usable_hbm_gib']:.1f} GiB usable "
-        f"({r['hbm_gib']:g} GiB HBM): {'fits' if r['fits_memory'] else 'DOES NOT FIT'}",
-        f"  binding          {BINDING_TEXT[r['binding']]}",
+        _line(
+            "achieved", f"{r['achieved_tflops_per_gpu']:.1f}", "TFLOPs per GPU (hardware FLOPs, as DeepSpeed reports)"
+        ),
+        _line("MFU", f"{r['mfu'] * 100:.1f} %", f"{r['tokens_per_s']:,.0f} tokens/s across the cluster"),
+        _line(
+            "memory",
+            f"{r['memory_per_gpu_gib']:.1f} GiB",
+            f"per GPU of {r['usable_hbm_gib']:.1f} GiB usable ({r['hbm_gib']:g} GiB HBM): {fits}",
+        ),
+        _line("binding", "", BINDING_TEXT[r["binding"]]),
         "",
         f"  calibration: {calibration_source}",
     ]
