@@ -213,6 +213,7 @@ class SwitchRow(CatalogRow):
     fabric: FabricField = Field(description="ib (InfiniBand) or roce (Ethernet switch for RoCE).")
     ports: PositiveCount
     port_gbps: Gbps
+    max_breakout: PositiveCount = Field(1, description="Most endpoints one port splits into (2 for 2x200G on NDR).")
     price_usd: USD
     power_w: Watts
 
@@ -239,6 +240,7 @@ class OpticRow(CatalogRow):
     fabric: Annotated[Literal["ib", "roce", "any"], BeforeValidator(_fabric_word)]
     form_factor: str | None = None
     gbps: Gbps
+    breakout: PositiveCount = Field(1, description="Endpoint legs of a splitter cable (2 for 800G to 2x400G).")
     reach_m: Meters
     media: str | None = None
     price_usd: USD
