@@ -138,6 +138,22 @@ ETA_NVLINK = _c(
     "estimate: nccl-tests all-gather busbw on NVSwitch systems reaches ~80% of the per-GPU link rate",
 )
 
+# PCIe x16 throughput per direction (Gbit/s): lanes x GT/s x encoding efficiency. A NIC cannot move more
+# than its host slot does, which caps e.g. a 400G NIC in a PCIe 3.0 server (DGX-2) at ~126 Gbps.
+PCIE_X16_GBPS = {
+    3: _c("pcie3_x16", 16 * 8 * 128 / 130, "Gbit/s per direction", "PCI-SIG PCIe 3.0: 8 GT/s, 128b/130b"),
+    4: _c("pcie4_x16", 16 * 16 * 128 / 130, "Gbit/s per direction", "PCI-SIG PCIe 4.0: 16 GT/s, 128b/130b"),
+    5: _c("pcie5_x16", 16 * 32 * 128 / 130, "Gbit/s per direction", "PCI-SIG PCIe 5.0: 32 GT/s, 128b/130b"),
+    6: _c("pcie6_x16", 16 * 64 * 242 / 256, "Gbit/s per direction", "PCI-SIG PCIe 6.0: 64 GT/s PAM4, 242B/256B FLIT"),
+}
+
+
+def nic_effective_gbps(nic_gbps: float, pcie_gen: int) -> float:
+    """A NIC's usable rate in a host of this PCIe generation (x16 slot assumed)."""
+    gens = sorted(PCIE_X16_GBPS)
+    gen = min(max(pcie_gen, gens[0]), gens[-1])
+    return min(nic_gbps, PCIE_X16_GBPS[gen].value)
+
 
 def all_constants() -> list[Constant]:
     """For reports (the Assumptions sheet, `--json` output)."""
@@ -157,4 +173,10 @@ def all_constants() -> list[Constant]:
         USABLE_HBM_FRACTION,
         ETA_NVLINK,
     ]
-    return singles + list(NCCL_NET_STEP_US.values()) + list(ETA_NET_PRIOR.values()) + list(ETA_COMP.values())
+    return (
+        singles
+        + list(PCIE_X16_GBPS.values())
+        + list(NCCL_NET_STEP_US.values())
+        + list(ETA_NET_PRIOR.values())
+        + list(ETA_COMP.values())
+    )

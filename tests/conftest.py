@@ -30,3 +30,17 @@ def write(tmp_path: Path):
         return path
 
     return _write
+
+
+def make_catalog(**rows_by_kind):
+    """An in-memory catalog from row dicts per kind (source/date/confidence filled in)."""
+    from planner.catalog import Catalog, Origin
+    from planner.models import ROW_TYPES
+
+    catalog = Catalog()
+    for kind, rows in rows_by_kind.items():
+        for i, values in enumerate(rows, start=2):
+            row = ROW_TYPES[kind].model_validate({"source": "test", "date": "2026", "confidence": "solid", **values})
+            catalog.rows[kind][row.key()] = row
+            catalog.origins[(kind, row.key())] = Origin(f"{kind}.csv", i)
+    return catalog

@@ -1,0 +1,111 @@
+"""Solve time against the number of candidate configurations, for the MILP (CBC, and HiGHS when installed)
+and for brute-force enumeration. Not a test: run it by hand and quote the table.
+
+    python bench/bench_solve.py                      # 100 .. 100,000 candidates
+    python bench/bench_solve.py --sizes 100 1000     # a quick look
+
+Candidates are drawn at random with the shape `planner.candidates.build` produces (node ranges, tiers,
+breakout, catalog-like prices), so the MILP is the one `planner plan` solves, without its bounding presolve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+from planner import bruteforce, fabric, solve
+from planner.scenario import Scenario
+
+
+def synthetic(count: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    ports = rng.choice([32, 36, 40, 64], count)
+    tier = rng.choice([1, 2, 3], count, p=[0.3, 0.5, 0.2])
+    over = np.where(tier > 1, rng.choice([1.0, 2.0], count), 1.0)
+    n_lo = rng.integers(2, 64, count)
+    frame = pd.DataFrame(
+        {
+            "server": rng.integers(0, 20, count).astype(str),
+            "nic": rng.integers(0, 12, count).astype(str),
+            "nics_per_node": rng.integers(1, 9, count),
+            "fabric": rng.choice(["ib", "roce"], count),
+            "switch": rng.integers(0, 10, count).astype(str),
+            "micro_batch": rng.choice([1, 2, 4, 8], count),
+            "tier": tier,
+            "oversubscription": over,
+            "switch_ports": ports,
+            "breakout": rng.choice([1, 2], count),
+            "endpoints_per_node": rng.integers(1, 9, count),
+            "n_lo": n_lo,
+            "n_hi": n_lo + rng.integers(0, 64, count),
+            "node_usd": rng.uniform(150e3, 400e3, count).round(),
+            "node_w": rng.uniform(6e3, 14e3, count).round(),
+            "switch_usd": rng.uniform(15e3, 60e3, count).round(),
+            "switch_w": rng.uniform(400, 3000, count).round(),
+            "endpoint_usd": rng.uniform(0, 800, count).round(),
+            "endpoint_w": rng.uniform(0, 10, count).round(),
+            "port_usd": rng.uniform(0, 800, count).round(),
+            "port_w": rng.uniform(0, 10, count).round(),
+            "uplink_usd": rng.uniform(500, 2500, count).round(),
+            "uplink_w": rng.uniform(0, 20, count).round(),
+        }
+    )
+    frame["allowed_nodes"] = None
+    split = [fabric.leaf_split(p, o) for p, o in zip(frame["switch_ports"], frame["oversubscription"], strict=True)]
+    frame["leaf_down"], frame["leaf_up"] = [s[0] for s in split], [s[1] for s in split]
+    frame["agg_down"] = frame["switch_ports"] // 2
+    cap = [
+        fabric.max_down_ports(t, p, o) * b // e
+        for t, p, o, b, e in zip(
+            frame["tier"],
+            frame["switch_ports"],
+            frame["oversubscription"],
+            frame["breakout"],
+            frame["endpoints_per_node"],
+            strict=True,
+        )
+    ]
+    frame["n_hi"] = np.minimum(frame["n_hi"], cap)
+    return frame[frame["n_lo"] <= frame["n_hi"]].reset_index(drop=True)
+
+
+SCENARIO = Scenario.model_validate({"workload": {"params": "70B"}, "requirement": {"gpus": 8}, "target_tflops": 1})
+
+
+def timed(func):
+    start = time.perf_counter()
+    result = func()
+    return result, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1_000, 10_000, 100_000])
+    parser.add_argument("--time-limit", type=float, default=600.0, help="per MILP solve, seconds")
+    args = parser.parse_args()
+    solvers = ["cbc"] + (["highs"] if _highs() else [])
+    print(
+        f"{'candidates':>10}  {'brute force s':>13}  " + "  ".join(f"{s + ' MILP s':>12}" for s in solvers) + "  agree"
+    )
+    for size in args.sizes:
+        frame = synthetic(size)
+        reference, t_bf = timed(lambda f=frame: bruteforce.best(f, SCENARIO))
+        cells, agree = [], True
+        for name in solvers:
+            sol, t = timed(lambda f=frame, n=name: solve.solve(f, SCENARIO, n, args.time_limit))
+            cells.append(f"{t:12.2f}")
+            agree &= sol is not None and abs(sol.objective_usd - reference[0]) <= 1e-6 * reference[0]
+        print(f"{len(frame):>10,}  {t_bf:13.2f}  " + "  ".join(cells) + f"  {'yes' if agree else 'NO'}", flush=True)
+
+
+def _highs() -> bool:
+    import pulp
+
+    return pulp.HiGHS().available()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""The planning scenario: what to train, what is required, what is allowed. YAML in, pydantic-validated.
+
+Quantities accept units ("176B", "2T", "30M", "$30M", "500kW"). CLI flags override fields through
+`apply_overrides` before validation, so an override is checked exactly like the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from planner.errors import ScenarioError
+from planner.models import Count, Params, _quantity
+
+USD = _quantity("usd", "$30M", gt=0)
+KW = Annotated[float, BeforeValidator(lambda v: _kw(v)), Field(gt=0)]
+Days = _quantity("days", "30d", gt=0)
+TFLOPs = _quantity("tflops", "40", gt=0)
+
+
+def _kw(value: object) -> object:
+    from planner.units import parse_quantity
+
+    if isinstance(value, str) and value.strip().lower().endswith("w"):
+        return parse_quantity(value, "w") / 1e3
+    return parse_quantity(value, "count")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class Workload(_Strict):
+    model: str | None = Field(None, description="A model name from models.csv (gives params and architecture).")
+    params: Params | None = Field(None, description="Parameter count when no model is named, e.g. 176B.")
+    seq_len: Count | None = Field(None, ge=1, description="Tokens per sequence (default: the model's).")
+    micro_batches: list[Annotated[Count, Field(ge=1)]] = Field(
+        default_factory=lambda: [1, 2, 4, 8], min_length=1, description="Micro-batch sizes the plan may pick."
+    )
+    global_batch: Count | None = Field(
+        None, ge=1, description="Sequences per optimizer step; micro_batch x GPUs x grad_accum must equal it."
+    )
+    precision: Literal["bf16", "fp16"] = "bf16"
+    grad_dtype: Literal["bf16", "fp16", "fp32"] | None = Field(None, description="Default: the precision.")
+    checkpointing: bool = True
+    flash_attention: bool = True
+    qwz: bool = False
+    hpz: bool = False
+    qgz: bool = False
+    hierarchical: bool = False
+
+    @model_validator(mode="after")
+    def _one_model(self) -> Workload:
+        if (self.model is None) == (self.params is None):
+            raise ValueError("give exactly one of workload.model or workload.params")
+        return self
+
+    @property
+    def grad_bytes(self) -> float:
+        return 4.0 if (self.grad_dtype or self.precision) == "fp32" else 2.0
+
+
+class Requirement(_Strict):
+    gpus: Count | None = Field(None, ge=1, description="A fixed GPU count.")
+    tokens: Params | None = Field(None, description="Tokens to train, with days (a deadline).")
+    days: Days | None = None
+    min_tokens_per_s: Params | None = Field(None, description="A minimum total throughput.")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Requirement:
+        kinds = [
+            self.gpus is not None,
+            self.tokens is not None or self.days is not None,
+            self.min_tokens_per_s is not None,
+        ]
+        if sum(kinds) != 1:
+            raise ValueError("give exactly one requirement: gpus, or tokens with days, or min_tokens_per_s")
+        if (self.tokens is None) != (self.days is None):
+            raise ValueError("tokens and days go together (train this many tokens within this many days)")
+        return self
+
+
+class Objective(_Strict):
+    kind: Literal["capex", "tco"] = "capex"
+    years: float = Field(5.0, gt=0, description="TCO horizon (Epoch AI: 5-year server life).")
+    usd_per_kwh: float = Field(0.0826, ge=0, description="US industrial 2025 (Epoch AI), datacenter_assumptions.")
+    pue: float = Field(
+        1.25, ge=1, description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale)."
+    )
+    server_draw_fraction: float = Field(0.75, gt=0, le=1, description="Training draw / server max power (Epoch AI).")
+
+
+class Constraints(_Strict):
+    budget_usd: USD | None = None
+    power_kw: KW | None = Field(None, description="Cap on IT power at nameplate (servers, NICs, switches, optics).")
+    max_nodes: Count = Field(2048, ge=1)
+    gpus: list[str] | None = Field(None, description="Allowed GPU names or aliases.")
+    servers: list[str] | None = Field(None, description="Allowed server names.")
+    gpus_per_node: list[Annotated[Count, Field(ge=1)]] | None = Field(None, description="Allowed node sizes.")
+    vendors: list[str] | None = Field(None, description="Allowed server vendors (substring, case-insensitive).")
+    fabrics: list[Literal["ib", "roce"]] = Field(default_factory=lambda: ["ib", "roce"], min_length=1)
+    oversubscription: list[Annotated[float, Field(ge=1)]] = Field(
+        default_factory=lambda: [1.0], min_length=1, description="Allowed leaf oversubscription ratios o (o:1)."
+    )
+    max_nics_per_node: Count | None = Field(None, ge=1)
+
+
+class Cabling(_Strict):
+    node_leaf_reach_m: float = Field(3.0, gt=0, description="Cable length NIC to leaf (in-rack: DAC reaches).")
+    switch_reach_m: float = Field(30.0, gt=0, description="Cable length between switch tiers (fibre).")
+
+
+class Scenario(_Strict):
+    name: str = "unnamed scenario"
+    workload: Workload
+    requirement: Requirement
+    target_tflops: TFLOPs = Field(description="Achieved TFLOPs per GPU the plan must reach.")
+    objective: Objective = Field(default_factory=Objective)
+    constraints: Constraints = Field(default_factory=Constraints)
+    cabling: Cabling = Field(default_factory=Cabling)
+    catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
+
+
+def apply_overrides(data: dict, overrides: dict[str, object]) -> dict:
+    """Set dotted keys ("constraints.budget_usd") in the raw scenario dict; None values are skipped."""
+    for dotted, value in overrides.items():
+        if value is None:
+            continue
+        node = data
+        *parents, leaf = dotted.split(".")
+        for key in parents:
+            node = node.setdefault(key, {})
+            if not isinstance(node, dict):
+                raise ScenarioError(f"cannot override {dotted}: {key} is not a section")
+        node[leaf] = value
+    return data
+
+
+def load_scenario(path: str | Path, overrides: dict[str, object] | None = None) -> Scenario:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read scenario ({exc.strerror}); check the path") from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: a scenario is a YAML mapping with workload, requirement, target_tflops")
+    data = apply_overrides(data, overrides or {})
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError("\n".join(_message(path, e) for e in exc.errors())) from None
+    base = path.parent
+    return scenario.model_copy(update={"catalogs": [str((base / c).resolve()) for c in scenario.catalogs]})
+
+
+def _message(path: Path, err: dict) -> str:
+    where = ".".join(str(x) for x in err["loc"]) or "(top level)"
+    message = str(err["msg"]).removeprefix("Value error, ")
+    value = "" if err["type"] == "missing" else f" = {err.get('input')!r}"
+    hint = " (see `planner plan --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
+    return f"{path}: {where}{value}: {message}{hint}"

@@ -1,0 +1,112 @@
+"""`planner plan` end to end on the shipped examples."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from planner import bruteforce, candidates
+from planner.calibration import Calibration
+from planner.catalog import load_catalog
+from planner.resources import examples_dir
+from planner.scenario import load_scenario
+
+BLOOM = examples_dir() / "bloom-176b-v100.yaml"
+LLAMA = examples_dir() / "llama-70b-h100.yaml"
+GPT3 = examples_dir() / "gpt3-budget-power.yaml"
+
+
+def test_bloom_plan_meets_target_and_is_cheapest(run):
+    result = run("plan", BLOOM, "--json", "-q")
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    assert plan["status"] == "optimal"
+    assert plan["metrics"]["achieved_tflops_per_gpu"] >= 40
+    assert plan["choice"]["gpus"] == 384 and plan["choice"]["gpus_per_node"] == 16
+    assert {s["choice"]["fabric"] for s in plan["per_fabric"]} == {"ib", "roce"}
+    # brute force over every candidate agrees on the optimum
+    scenario = load_scenario(BLOOM)
+    frame, _ = candidates.build(load_catalog(), scenario, Calibration.default())
+    best = bruteforce.best(frame, scenario)
+    assert plan["cost"]["objective_usd"] == pytest.approx(best[0])
+
+
+def test_text_summary_shows_ib_vs_roce_and_bom(run):
+    result = run("plan", BLOOM, "-q")
+    assert result.exit_code == 0
+    for text in (
+        "buy",
+        "achieved",
+        "capex",
+        "Bill of materials",
+        "Best per fabric",
+        "InfiniBand",
+        "RoCE",
+        "Best per NIC speed",
+        "Next-best alternatives",
+        "servers.csv:",
+    ):
+        assert text in result.output
+
+
+def test_progress_goes_to_stderr(run):
+    result = run("plan", BLOOM)
+    assert "solving the MILP" in result.stderr and "solving the MILP" not in result.stdout
+
+
+def test_llama_deadline_and_global_batch(run):
+    plan = json.loads(run("plan", LLAMA, "--json", "-q").stdout)
+    assert plan["metrics"]["training_days"] <= 30
+    c = plan["choice"]
+    assert c["micro_batch"] * c["gpus"] * c["grad_accum"] == 1024
+
+
+def test_budget_and_power_example_respects_caps(run):
+    plan = json.loads(run("plan", GPT3, "--json", "-q").stdout)
+    assert plan["cost"]["capex_usd"] <= 18e6 and plan["cost"]["power_kw"] <= 720
+    assert plan["objective"] == "tco"
+
+
+def test_overrides_and_infeasible_exit_1(run):
+    result = run("plan", GPT3, "-q", "--budget", "10M")
+    assert result.exit_code == 1
+    assert "would suffice" in result.stderr and "Traceback" not in result.stderr
+    result = run("plan", BLOOM, "-q", "--target-tflops", "200")
+    assert result.exit_code == 1 and "unreachable" in result.stderr
+
+
+def test_csv_bill_of_materials_and_json_file(run, tmp_path):
+    bom, whole = tmp_path / "bom.csv", tmp_path / "plan.json"
+    assert run("plan", BLOOM, "-q", "-o", whole, "--csv", bom).exit_code == 0
+    lines = bom.read_text().splitlines()
+    assert lines[0].startswith("category,sku,description")
+    total = float(lines[-1].split(",")[6])
+    assert total == pytest.approx(json.loads(whole.read_text())["cost"]["capex_usd"])
+
+
+def test_output_errors(run, tmp_path):
+    assert run("plan", BLOOM, "-q", "-o", tmp_path / "plan.pdf").exit_code == 2
+    result = run("plan", BLOOM, "-q", "-o", tmp_path / "missing-folder" / "plan.csv")
+    assert result.exit_code == 1 and "does not exist" in result.stderr
+
+
+def test_bad_scenario_file(run, write):
+    bad = write("s.yaml", "workload: {model: BLOOM-176B}\nrequirement: {gpus: 8}\ntarget_tflops: fast\nextra: 1\n")
+    result = run("plan", bad)
+    assert result.exit_code == 1
+    assert "target_tflops = 'fast'" in result.stderr and "extra" in result.stderr
+    assert run("plan", write("t.yaml", ": : :")).exit_code == 1
+    assert "cannot read scenario" in run("plan", "/nonexistent.yaml").stderr
+
+
+def test_schema(run):
+    schema = json.loads(run("plan", "--schema").output)
+    assert {"workload", "requirement", "target_tflops", "constraints", "objective"} <= set(schema["properties"])
+
+
+def test_csv_guards_against_formula_injection():
+    from planner.report.plan_text import _text
+
+    assert _text('=HYPERLINK("http://x","y")') == '\'=HYPERLINK("http://x","y")'
+    assert _text("+1") == "'+1" and _text("plain") == "plain"

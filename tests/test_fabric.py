@@ -1,0 +1,96 @@
+"""Fabric sizing checked by hand: one switch, two-tier, three-tier, breakout, oversubscription; link choice."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner import fabric
+from planner.models import OpticRow
+
+
+def test_one_switch_when_endpoints_fit():
+    s = fabric.size(64, 1, 64, 1, 1.0)
+    assert (s.down_ports, s.by_tier, s.uplinks) == (64, {"leaf": 1}, 0)
+    assert fabric.size(65, 1, 64, 1, 1.0) is None
+
+
+def test_two_tier_non_blocking_by_hand():
+    # 192 endpoints on 36-port switches: 18 down per leaf -> 11 leaves; 11*18 uplinks over 36-port spines -> 6
+    s = fabric.size(192, 2, 36, 1, 1.0)
+    assert s.by_tier == {"leaf": 11, "spine": 6} and s.uplinks == 198
+    # the largest two-tier fabric: p leaves of p/2 down ports = p^2/2 endpoints
+    assert fabric.size(64 * 32, 2, 64, 1, 1.0).by_tier == {"leaf": 64, "spine": 32}
+    assert fabric.size(64 * 32 + 1, 2, 64, 1, 1.0) is None
+
+
+def test_three_tier_by_hand():
+    # 5000 endpoints, 64 ports: 157 leaves (32 down), 157*32 uplinks into aggregation (32 down) -> 157,
+    # 157*32 core links over 64-port cores -> 79
+    s = fabric.size(5000, 3, 64, 1, 1.0)
+    assert s.by_tier == {"leaf": 157, "spine": 157, "core": 79}
+    assert s.uplinks == 157 * 32 + 157 * 32
+    assert fabric.max_down_ports(3, 64, 1.0) == 64**3 // 4
+
+
+def test_breakout_doubles_endpoints_per_port():
+    assert fabric.breakout(400, 200) == 2 and fabric.breakout(800, 400) == 2 and fabric.breakout(400, 400) == 1
+    assert fabric.breakout(400, 800) == 0 and fabric.breakout(400, 300) == 0
+    s = fabric.size(128, 1, 64, 2, 1.0)  # 128 x 200G endpoints on one 64 x 400G switch
+    assert (s.down_ports, s.by_tier) == (64, {"leaf": 1})
+
+
+def test_oversubscription_puts_more_ports_down():
+    assert fabric.leaf_split(64, 1.0) == (32, 32)
+    assert fabric.leaf_split(64, 3.0) == (48, 16)
+    s = fabric.size(480, 2, 64, 1, 3.0)  # 48 down per leaf -> 10 leaves, 160 uplinks -> 3 spines
+    assert s.by_tier == {"leaf": 10, "spine": 3} and s.uplinks == 160
+    non_blocking = fabric.size(480, 2, 64, 1, 1.0)
+    assert non_blocking.total > s.total
+
+
+def optic(sku, kind, gbps, price, reach=3.0, legs=1, fab="any"):
+    return OpticRow(
+        sku=sku,
+        name=sku,
+        kind=kind,
+        fabric=fab,
+        gbps=gbps,
+        breakout=legs,
+        reach_m=reach,
+        price_usd=price,
+        power_w=1.0,
+        source="test",
+        date="2026",
+        confidence="solid",
+    )
+
+
+def test_links_pick_the_cheapest_option_that_reaches():
+    optics = [
+        optic("DAC400", "dac", 400, 300),
+        optic("T400", "transceiver", 400, 500, reach=100),
+        optic("F400", "fiber", 400, 50, reach=30),
+        optic("SPLIT800", "dac", 800, 700, legs=2),
+        optic("T800", "transceiver", 800, 1000, reach=100),
+    ]
+    per_endpoint, per_port, text = fabric.node_links(optics, "ib", 400, 400, 1, 3.0)
+    assert (per_endpoint.usd, per_port.usd, text) == (0.0, 300.0, "DAC DAC400")
+    # 10 m is beyond the DAC: transceiver + fibre at the NIC, transceiver at the switch
+    per_endpoint, per_port, _ = fabric.node_links(optics, "ib", 400, 400, 1, 10.0)
+    assert (per_endpoint.usd, per_port.usd) == (550.0, 500.0)
+    # breakout 2 of an 800G port: the splitter serves the port
+    per_endpoint, per_port, text = fabric.node_links(optics, "ib", 400, 800, 2, 3.0)
+    assert (per_endpoint.usd, per_port.usd, text) == (0.0, 700.0, "DAC SPLIT800")
+    uplink, _ = fabric.switch_links(optics, "ib", 400, 30.0)
+    assert uplink.usd == 2 * 500 + 50
+
+
+def test_fabric_specific_optics_are_not_used_on_the_other_fabric():
+    optics = [optic("ETH-DAC", "dac", 400, 10, fab="roce"), optic("ANY-DAC", "dac", 400, 300)]
+    assert fabric.node_links(optics, "ib", 400, 400, 1, 3.0)[2] == "DAC ANY-DAC"
+    assert fabric.node_links(optics, "roce", 400, 400, 1, 3.0)[2] == "DAC ETH-DAC"
+
+
+@pytest.mark.parametrize("tier", [1, 2, 3])
+def test_capacity_is_monotone_in_tier(tier):
+    assert fabric.max_down_ports(tier, 32, 1.0) <= fabric.max_down_ports(tier + 1 if tier < 3 else 3, 32, 1.0)

@@ -1,0 +1,345 @@
+"""`planner plan`: exact optima on tiny catalogs, agreement with brute force, infeasibility explanations."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import make_catalog
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner import bruteforce, candidates, planning, solve
+from planner.calibration import Calibration
+from planner.errors import InfeasibleError, ScenarioError
+from planner.scenario import Scenario
+
+CAL = Calibration(eta_comp={"T1": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
+
+GPU = dict(name="T1", vendor="Acme", peak_bf16_tflops=100, hbm_gib=80, hbm_gb_per_s=2000, tdp_w=500)
+SERVER = dict(
+    name="S8",
+    vendor="Acme",
+    gpu="T1",
+    gpus_per_node=8,
+    price_usd=100000,
+    power_w=5000,
+    pcie_gen=5,
+    pcie_lanes=128,
+    pcie_lanes_per_gpu=16,
+    intra_node_gb_per_s=300,
+    max_nics_per_node=2,
+)
+NICS = [
+    dict(sku="N100", name="N100", vendor="Acme", speed_gbps=100, ports=1, protocols="both", price_usd=1000, power_w=10),
+    dict(sku="N200", name="N200", vendor="Acme", speed_gbps=200, ports=1, protocols="roce", price_usd=3000, power_w=15),
+]
+SWITCHES = [
+    dict(
+        sku="SW-A",
+        name="IB 8x200",
+        vendor="Acme",
+        fabric="ib",
+        ports=8,
+        port_gbps=200,
+        max_breakout=2,
+        price_usd=10000,
+        power_w=100,
+    ),
+    dict(
+        sku="SW-B", name="Eth 4x100", vendor="Acme", fabric="roce", ports=4, port_gbps=100, price_usd=2000, power_w=50
+    ),
+]
+OPTICS = [
+    dict(sku="DAC100", name="DAC100", kind="dac", fabric="any", gbps=100, reach_m=3, price_usd=50, power_w=0),
+    dict(
+        sku="SPLIT200",
+        name="SPLIT200",
+        kind="dac",
+        fabric="any",
+        gbps=200,
+        breakout=2,
+        reach_m=3,
+        price_usd=120,
+        power_w=0,
+    ),
+    dict(sku="T100", name="T100", kind="transceiver", fabric="any", gbps=100, reach_m=100, price_usd=100, power_w=2),
+    dict(sku="T200", name="T200", kind="transceiver", fabric="any", gbps=200, reach_m=100, price_usd=200, power_w=3),
+    dict(sku="F100", name="F100", kind="fiber", fabric="any", gbps=100, reach_m=30, price_usd=10, power_w=0),
+    dict(sku="F200", name="F200", kind="fiber", fabric="any", gbps=200, reach_m=30, price_usd=10, power_w=0),
+]
+
+
+def tiny(**over):
+    kinds = dict(gpus=[GPU], servers=[SERVER], nics=NICS, switches=SWITCHES, optics=OPTICS)
+    kinds.update(over)
+    return make_catalog(**kinds)
+
+
+def scenario(**over) -> Scenario:
+    data = {
+        "workload": {"params": "1B", "seq_len": 1024, "micro_batches": [1]},
+        "requirement": {"gpus": 32},
+        "target_tflops": 1,
+    }
+    for key, value in over.items():
+        section, _, leaf = key.partition("__")
+        if leaf:
+            data.setdefault(section, {})[leaf] = value
+        else:
+            data[section] = value
+    return Scenario.model_validate(data)
+
+
+# ---------------------------------------------------------------- exact optima, by hand
+
+
+def test_tiny_catalog_exact_optimum():
+    # 4 nodes x $100,000; one N100 per node ($1,000); RoCE: one 4-port SW-B ($2,000), 4 DAC100 ($50):
+    # 406,200. IB would need the $10,000 SW-A: 414,240.
+    plan = planning.run(tiny(), scenario(), CAL)
+    assert plan.cost.capex_usd == 406_200
+    assert (plan.choice.nodes, plan.choice.nic, plan.choice.nics_per_node, plan.choice.fabric, plan.choice.switch) == (
+        4,
+        "N100",
+        1,
+        "roce",
+        "SW-B",
+    )
+    assert {(b.sku, b.quantity, b.extended_usd) for b in plan.bom} == {
+        ("S8", 4, 400_000),
+        ("N100", 4, 4_000),
+        ("SW-B", 1, 2_000),
+        ("DAC100", 4, 200),
+    }
+    assert sum(b.extended_usd for b in plan.bom) == plan.cost.capex_usd
+    ib = next(s for s in plan.per_fabric if s.choice.fabric == "ib")
+    # IB: 4 N100 endpoints broken out 2 per 200G port -> 2 ports, one switch, 2 splitter cables ($240)
+    assert ib.cost.capex_usd == 400_000 + 4_000 + 10_000 + 240
+    assert ib.delta_usd == 414_240 - 406_200
+
+
+def test_fabric_restriction_and_alternatives():
+    plan = planning.run(tiny(), scenario(constraints__fabrics=["ib"]), CAL, alternatives=2)
+    assert plan.choice.fabric == "ib" and plan.cost.capex_usd == 414_240
+    costs = [a.cost.capex_usd for a in plan.alternatives]
+    assert costs == sorted(costs) and all(c >= plan.cost.capex_usd for c in costs)
+    keys = {(a.choice.nic, a.choice.nics_per_node, a.choice.switch) for a in plan.alternatives}
+    assert ("N100", 1, "SW-A") not in keys  # alternatives are distinct configurations
+
+
+def test_tco_counts_energy():
+    plan = planning.run(
+        tiny(),
+        scenario(objective={"kind": "tco", "years": 1, "usd_per_kwh": 0.1, "pue": 1.0, "server_draw_fraction": 1.0}),
+        CAL,
+    )
+    # nameplate: 4 x 5,000 W servers + 4 x 10 W NICs + 50 W switch (DACs 0 W) = 20,090 W, one year at $0.1/kWh
+    assert plan.cost.energy_usd == pytest.approx(20.09 * 8760 * 0.1)
+    assert plan.cost.objective_usd == pytest.approx(plan.cost.capex_usd + plan.cost.energy_usd)
+
+
+def test_global_batch_couples_micro_batch_and_scale():
+    sc = scenario(
+        workload={"params": "1B", "seq_len": 1024, "micro_batches": [1, 2, 4], "global_batch": 64},
+        requirement={"min_tokens_per_s": 1},
+        target_tflops=1,
+    )
+    plan = planning.run(tiny(), sc, CAL)
+    c = plan.choice
+    assert c.micro_batch * c.gpus * c.grad_accum == 64
+
+
+def test_deadline_sets_node_count():
+    sc = scenario(requirement={"tokens": "20B", "days": 1})
+    plan = planning.run(tiny(), sc, CAL)
+    assert plan.metrics.training_days <= 1.0
+    fewer = candidates.evaluate_at(
+        candidates._perf_keys(tiny(), sc, candidates.scenario_workload(tiny(), sc), [tiny().server("S8")]).query(
+            "not single and fabric == @plan.choice.fabric and node_gbps == @plan.choice.node_gbps"
+        ),
+        [plan.choice.nodes - 1],
+        CAL,
+    )
+    assert 20e9 / fewer["tokens_per_s"].iloc[0] / 86400 > 1.0  # one node fewer misses the deadline
+
+
+# ---------------------------------------------------------------- infeasible: explained
+
+
+def test_unreachable_target_names_the_best_and_the_limit():
+    with pytest.raises(InfeasibleError) as info:
+        planning.run(tiny(), scenario(target_tflops=60), CAL)
+    text = str(info.value)
+    assert "target 60 TFLOPs/GPU is unreachable" in text and "the highest is" in text and "limited by" in text
+
+
+def test_memory_needs_more_gpus():
+    with pytest.raises(InfeasibleError, match=r"does not fit in GPU memory.*needs at least \d+ GPUs"):
+        planning.run(tiny(), scenario(workload={"params": "200B", "seq_len": 1024, "micro_batches": [1]}), CAL)
+
+
+def test_budget_says_what_would_suffice():
+    with pytest.raises(InfeasibleError, match=r"a budget of \$406,200 would suffice"):
+        planning.run(tiny(), scenario(constraints__budget_usd=400_000), CAL)
+
+
+def test_power_cap_says_what_is_needed():
+    with pytest.raises(
+        InfeasibleError, match=r"power cap 10 kW is too low: the least power-hungry plan needs 20\.1 kW"
+    ):
+        planning.run(tiny(), scenario(constraints__power_kw=10), CAL)
+
+
+def test_deadline_out_of_reach():
+    with pytest.raises(InfeasibleError, match="throughput requirement .* is out of reach"):
+        planning.run(tiny(), scenario(requirement={"tokens": "100T", "days": 1}, constraints__max_nodes=16), CAL)
+
+
+def test_scenario_errors_are_clear():
+    with pytest.raises(Exception, match="exactly one requirement"):
+        scenario(requirement={"gpus": 8, "min_tokens_per_s": 5})
+    with pytest.raises(ScenarioError, match="no server in the catalog matches"):
+        planning.run(tiny(), scenario(constraints__gpus_per_node=[16]), CAL)
+
+
+# ---------------------------------------------------------------- the MILP equals brute force
+
+
+def random_catalog(draw):
+    speeds = [100.0, 200.0, 400.0]
+    servers = [
+        dict(
+            SERVER,
+            name=f"S{i}",
+            gpus_per_node=draw(st.sampled_from([4, 8])),
+            price_usd=draw(st.integers(50, 200)) * 1000,
+            power_w=draw(st.integers(2, 10)) * 1000,
+            max_nics_per_node=draw(st.integers(1, 3)),
+            pcie_gen=draw(st.sampled_from([3, 4, 5])),
+        )
+        for i in range(draw(st.integers(1, 2)))
+    ]
+    nics = [
+        dict(
+            sku=f"N{i}",
+            name=f"N{i}",
+            vendor="Acme",
+            speed_gbps=draw(st.sampled_from(speeds)),
+            ports=draw(st.sampled_from([1, 2])),
+            protocols=draw(st.sampled_from(["ib", "roce", "both"])),
+            price_usd=draw(st.integers(5, 40)) * 100,
+            power_w=draw(st.integers(5, 30)),
+        )
+        for i in range(draw(st.integers(1, 3)))
+    ]
+    switches = [
+        dict(
+            sku=f"W{i}",
+            name=f"W{i}",
+            vendor="Acme",
+            fabric=draw(st.sampled_from(["ib", "roce"])),
+            ports=draw(st.sampled_from([4, 8, 16])),
+            port_gbps=draw(st.sampled_from(speeds)),
+            max_breakout=draw(st.sampled_from([1, 2, 4])),
+            price_usd=draw(st.integers(2, 40)) * 1000,
+            power_w=draw(st.integers(50, 500)),
+        )
+        for i in range(draw(st.integers(1, 3)))
+    ]
+    optics = []
+    for gbps in speeds:
+        optics += [
+            dict(
+                sku=f"D{gbps:g}",
+                name="d",
+                kind="dac",
+                fabric="any",
+                gbps=gbps,
+                reach_m=3,
+                price_usd=draw(st.integers(20, 400)),
+                power_w=0,
+            ),
+            dict(
+                sku=f"S{gbps:g}",
+                name="s",
+                kind="dac",
+                fabric="any",
+                gbps=gbps,
+                breakout=2,
+                reach_m=3,
+                price_usd=draw(st.integers(20, 400)),
+                power_w=0,
+            ),
+            dict(
+                sku=f"T{gbps:g}",
+                name="t",
+                kind="transceiver",
+                fabric="any",
+                gbps=gbps,
+                reach_m=100,
+                price_usd=draw(st.integers(50, 900)),
+                power_w=draw(st.integers(1, 9)),
+            ),
+            dict(
+                sku=f"F{gbps:g}",
+                name="f",
+                kind="fiber",
+                fabric="any",
+                gbps=gbps,
+                reach_m=50,
+                price_usd=draw(st.integers(5, 90)),
+                power_w=0,
+            ),
+        ]
+    return tiny(servers=servers, nics=nics, switches=switches, optics=optics)
+
+
+@st.composite
+def problems(draw):
+    catalog = random_catalog(draw)
+    requirement = draw(st.sampled_from(["gpus", "deadline", "rate"]))
+    req = (
+        {"gpus": draw(st.sampled_from([8, 16, 32, 64]))}
+        if requirement == "gpus"
+        else {"tokens": f"{draw(st.integers(1, 40))}B", "days": 1}
+        if requirement == "deadline"
+        else {"min_tokens_per_s": draw(st.integers(10_000, 500_000))}
+    )
+    sc = Scenario.model_validate(
+        {
+            "workload": {
+                "params": draw(st.sampled_from(["1B", "3B", "7B"])),
+                "seq_len": 1024,
+                "micro_batches": draw(st.lists(st.sampled_from([1, 2, 4]), min_size=1, max_size=2, unique=True)),
+                "global_batch": draw(st.sampled_from([None, 64, 256])),
+            },
+            "requirement": req,
+            "target_tflops": draw(st.sampled_from([5, 20, 35])),
+            "objective": {"kind": draw(st.sampled_from(["capex", "tco"]))},
+            "constraints": {
+                "max_nodes": 32,
+                "oversubscription": draw(st.sampled_from([[1.0], [1.0, 2.0]])),
+                "budget_usd": draw(st.sampled_from([None, 2e6, 8e6])),
+                "power_kw": draw(st.sampled_from([None, 100, 400])),
+            },
+        }
+    )
+    return catalog, sc
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_milp_matches_brute_force(problem):
+    catalog, sc = problem
+    frame, _ = candidates.build(catalog, sc, CAL)
+    reference = bruteforce.best(frame, sc)
+    found = solve.solve(frame, sc)
+    if reference is None:
+        assert found is None
+        with pytest.raises(InfeasibleError):
+            planning.run(catalog, sc, CAL, alternatives=0)
+        return
+    assert found is not None
+    assert found.objective_usd == pytest.approx(reference[0], rel=1e-9)
+    plan = planning.run(catalog, sc, CAL, alternatives=1)  # with bounding presolve
+    assert plan.cost.objective_usd == pytest.approx(reference[0], rel=1e-9)
+    assert sum(b.extended_usd for b in plan.bom) == pytest.approx(plan.cost.capex_usd)
