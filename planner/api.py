@@ -173,3 +173,24 @@ def node_gbps_needed(evaluated: pd.DataFrame, target_tflops: float) -> pd.DataFr
     out["unreachable_because"] = needed[1]
     out["ceiling_tflops_per_gpu"] = evaluated.apply(perf.ceiling_tflops, axis=1)
     return out
+
+
+def plan_workbook_context(catalog: Catalog, scenario, plan, calibration: Calibration, solver: str = "cbc"):
+    """Everything the Excel workbook shows beyond the Plan: the bandwidth sweep at the chosen configuration
+    and the cost-vs-target curve."""
+    import dataclasses
+
+    from planner.candidates import scenario_workload
+    from planner.planning import cost_curve
+    from planner.report.excel import PlanContext
+
+    c = plan.choice
+    work = dataclasses.replace(scenario_workload(catalog, scenario), micro_batch=c.micro_batch)
+    sweep = bandwidth_table(catalog, work, c.gpu, c.gpus, c.gpus_per_node, calibration) if c.nodes > 1 else None
+    return PlanContext(
+        scenario=scenario.model_dump(),
+        calibration=calibration,
+        catalog_files=dict(catalog.files),
+        bandwidth_sweep=sweep,
+        cost_curve=cost_curve(catalog, scenario, calibration, solver),
+    )

@@ -285,6 +285,7 @@ def _node_gbps(node_gbps: float | None, nic_gbps: float | None, nics: int | None
     required=True,
     help="Achieved TFLOPs per GPU to reach (hardware FLOPs, as DeepSpeed reports).",
 )
+@click.option("-o", "--output", type=click.Path(), help="Also write an .xlsx workbook with the table and a chart.")
 def bandwidth(**kw) -> None:
     """The inter-node bandwidth ZeRO-3 needs to reach a TFLOPs/GPU target (DeepSpeed issue #2928).
 
@@ -294,7 +295,7 @@ def bandwidth(**kw) -> None:
     \b
     Example:
       planner bandwidth --params 176B --gpu V100 --gpus 384 --gpus-per-node 16 \
-        --tokens-per-gpu 2048 --target-tflops 40
+        --tokens-per-gpu 2048 --target-tflops 40 -o bandwidth.xlsx
     """
     from planner.api import bandwidth_table, node_gbps_needed
     from planner.calibration import load_calibration
@@ -304,11 +305,19 @@ def bandwidth(**kw) -> None:
 
     loaded = load_catalog(kw.pop("catalog_paths"))
     calibration = load_calibration(kw.pop("calibration"))
-    as_json, target = kw.pop("as_json"), kw.pop("target_tflops")
+    as_json, target, output = kw.pop("as_json"), kw.pop("target_tflops"), kw.pop("output")
     gpu, gpus, per_node = kw.pop("gpu"), kw.pop("gpus"), kw.pop("gpus_per_node")
     work = _workload(loaded, kw)
     table = node_gbps_needed(bandwidth_table(loaded, work, gpu, gpus, per_node, calibration), target)
     answers = table.drop_duplicates(["fabric", "zeropp"])
+    if output:
+        from planner.errors import UsageError
+        from planner.report.excel import write_bandwidth
+
+        if Path(output).suffix.lower() != ".xlsx":
+            raise UsageError(f"-o {output}: the bandwidth report is an .xlsx workbook")
+        heading = f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU on {gpus} x {table.iloc[0]['gpu']}"
+        write_bandwidth(table, [_needed_record(r) for _, r in answers.iterrows()], heading, calibration, Path(output))
     if as_json:
         click.echo(
             dumps(
@@ -459,6 +468,7 @@ def plan(scenario: str | None, schema: bool, **kw) -> None:
       planner plan examples/bloom-176b-v100.yaml
       planner plan examples/llama-70b-h100.yaml --budget 60M --json
       planner plan examples/llama-70b-h100.yaml --fabric roce -o bom.csv
+      planner plan examples/bloom-176b-v100.yaml -o plan.xlsx
       planner plan --schema > scenario.schema.json
     """
     from planner.scenario import Scenario
@@ -498,25 +508,39 @@ def _run_plan(path: str, kw: dict) -> None:
     from planner.scenario import load_scenario
 
     output, csv_path = kw.pop("output"), kw.pop("csv_path")
-    if output and Path(output).suffix.lower() not in (".json", ".csv"):
-        raise UsageError(f"-o {output}: write .json (the whole plan) or .csv (bill of materials)")
+    if output and Path(output).suffix.lower() not in (".json", ".csv", ".xlsx"):
+        raise UsageError(
+            f"-o {output}: write .xlsx (quote workbook), .json (the whole plan) or .csv (bill of materials)"
+        )
     loaded_scenario = load_scenario(path, _overrides(kw))
     loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
     calibration = load_calibration(kw.pop("calibration"))
-    quiet, as_json = kw.pop("quiet"), kw.pop("as_json")
+    quiet, as_json, solver = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver")
+    progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
     result = run(
         loaded,
         loaded_scenario,
         calibration,
-        solver=kw.pop("solver"),
+        solver=solver,
         time_limit_s=kw.pop("time_limit"),
         gap=kw.pop("gap"),
         alternatives=kw.pop("alternatives"),
-        progress=(lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True)),
+        progress=progress,
     )
     document = dumps(result.model_dump())
     for target in (output, csv_path):
-        if target:
-            text = document if Path(target).suffix.lower() == ".json" else bom_csv(result)
-            write_text_atomic(Path(target), text + ("\n" if not text.endswith("\n") else ""))
+        if not target:
+            continue
+        suffix = Path(target).suffix.lower()
+        if suffix == ".xlsx":
+            from planner.api import plan_workbook_context
+            from planner.report.excel import write_plan
+
+            progress("sensitivity sweeps for the workbook")
+            write_plan(
+                result, plan_workbook_context(loaded, loaded_scenario, result, calibration, solver), Path(target)
+            )
+        else:
+            text = document if suffix == ".json" else bom_csv(result)
+            write_text_atomic(Path(target), text if text.endswith("\n") else text + "\n")
     click.echo(document if as_json else render(result))

@@ -22,6 +22,7 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
     tmp = Path(tmp_name)
     try:
         write(tmp)
+        os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
     except OSError as exc:
         raise PlannerError(f"{path}: cannot write ({exc.strerror}); nothing was changed") from None
@@ -32,3 +33,13 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _mode_for(path: Path) -> int:
+    """Keep an existing file's permissions; a new file gets the usual 0666 less the umask (mkstemp's 0600
+    would make reports unreadable to colleagues)."""
+    if path.exists():
+        return path.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

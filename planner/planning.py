@@ -370,3 +370,36 @@ def _gpus_for_memory(keys: pd.DataFrame, calibration: Calibration) -> int:
             fits = int(ev.loc[ev["fits_memory"], "gpus"].min())
             break
     return fits if fits is not None else int(2**20)
+
+
+# ---------------------------------------------------------------- sensitivity (for reports)
+
+COST_CURVE_FACTORS = (0.75, 0.9, 1.0, 1.1, 1.25)
+
+
+def cheapest_capex(catalog: Catalog, scenario: Scenario, calibration: Calibration, solver: str = "cbc") -> float | None:
+    """Capex of the cheapest plan, or None when there is none (no alternatives, no bests)."""
+    frame, _ = cand.build(catalog, scenario, calibration)
+    if frame.empty:
+        return None
+    pool = prune(frame, smallest_cost(frame, scenario), 1)
+    sol = solve(pool, scenario, solver) if not pool.empty else None
+    if sol is None:
+        return None
+    return costs(_row(pool, sol.k), sol.nodes, sol.down_ports, sol.switches, sol.uplinks, scenario)["capex_usd"]
+
+
+def cost_curve(
+    catalog: Catalog,
+    scenario: Scenario,
+    calibration: Calibration,
+    solver: str = "cbc",
+    factors: tuple[float, ...] = COST_CURVE_FACTORS,
+) -> list[dict]:
+    """Capex of the cheapest plan as the target TFLOPs/GPU moves around the scenario's."""
+    points = []
+    for factor in factors:
+        target = scenario.target_tflops * factor
+        capex = cheapest_capex(catalog, scenario.model_copy(update={"target_tflops": target}), calibration, solver)
+        points.append({"target_tflops": target, "capex_usd": capex, "note": "" if capex is not None else "no plan"})
+    return points

@@ -92,8 +92,15 @@ def read_xlsx(path: Path) -> tuple[list[RawTable], list[CatalogProblem]]:
     try:
         workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError) as exc:
-        reason = type(exc).__name__ if not str(exc) else str(exc).splitlines()[0]
-        problem = f"not a readable .xlsx workbook ({reason}); save it from Excel as .xlsx or export CSV"
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and type(cause).__module__.startswith("defusedxml"):
+            problem = (
+                f"refused: its XML declares entities or a DTD ({type(cause).__name__}), as XML bombs do; "
+                "re-export it from Excel or as CSV"
+            )
+        else:
+            reason = type(exc).__name__ if not str(exc) else str(exc).splitlines()[0]
+            problem = f"not a readable .xlsx workbook ({reason}); save it from Excel as .xlsx or export CSV"
         return [], [CatalogProblem(label, None, None, None, problem)]
     tables, problems = [], []
     try:
