@@ -60,6 +60,24 @@ ASPECT_RATIO = _c(
 ETA_NET_PRIOR = {
     "ib": _c("eta_net_ib", 0.90, "fraction of line rate", "MODEL.md s.3: NCCL busbw, IB NDR 92-96%"),
     "roce": _c("eta_net_roce", 0.80, "fraction of line rate", "MODEL.md s.3: NCCL busbw, RoCE 8x100G ~75%"),
+    "efa": _c(
+        "eta_net_efa",
+        0.75,
+        "fraction of line rate",
+        "estimate: EFA (SRD) with aws-ofi-nccl below RoCE's 0.80 (multipath spraying, no RDMA verbs)",
+    ),
+    "tcpx": _c(
+        "eta_net_tcpx",
+        0.65,
+        "fraction of line rate",
+        "estimate: GPUDirect-TCPX/TCPXO, TCP with device memory, below RDMA fabrics",
+    ),
+    "tcp": _c(
+        "eta_net_tcp",
+        0.45,
+        "fraction of line rate",
+        "estimate: NCCL socket transport over host TCP (copies through host memory)",
+    ),
 }
 
 # ---- compute efficiency: sustained fraction of peak dense bf16/fp16 for training GEMMs ----

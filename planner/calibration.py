@@ -37,7 +37,15 @@ class Calibration(BaseModel):
         return A.ETA_COMP.get(gpu, A.ETA_COMP_DEFAULT).value
 
     def eta_net_for(self, fabric: str) -> float:
-        return self.eta_net.get(fabric, A.ETA_NET_PRIOR[fabric].value if fabric in A.ETA_NET_PRIOR else 0.0)
+        """A fitted value; else the prior scaled by the ratio of a fitted fabric to its prior (a fit that
+        lowers IB's efficiency lowers RoCE's and EFA's alike, so no unmeasured fabric looks better)."""
+        if fabric in self.eta_net:
+            return self.eta_net[fabric]
+        prior = A.ETA_NET_PRIOR[fabric].value if fabric in A.ETA_NET_PRIOR else 0.0
+        reference = next((f for f in A.ETA_NET_PRIOR if f in self.eta_net), None)
+        if reference is None:
+            return prior
+        return prior * self.eta_net[reference] / A.ETA_NET_PRIOR[reference].value
 
     @classmethod
     def priors(cls) -> Calibration:

@@ -148,7 +148,7 @@ def required_tokens_per_s(scenario: Scenario) -> float | None:
 
 def node_bounds(keys: pd.DataFrame, scenario: Scenario, calibration: Calibration) -> pd.DataFrame:
     """n_lo, n_hi per perf key (n_lo > n_hi: no feasible node count) and why the range is what it is."""
-    target = scenario.target_tflops
+    target = scenario.target_tflops or 0.0
     need = required_tokens_per_s(scenario)
     single = keys["single"].to_numpy()
     per_node = keys["gpus_per_node"].to_numpy()

@@ -459,6 +459,7 @@ def calibrate(
 @click.option("--csv", "csv_path", type=click.Path(), help="Also write the bill of materials as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole plan as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress messages on stderr.")
+@click.option("--compare-cloud", is_flag=True, help="Put the purchase beside the best cloud option (break-even).")
 @catalog_option
 def plan(scenario: str | None, schema: bool, **kw) -> None:
     """Choose the cheapest cluster (nodes, NICs, fabric, switches, optics, micro-batch) for a scenario.
@@ -469,6 +470,7 @@ def plan(scenario: str | None, schema: bool, **kw) -> None:
       planner plan examples/llama-70b-h100.yaml --budget 60M --json
       planner plan examples/llama-70b-h100.yaml --fabric roce -o bom.csv
       planner plan examples/bloom-176b-v100.yaml -o plan.xlsx
+      planner plan examples/llama-70b-h100.yaml --compare-cloud
       planner plan --schema > scenario.schema.json
     """
     from planner.scenario import Scenario
@@ -515,7 +517,7 @@ def _run_plan(path: str, kw: dict) -> None:
     loaded_scenario = load_scenario(path, _overrides(kw))
     loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
     calibration = load_calibration(kw.pop("calibration"))
-    quiet, as_json, solver = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver")
+    quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
     progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
     result = run(
         loaded,
@@ -527,7 +529,8 @@ def _run_plan(path: str, kw: dict) -> None:
         alternatives=kw.pop("alternatives"),
         progress=progress,
     )
-    document = dumps(result.model_dump())
+    comparison = _compare_cloud(loaded, loaded_scenario, calibration, result, solver, progress) if compare else None
+    document = dumps({**result.model_dump(), **({"cloud_comparison": comparison} if compare else {})})
     for target in (output, csv_path):
         if not target:
             continue
@@ -537,10 +540,109 @@ def _run_plan(path: str, kw: dict) -> None:
             from planner.report.excel import write_plan
 
             progress("sensitivity sweeps for the workbook")
-            write_plan(
-                result, plan_workbook_context(loaded, loaded_scenario, result, calibration, solver), Path(target)
-            )
+            context = plan_workbook_context(loaded, loaded_scenario, result, calibration, solver)
+            context.cloud_comparison = comparison
+            write_plan(result, context, Path(target))
         else:
             text = document if suffix == ".json" else bom_csv(result)
             write_text_atomic(Path(target), text if text.endswith("\n") else text + "\n")
     click.echo(document if as_json else render(result))
+    if compare and not as_json:
+        from planner.report.cloud_text import render_comparison
+
+        click.echo("")
+        click.echo(
+            render_comparison(comparison) if comparison else "Buy vs rent: no cloud offering meets the scenario."
+        )
+
+
+def _compare_cloud(catalog, scenario, calibration, plan, solver, progress) -> dict | None:
+    from planner.cloud import cheapest_per_token, compare
+    from planner.cloud import run as run_cloud
+
+    progress("best cloud option for the same scenario")
+    choice = run_cloud(catalog, scenario, calibration, solver)["choice"]
+    if choice is not None:
+        choice["meets_requirement"] = True
+    else:
+        choice = cheapest_per_token(catalog, scenario, calibration, plan.metrics.tokens_per_s)
+    if choice is None:
+        return None
+    return compare(plan.cost.model_dump(), plan.metrics.tokens_per_s, choice, scenario)
+
+
+# ---------------------------------------------------------------- cloud
+
+
+@main.command()
+@click.argument("scenario", type=click.Path())
+@click.option("--budget", type=Quantity("usd"), help="Override constraints.budget_usd (the cost to train).")
+@click.option("--target-tflops", type=Quantity("tflops"), help="Override target_tflops.")
+@click.option("--provider", "providers", multiple=True, help="Allowed provider (repeatable).")
+@click.option("--region", "regions", multiple=True, help="Allowed region (repeatable).")
+@click.option(
+    "--pricing",
+    "pricings",
+    multiple=True,
+    type=click.Choice(["ondemand", "spot", "reserved"]),
+    help="Allowed pricing model (repeatable).",
+)
+@click.option("--spot-share", type=click.FloatRange(0, 1), help="Override cloud.spot_share_max.")
+@click.option(
+    "--micro-batch",
+    "micro_batches",
+    multiple=True,
+    type=click.IntRange(min=1),
+    help="Allowed micro-batch (repeatable).",
+)
+@click.option("--solver", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True)
+@click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
+@click.option("-o", "--output", type=click.Path(), help="Write an .xlsx (ranking, cost over time, charts) or .json.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@catalog_option
+def cloud(scenario: str, **kw) -> None:
+    """Compare cloud offerings for a training run: instance type, count, pricing, cost to train.
+
+    \b
+    Examples:
+      planner cloud examples/cloud-70b.yaml
+      planner cloud examples/cloud-70b.yaml --provider AWS --provider Azure --spot-share 0.5
+      planner cloud examples/cloud-70b.yaml -o cloud.xlsx
+    """
+    from planner.cloud import run as run_cloud
+    from planner.errors import UsageError
+    from planner.fileio import write_text_atomic
+    from planner.report.cloud_text import render
+    from planner.report.jsonout import dumps
+    from planner.scenario import load_scenario
+
+    output = kw.pop("output")
+    if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
+        raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
+    overrides = {
+        "constraints.budget_usd": kw.pop("budget"),
+        "target_tflops": kw.pop("target_tflops"),
+        "cloud.providers": list(kw.pop("providers")) or None,
+        "cloud.regions": list(kw.pop("regions")) or None,
+        "cloud.pricing": list(kw.pop("pricings")) or None,
+        "cloud.spot_share_max": kw.pop("spot_share"),
+        "workload.micro_batches": list(kw.pop("micro_batches")) or None,
+    }
+    loaded_scenario = load_scenario(scenario, overrides)
+    from planner.calibration import load_calibration
+
+    loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
+    result = run_cloud(loaded, loaded_scenario, load_calibration(kw.pop("calibration")), kw.pop("solver"))
+    if output:
+        if Path(output).suffix.lower() == ".xlsx":
+            from planner.report.excel import write_cloud
+
+            write_cloud(result, Path(output))
+        else:
+            write_text_atomic(Path(output), dumps(result) + "\n")
+    click.echo(dumps(result) if kw.pop("as_json") else render(result))
+    if result["choice"] is None:
+        from planner.errors import InfeasibleError
+
+        reasons = "; ".join(sorted({e["reason"].split(":")[0] for e in result["excluded"]})) or "budget"
+        raise InfeasibleError(f"no cloud offering meets the scenario ({reasons}); see the exclusions above")

@@ -23,13 +23,12 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from scipy.optimize import least_squares
 
-from planner import assumptions as A
 from planner import perf
 from planner.api import Cluster, configuration_frame, workload
 from planner.calibration import Calibration
 from planner.catalog import Catalog, problem_from_pydantic
 from planner.errors import CatalogError, CatalogProblem, PlannerError
-from planner.models import Count, FabricField, Gbps, Params
+from planner.models import CloudFabricField, Count, Gbps, Params
 from planner.tables import read_csv
 
 BAND_MARGIN = 0.025  # aim 2.5% inside a band's edges, so the fit is not balanced on an edge
@@ -45,7 +44,7 @@ class Measurement(BaseModel):
     gpus: Count = Field(ge=1)
     gpus_per_node: Count = Field(ge=1)
     node_gbps: Gbps
-    fabric: FabricField
+    fabric: CloudFabricField
     params: Params | None = Field(None, alias="model_params")
     model: str | None = None
     tokens_per_gpu: Params | None = None
@@ -181,7 +180,7 @@ def fit(frame: pd.DataFrame, source: str) -> tuple[Calibration, pd.DataFrame]:
     )
     if not result.success:
         raise PlannerError(f"calibration fit did not converge ({result.message}); check the measurements")
-    calibration = _with_unmeasured_fabrics(_unpack(result.x, gpus, fabrics, source))
+    calibration = _unpack(result.x, gpus, fabrics, source)
     report = point_report(frame, calibration)
     rms = float(np.sqrt(np.mean(report["miss_tflops"] ** 2)))
     calibration = calibration.model_copy(
@@ -198,19 +197,6 @@ def fit(frame: pd.DataFrame, source: str) -> tuple[Calibration, pd.DataFrame]:
         }
     )
     return calibration, report
-
-
-def _with_unmeasured_fabrics(calibration: Calibration) -> Calibration:
-    """A fabric without measurements keeps its prior's ratio to a fitted one (RoCE = IB x 0.80/0.90), so
-    a fit that lowers IB's efficiency never leaves RoCE looking better than IB."""
-    eta_net = dict(calibration.eta_net)
-    fitted = next(iter(eta_net), None)
-    if fitted is None:
-        return calibration
-    for fabric, prior in A.ETA_NET_PRIOR.items():
-        if fabric not in eta_net:
-            eta_net[fabric] = eta_net[fitted] * prior.value / A.ETA_NET_PRIOR[fitted].value
-    return calibration.model_copy(update={"eta_net": eta_net})
 
 
 def point_report(frame: pd.DataFrame, calibration: Calibration) -> pd.DataFrame:

@@ -71,6 +71,7 @@ def _fabric_word(value: object) -> object:
 
 Aliases = Annotated[list[str], BeforeValidator(_split_aliases)]
 FabricField = Annotated[Fabric, BeforeValidator(_fabric_word)]
+CloudFabricField = Annotated[Literal["ib", "roce", "efa", "tcpx", "tcp"], BeforeValidator(_fabric_word)]
 
 
 class CatalogRow(BaseModel):

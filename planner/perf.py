@@ -193,7 +193,8 @@ def evaluate(frame: pd.DataFrame, calibration: Calibration | None = None) -> pd.
     f_hw = hardware_flops_per_gpu(f_model, df["checkpointing"].astype(bool))
     eta_comp = df["gpu"].map(cal.eta_comp_for).astype(float)
     eta_net = df["fabric"].map(cal.eta_net_for).astype(float)
-    net_step_us = df["fabric"].map(lambda f: A.NCCL_NET_STEP_US[f].value).astype(float)
+    net_step_us = df["fabric"].map(lambda f: A.NCCL_NET_STEP_US[f].value if f in A.NCCL_NET_STEP_US else 0.0)
+    net_step_us = net_step_us.astype(float)
 
     quant = {k: df[k].astype(bool).to_numpy() for k in ("qwz", "hpz", "qgz")}
     v_node = cross_node_bytes_per_node(

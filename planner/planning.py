@@ -258,7 +258,7 @@ def why(scenario: Scenario, row: dict, head: Summary) -> list[str]:
         notes.append(f"GPU count fixed at {scenario.requirement.gpus}: the choice is about network and micro-batch.")
     if row["allowed_nodes"] is None and n == row["n_hi"] and scenario.requirement.gpus is None:
         notes.append("more nodes would drop below the target TFLOPs/GPU (per-GPU throughput falls with scale).")
-    if head.metrics.achieved_tflops_per_gpu < scenario.target_tflops * 1.05:
+    if scenario.target_tflops and head.metrics.achieved_tflops_per_gpu < scenario.target_tflops * 1.05:
         notes.append(
             f"the target of {scenario.target_tflops:g} TFLOPs/GPU binds: this plan reaches "
             f"{head.metrics.achieved_tflops_per_gpu:.1f}; cheaper networks or scales fall short of it "
@@ -398,6 +398,8 @@ def cost_curve(
 ) -> list[dict]:
     """Capex of the cheapest plan as the target TFLOPs/GPU moves around the scenario's."""
     points = []
+    if not scenario.target_tflops:
+        return points
     for factor in factors:
         target = scenario.target_tflops * factor
         capex = cheapest_capex(catalog, scenario.model_copy(update={"target_tflops": target}), calibration, solver)

@@ -113,14 +113,33 @@ class Cabling(_Strict):
     switch_reach_m: float = Field(30.0, gt=0, description="Cable length between switch tiers (fibre).")
 
 
+class CloudOptions(_Strict):
+    """Used by `planner cloud` (and `planner plan --compare-cloud`)."""
+
+    providers: list[str] | None = Field(None, description="Allowed providers (case-insensitive).")
+    regions: list[str] | None = Field(None, description="Allowed regions.")
+    instances: list[str] | None = Field(None, description="Allowed instance types.")
+    pricing: list[Literal["ondemand", "spot", "reserved"]] = Field(
+        default_factory=lambda: ["ondemand", "spot", "reserved"], min_length=1
+    )
+    quota: dict[str, Annotated[Count, Field(ge=0)]] = Field(
+        default_factory=dict, description="Most instances per instance type (or provider/instance)."
+    )
+    max_instances: Count = Field(256, ge=1, description="Most instances of any one offering.")
+    spot_share_max: float = Field(1.0, ge=0, le=1, description="Largest share of instances on spot pricing.")
+
+
 class Scenario(_Strict):
     name: str = "unnamed scenario"
     workload: Workload
     requirement: Requirement
-    target_tflops: TFLOPs = Field(description="Achieved TFLOPs per GPU the plan must reach.")
+    target_tflops: TFLOPs | None = Field(
+        None, description="Achieved TFLOPs per GPU the plan must reach (none: no floor)."
+    )
     objective: Objective = Field(default_factory=Objective)
     constraints: Constraints = Field(default_factory=Constraints)
     cabling: Cabling = Field(default_factory=Cabling)
+    cloud: CloudOptions = Field(default_factory=CloudOptions)
     catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
 
 

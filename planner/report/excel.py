@@ -61,6 +61,7 @@ class PlanContext:
     catalog_files: dict[str, str]  # path -> sha256
     bandwidth_sweep: pd.DataFrame | None = None  # fabric, zeropp, node_gbps, achieved_tflops_per_gpu
     cost_curve: list[dict] = field(default_factory=list)  # target_tflops, capex_usd (None: infeasible), note
+    cloud_comparison: dict | None = None  # planner plan --compare-cloud
 
 
 def write_plan(plan: Plan, context: PlanContext, path: Path) -> None:
@@ -72,6 +73,8 @@ def write_plan(plan: Plan, context: PlanContext, path: Path) -> None:
     _summary(summary, plan, context, totals)
     _alternatives(sheet(workbook, "Alternatives"), plan, totals)
     _sensitivity(sheet(workbook, "Sensitivity"), plan, context)
+    if context.cloud_comparison:
+        comparison_sheet(sheet(workbook, "Buy vs rent"), context.cloud_comparison)
     _assumptions(sheet(workbook, "Assumptions"), plan, context)
     save(workbook, path)
 
@@ -421,3 +424,118 @@ def write_bandwidth(
     widths(ws, {1: 12, 2: 10, 3: 18, 4: 18, 5: 30})
     print_setup(ws)
     save(workbook, path)
+
+
+# ---------------------------------------------------------------- planner cloud -o
+
+
+RANKING_COLUMNS = [
+    ("provider", "Provider", None),
+    ("instance", "Instance", None),
+    ("region", "Region", None),
+    ("gpu", "GPU", None),
+    ("pricing", "Pricing", None),
+    ("instances", "Instances", NUM0),
+    ("micro_batch", "Micro-batch", NUM0),
+    ("fabric", "Fabric", None),
+    ("tflops_per_gpu", "TFLOPs/GPU", NUM1),
+    ("days", "Days", NUM1),
+    ("usd_per_h", "USD per hour", USD),
+    ("cost_usd", "Cost (USD)", USD0),
+    ("usd_per_pflop_day", "USD per PFLOP-day", USD),
+]
+
+
+def write_cloud(result: dict, path: Path) -> None:
+    workbook = Workbook()
+    ws = workbook.active
+    ws.title = "Ranking"
+    ranking_sheet(ws, result)
+    if result["choice"]:
+        _cost_over_time(sheet(workbook, "Cost over time"), result["choice"])
+    excluded = sheet(workbook, "Excluded")
+    row = title(excluded, "Excluded offerings", "and why")
+    header(excluded, row, ["Provider", "Instance", "Region", "GPU", "Reason"])
+    for i, e in enumerate(result["excluded"], start=row + 1):
+        for col, key in enumerate(["provider", "instance", "region", "gpu", "reason"], start=1):
+            put(excluded, i, col, e[key])
+    widths(excluded, {1: 12, 2: 34, 3: 14, 4: 12, 5: 100})
+    save(workbook, path)
+
+
+def ranking_sheet(ws: Worksheet, result: dict) -> None:
+    row = title(
+        ws,
+        f"Cloud options: {result['scenario']}",
+        f"{result['cost_basis']}, cheapest first; calibration: {result['calibration']}",
+    )
+    header(ws, row, [label for _, label, _ in RANKING_COLUMNS])
+    first = row + 1
+    for i, record in enumerate(result["ranking"]):
+        for col, (key, _, fmt) in enumerate(RANKING_COLUMNS, start=1):
+            value = record[key]
+            if value is not None:
+                put(ws, first + i, col, value if isinstance(value, int | float) else str(value), fmt)
+    last = first + max(len(result["ranking"]), 1) - 1
+    ws.auto_filter.ref = f"A{row}:M{last}"
+    ws.freeze_panes = ws.cell(first, 1)
+    if result["ranking"] and result["ranking"][0]["days"] is not None:
+        from openpyxl.chart import ScatterChart, Series
+
+        chart = ScatterChart()
+        chart.title, chart.x_axis.title, chart.y_axis.title = "Cost vs days", "days", "USD"
+        chart.style = 13
+        series = Series(
+            Reference(ws, min_col=12, min_row=first, max_row=last),
+            Reference(ws, min_col=10, min_row=first, max_row=last),
+            title="offerings",
+        )
+        series.marker.symbol, series.graphicalProperties.line.noFill = "circle", True
+        chart.series.append(series)
+        chart.height, chart.width = 9, 18
+        ws.add_chart(chart, f"B{last + 3}")
+    widths(ws, {1: 10, 2: 34, 3: 14, 4: 11, 5: 10, 6: 10, 7: 11, 8: 8, 9: 11, 10: 8, 11: 14, 12: 16, 13: 18})
+    print_setup(ws)
+
+
+def _cost_over_time(ws: Worksheet, choice: dict) -> None:
+    title(
+        ws,
+        "Cost over time of the chosen option",
+        f"{choice['instances']} x {choice['provider']} {choice['instance']}; the hourly rate (B4) is an input",
+    )
+    put(ws, 4, 1, "USD per hour")
+    put(ws, 4, 2, choice["usd_per_h"], USD).fill = INPUT_FILL
+    header(ws, 6, ["Day", "Cumulative cost (USD)"])
+    days = int(-(-(choice["days"] or 30) // 1))
+    for i in range(days + 1):
+        put(ws, 7 + i, 1, i, NUM0)
+        formula(ws, 7 + i, 2, f"=$B$4*24*A{7 + i}", USD0)
+    chart = LineChart()
+    chart.title, chart.x_axis.title, chart.y_axis.title = "Cumulative cost", "day", "USD"
+    chart.add_data(Reference(ws, min_col=2, min_row=6, max_row=7 + days), titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=1, min_row=7, max_row=7 + days))
+    chart.height, chart.width = 8, 16
+    ws.add_chart(chart, "D6")
+    widths(ws, {1: 16, 2: 22})
+    print_setup(ws)
+
+
+def comparison_sheet(ws: Worksheet, comparison: dict) -> None:
+    title(ws, "Buy vs rent", "the same throughput as the purchase, rented from the best cloud option")
+    c = comparison["cloud"]
+    rows = [
+        ("Purchase capex (USD)", comparison["purchase_capex_usd"], USD0),
+        ("Purchase energy (USD per hour)", comparison["purchase_energy_usd_per_h"], USD),
+        ("Best cloud option", f"{c['instances']} x {c['provider']} {c['instance']} ({c['region']})", None),
+        ("Cloud USD per hour", c["usd_per_h"], USD),
+        ("Renting the purchase's throughput (USD per hour)", comparison["rent_same_throughput_usd_per_h"], USD),
+    ]
+    for i, (label, value, fmt) in enumerate(rows, start=4):
+        put(ws, i, 1, label)
+        put(ws, i, 2, value, fmt)
+    put(ws, 10, 1, "Break-even (months of full use)", bold=True)
+    formula(ws, 10, 2, '=IF(B8-B5>0,B4/((B8-B5)*730),"never")', NUM1, bold=True)
+    put(ws, 11, 1, comparison["note"])
+    widths(ws, {1: 52, 2: 40})
+    print_setup(ws, landscape=False)
