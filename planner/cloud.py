@@ -106,6 +106,9 @@ def build_options(catalog: Catalog, scenario: Scenario, calibration: Calibration
         if not prices:
             excluded.append(_excluded(row, "no price for the allowed pricing models"))
             continue
+        if prices == ["spot"] and scenario.cloud.spot_share_max < 1:
+            excluded.append(_excluded(row, "spot pricing only, but spot_share_max < 1 keeps some instances off spot"))
+            continue
         cap = quota(scenario, row) if multi_node_fabric(row) else min(1, quota(scenario, row))
         counts = list(range(1, cap + 1))
         if scenario.requirement.gpus is not None:
@@ -203,6 +206,8 @@ def brute_force(options: list[Option], scenario: Scenario) -> tuple[float, int, 
         for n in o.counts:
             hourly, _ = best_mix(o.row, n, scenario.cloud.pricing, scenario.cloud.spot_share_max)
             cost = hourly * o.hours[n]
+            if not math.isfinite(cost):
+                continue
             if scenario.constraints.budget_usd is not None and cost > scenario.constraints.budget_usd + 1e-6:
                 continue
             if found is None or cost < found[0] - 1e-6:

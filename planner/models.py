@@ -44,6 +44,7 @@ Watts = _quantity("w", "700W", ge=0)
 TFLOPs = _quantity("tflops", "989", gt=0)
 Params = _quantity("count", "176B", gt=0)
 Meters = _quantity("count", "3", gt=0)
+Terabytes = _quantity("count", "7.68", gt=0)
 
 Fabric = Literal["ib", "roce"]
 CloudFabric = Literal["efa", "ib", "roce", "tcpx", "tcp", "none"]
@@ -156,6 +157,9 @@ class ServerRow(CatalogRow):
     included_nic: str | None = Field(None, description="NIC sku (nics.csv) included in price_usd.")
     included_nics: Annotated[Count, Field(ge=0)] = 0
     dram_gib: GiB | None = None
+    dram_gb_per_s: GBps | None = Field(None, description="Peak DRAM bandwidth: sockets x channels x MT/s x 8 B.")
+    nvme_slots: Annotated[Count, Field(ge=0)] = 0
+    root_complex_gb_per_s: GBps | None = Field(None, description="CPU root-complex limit on PCIe traffic, if known.")
 
 
 class NicRow(CatalogRow):
@@ -248,6 +252,30 @@ class OpticRow(CatalogRow):
     power_w: Watts
 
 
+class NvmeRow(CatalogRow):
+    catalog_kind: ClassVar[str] = "nvme"
+    key_fields: ClassVar[tuple[str, ...]] = ("sku",)
+    display: ClassVar[tuple[str, ...]] = (
+        "sku",
+        "name",
+        "interface",
+        "read_gb_per_s",
+        "capacity_tb",
+        "price_usd",
+        "power_w",
+        "confidence",
+    )
+
+    sku: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    vendor: str = Field(min_length=1)
+    interface: str | None = None
+    read_gb_per_s: GBps = Field(description="Sequential read, GB/s.")
+    capacity_tb: Terabytes = Field(description="Capacity in TB (1e12 bytes).")
+    price_usd: USD
+    power_w: Watts
+
+
 class CloudRow(CatalogRow):
     catalog_kind: ClassVar[str] = "cloud"
     key_fields: ClassVar[tuple[str, ...]] = ("provider", "instance", "region")
@@ -306,6 +334,6 @@ class ModelRow(CatalogRow):
 
 
 ROW_TYPES: dict[str, type[CatalogRow]] = {
-    t.catalog_kind: t for t in (GpuRow, ServerRow, NicRow, SwitchRow, OpticRow, CloudRow, ModelRow)
+    t.catalog_kind: t for t in (GpuRow, ServerRow, NicRow, SwitchRow, OpticRow, NvmeRow, CloudRow, ModelRow)
 }
 KINDS: tuple[str, ...] = tuple(ROW_TYPES)

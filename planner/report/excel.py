@@ -539,3 +539,83 @@ def comparison_sheet(ws: Worksheet, comparison: dict) -> None:
     put(ws, 11, 1, comparison["note"])
     widths(ws, {1: 52, 2: 40})
     print_setup(ws, landscape=False)
+
+
+# ---------------------------------------------------------------- planner inference -o
+
+
+def write_inference(result: dict, path: Path) -> None:
+    workbook = Workbook()
+    ws = workbook.active
+    ws.title = "Inference"
+    c = result["choice"]
+    row = title(
+        ws,
+        f"Inference: {result['weights_gb']:,.0f} GB of weights within {result['latency_target_s']:g} s",
+        f"planner {__version__}; needs {result['required_gb_per_s']:,.0f} GB/s of streaming bandwidth",
+    )
+    pairs = [
+        ("Machines", c["machines"]),
+        ("Server", c["server"]),
+        ("GPUs", f"{c['gpus']} x {c['gpu']}"),
+        ("NVMe per machine", f"{c['nvme_per_machine']} x {c['nvme']}" if c["nvme"] else "none"),
+        ("NICs per machine", f"{c['nics_per_machine']} x {c['nic']}" if c["nic"] else "none"),
+        ("Network", c["network"] or "none"),
+        ("Latency (s)", (c["latency_s"], "0.000")),
+        ("Bottleneck", c["bottleneck"]),
+        ("Cost (USD)", (c["usd"], USD0)),
+        ("Power (kW)", (c["power_kw"], NUM1)),
+    ]
+    row = _pairs(ws, row, "Chosen configuration", pairs)
+    put(ws, row, 1, "Bandwidth ladder (one machine)", bold=True)
+    header(ws, row + 1, ["Link", "GB/s", "GB per pass", "Seconds", "Detail", "Bottleneck"])
+    for i, r in enumerate(result["ladder"], start=row + 2):
+        put(ws, i, 1, r["link"])
+        for col, key in ((2, "gb_per_s"), (3, "gb_per_pass")):
+            if r[key] is not None and r[key] != float("inf"):
+                put(ws, i, col, float(r[key]), NUM1)
+        put(ws, i, 4, float(r["seconds"]), "0.0000")
+        put(ws, i, 5, r["detail"])
+        put(ws, i, 6, "yes" if r["bottleneck"] else "")
+    row += len(result["ladder"]) + 3
+    put(ws, row, 1, "Latency by machine count", bold=True)
+    header(ws, row + 1, ["Machines", "Latency (s)", "Bottleneck"])
+    first = row + 2
+    sweep = result["machine_sweep"]
+    for i, s in enumerate(sweep, start=first):
+        put(ws, i, 1, s["machines"], NUM0)
+        if s["fits"]:
+            put(ws, i, 2, float(s["latency_s"]), "0.000")
+        put(ws, i, 3, s["bottleneck"] if s["fits"] else "does not fit")
+    if len(sweep) > 1:
+        chart = LineChart()
+        chart.title, chart.x_axis.title, chart.y_axis.title = "Latency vs machines", "machines", "seconds"
+        chart.add_data(
+            Reference(ws, min_col=2, min_row=first - 1, max_row=first + len(sweep) - 1), titles_from_data=True
+        )
+        chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=first + len(sweep) - 1))
+        chart.height, chart.width = 8, 16
+        ws.add_chart(chart, f"H{row}")
+    alt = sheet(workbook, "Alternatives")
+    arow = title(alt, "Alternatives", "next-best distinct configurations")
+    header(alt, arow, ["Machines", "Server", "NVMe", "NIC", "Latency (s)", "Bottleneck", "Cost (USD)", "Delta (USD)"])
+    for i, a in enumerate(result["alternatives"], start=arow + 1):
+        for col, value in enumerate(
+            [
+                a["machines"],
+                a["server"],
+                f"{a['nvme_per_machine']} x {a['nvme']}" if a["nvme"] else "none",
+                a["nic"] or "none",
+            ],
+            start=1,
+        ):
+            put(alt, i, col, value)
+        put(alt, i, 5, float(a["latency_s"]), "0.000")
+        put(alt, i, 6, a["bottleneck"])
+        put(alt, i, 7, float(a["usd"]), USD0)
+        formula(alt, i, 8, f"=G{i}-{c['usd']:.2f}", USD0)
+    widths(ws, {1: 30, 2: 16, 3: 14, 4: 12, 5: 60, 6: 12})
+    widths(alt, {1: 10, 2: 44, 3: 24, 4: 16, 5: 12, 6: 18, 7: 16, 8: 16})
+    print_setup(ws)
+    print_setup(alt)
+    save(workbook, path)
