@@ -689,6 +689,7 @@ def inference(**kw) -> None:
     from planner.calibration import load_calibration
     from planner.errors import UsageError
     from planner.fileio import write_text_atomic
+    from planner.inference import Serving
     from planner.inference import plan as plan_inference
     from planner.perf import estimated_layers
     from planner.report.inference_text import render
@@ -707,13 +708,10 @@ def inference(**kw) -> None:
     output = kw.pop("output")
     if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
         raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
+    job = Serving(params * kw.pop("weight_bytes"), params, layers, hidden, kw.pop("batch"))
     result = plan_inference(
         loaded,
-        params * kw.pop("weight_bytes"),
-        params,
-        layers,
-        hidden,
-        kw.pop("batch"),
+        job,
         kw.pop("latency"),
         load_calibration(kw.pop("calibration")),
         max_machines=kw.pop("max_machines"),

@@ -83,19 +83,21 @@ class Pass:
         )
 
 
-def forward_pass(
-    weights_bytes: float,
-    params: float,
-    layers: int,
-    hidden: int,
-    batch: int,
-    machine: Machine,
-    machines: int,
-    calibration: Calibration,
-) -> Pass:
+@dataclass(frozen=True)
+class Serving:
+    """What is served: weight bytes (params x bytes per weight), the architecture, the decode batch."""
+
+    weights_bytes: float
+    params: float
+    layers: int
+    hidden: int
+    batch: int = 1
+
+
+def forward_pass(job: Serving, machine: Machine, machines: int, calibration: Calibration) -> Pass:
     s, g = machine.server, machine.gpu
     G = s.gpus_per_node
-    share = weights_bytes / machines
+    share = job.weights_bytes / machines
     hbm_cap = max(0.0, G * (A.USABLE_HBM_FRACTION.value * g.hbm_gib - A.FRAMEWORK_RESERVE_GIB.value) * 2**30)
     dram_cap = DRAM_USABLE_FRACTION.value * (s.dram_gib or 0) * 2**30
     nvme_cap = machine.drives * machine.drive.capacity_tb * 1e12 if machine.drive else 0.0
@@ -111,9 +113,13 @@ def forward_pass(
         "NVMe": on_nvme / (machine.drives * machine.drive.read_gb_per_s * GB)
         if on_nvme > 0 and machine.drive
         else (math.inf if on_nvme > 0 else 0.0),
-        "compute": 2 * params * batch / machines / (G * g.peak_bf16_tflops * 1e12 * calibration.eta_comp_for(g.name)),
+        "compute": 2
+        * job.params
+        * job.batch
+        / machines
+        / (G * g.peak_bf16_tflops * 1e12 * calibration.eta_comp_for(g.name)),
     }
-    network = _network_s(layers, hidden, batch, machine, machines, calibration)
+    network = _network_s(job, machine, machines, calibration)
     stream = max(link.values())
     bottleneck = "network latency" if network > stream else max(link, key=link.get)
     return Pass(
@@ -129,7 +135,7 @@ def forward_pass(
     )
 
 
-def _network_s(layers, hidden, batch, machine: Machine, machines: int, calibration: Calibration) -> float:
+def _network_s(job: Serving, machine: Machine, machines: int, calibration: Calibration) -> float:
     """2 all-reduces per layer over all GPUs: NCCL ring latency (2(n-1) steps) plus, across machines, the
     activation bytes over the node's NICs; within one machine the NVLink latency alone (bytes are tiny)."""
     G = machine.server.gpus_per_node
@@ -144,10 +150,10 @@ def _network_s(layers, hidden, batch, machine: Machine, machines: int, calibrati
     )
     per_allreduce = steps_us * 1e-6
     if machines > 1:
-        size = batch * hidden * ACTIVATION_BYTES.value
+        size = job.batch * job.hidden * ACTIVATION_BYTES.value
         node_bytes_per_s = machine.nics * machine.nic.speed_gbps * 1e9 / 8 * calibration.eta_net_for(fabric_name)
         per_allreduce += 2 * (machines - 1) / machines * size / node_bytes_per_s
-    return layers * 2 * per_allreduce
+    return job.layers * 2 * per_allreduce
 
 
 def required_gb_per_s(weights_bytes: float, latency_s: float) -> float:
@@ -155,11 +161,8 @@ def required_gb_per_s(weights_bytes: float, latency_s: float) -> float:
     return weights_bytes / latency_s / GB
 
 
-def machine_sweep(weights_bytes, params, layers, hidden, batch, machine, max_machines, calibration) -> list[Pass]:
-    return [
-        forward_pass(weights_bytes, params, layers, hidden, batch, machine, m, calibration)
-        for m in range(1, max_machines + 1)
-    ]
+def machine_sweep(job: Serving, machine: Machine, max_machines: int, calibration: Calibration) -> list[Pass]:
+    return [forward_pass(job, machine, m, calibration) for m in range(1, max_machines + 1)]
 
 
 # ---------------------------------------------------------------- hardware options per machine
@@ -257,11 +260,7 @@ class Candidate:
 
 def candidates(
     catalog: Catalog,
-    weights_bytes: float,
-    params: float,
-    layers: int,
-    hidden: int,
-    batch: int,
+    job: Serving,
     latency_s: float,
     max_machines: int,
     calibration: Calibration,
@@ -274,7 +273,7 @@ def candidates(
     for machine in machine_options(catalog, gpus):
         counts = [1] if machine.nic is None else range(2, max_machines + 1)
         for m in counts:
-            p = forward_pass(weights_bytes, params, layers, hidden, batch, machine, m, calibration)
+            p = forward_pass(job, machine, m, calibration)
             if not p.fits:
                 continue
             fastest.append(p)
@@ -416,11 +415,7 @@ def describe(c: Candidate) -> dict:
 
 def plan(
     catalog: Catalog,
-    weights_bytes: float,
-    params: float,
-    layers: int,
-    hidden: int,
-    batch: int,
+    job: Serving,
     latency_s: float,
     calibration: Calibration,
     max_machines: int = 16,
@@ -431,12 +426,10 @@ def plan(
 ) -> dict:
     from planner.errors import InfeasibleError
 
-    pool, seen = candidates(
-        catalog, weights_bytes, params, layers, hidden, batch, latency_s, max_machines, calibration, gpus, budget_usd
-    )
-    need = required_gb_per_s(weights_bytes, latency_s)
+    pool, seen = candidates(catalog, job, latency_s, max_machines, calibration, gpus, budget_usd)
+    need = required_gb_per_s(job.weights_bytes, latency_s)
     if not pool:
-        raise InfeasibleError(_explain(seen, weights_bytes, latency_s, need, budget_usd, max_machines))
+        raise InfeasibleError(_explain(seen, job.weights_bytes, latency_s, need, budget_usd, max_machines))
     pool.sort(key=lambda c: c.usd)
     pool = pool[: max(50, 10 * (alternatives + 1))]  # exact: the cheapest are first, the MILP needs no others
     chosen, cuts, picks = choose(pool, solver), [], []
@@ -448,21 +441,12 @@ def plan(
     best = picks[0]
     sweep = [
         {"machines": p.machines, "latency_s": p.latency_s, "bottleneck": p.bottleneck, "fits": p.fits}
-        for p in machine_sweep(
-            weights_bytes,
-            params,
-            layers,
-            hidden,
-            batch,
-            best.machine,
-            max_machines if best.machine.nic else 1,
-            calibration,
-        )
+        for p in machine_sweep(job, best.machine, max_machines if best.machine.nic else 1, calibration)
     ]
     return {
-        "weights_gb": weights_bytes / GB,
+        "weights_gb": job.weights_bytes / GB,
         "latency_target_s": latency_s,
-        "batch": batch,
+        "batch": job.batch,
         "required_gb_per_s": need,
         "choice": describe(best),
         "ladder": ladder(best.machine, best.passes),

@@ -145,36 +145,37 @@ def catalog_origin(catalog: Catalog, kind: str, key: str) -> str:
 GROUP = ["server", "nic", "nics_per_node", "fabric", "switch", "micro_batch"]
 
 
+def fabric_size(row: dict, nodes: int):
+    """The closed-form fabric of candidate `row` at this node count (fabric.size); None when the tier cannot
+    hold it. Single-node candidates have no fabric."""
+    from planner import fabric
+
+    if row["tier"] == 0:
+        return fabric.Switches(0, {}, 0)
+    endpoints = row["endpoints_per_node"] * nodes
+    return fabric.size(endpoints, row["tier"], row["switch_ports"], row["breakout"], row["oversubscription"])
+
+
+def within_limits(c: dict[str, float], scenario: Scenario) -> bool:
+    budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw
+    return (budget is None or c["capex_usd"] <= budget + 1e-6) and (power is None or c["power_w"] <= power * 1e3 + 1e-6)
+
+
 def smallest_cost(frame: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
     """Each candidate's cost at its smallest allowed node count. Every cost and power term is non-decreasing
     in the node count (nodes, endpoints and ceil-sized switch counts all grow), so this is the candidate's
     optimum, and if budget or power exclude it they exclude every larger count too."""
-    from planner import fabric
-
     records = []
     for row in frame.to_dict("records"):
         nodes = node_counts(row)[0]
-        if row["tier"] == 0:
-            size = fabric.Switches(0, {}, 0)
-        else:
-            size = fabric.size(
-                row["endpoints_per_node"] * nodes,
-                row["tier"],
-                row["switch_ports"],
-                row["breakout"],
-                row["oversubscription"],
-            )
+        size = fabric_size(row, nodes)
         c = costs(row, nodes, size.down_ports, size.by_tier, size.uplinks, scenario)
-        budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw
-        ok = (budget is None or c["capex_usd"] <= budget + 1e-6) and (
-            power is None or c["power_w"] <= power * 1e3 + 1e-6
-        )
         records.append(
             {
                 "bound_usd": c["objective_usd"],
                 "bound_capex_usd": c["capex_usd"],
                 "bound_power_w": c["power_w"],
-                "within_limits": ok,
+                "within_limits": within_limits(c, scenario),
             }
         )
     return pd.DataFrame(records, index=frame.index)

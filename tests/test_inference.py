@@ -54,10 +54,10 @@ def test_field_figures():
     assert I.required_gb_per_s(1e12, 1.0) == pytest.approx(1000)  # 1 TB at 1 s needs 1 TB/s
     # GPT-3's ~300 GB streamed by 8 GPUs over PCIe 4.0 x16: 300 / (8 x 31.5) = 1.19 s, so one machine
     # cannot serve it at 1 s; two machines split width-wise halve the bytes each streams
-    one = I.forward_pass(300e9, 175e9, 96, 12288, 1, machine(), 1, CAL)
+    one = I.forward_pass(I.Serving(300e9, 175e9, 96, 12288), machine(), 1, CAL)
     assert one.link_s["PCIe to GPUs"] == pytest.approx(300 / (8 * 31.5), rel=0.01)
     assert one.bottleneck in ("PCIe to GPUs", "platform PCIe") and one.latency_s > 1.0
-    two = I.forward_pass(300e9, 175e9, 96, 12288, 1, machine(nics=1), 2, CAL)
+    two = I.forward_pass(I.Serving(300e9, 175e9, 96, 12288), machine(nics=1), 2, CAL)
     assert two.link_s["PCIe to GPUs"] == pytest.approx(one.link_s["PCIe to GPUs"] / 2)
     assert two.latency_s < 1.0
 
@@ -65,14 +65,15 @@ def test_field_figures():
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from([100e9, 300e9, 1e12, 3e12]), st.integers(1, 15), st.sampled_from([1, 8, 64]))
 def test_more_machines_never_lower_bandwidth_and_raise_latency_term(weights, m, batch):
-    a = I.forward_pass(weights, weights / 2, 96, 12288, batch, machine(nics=1), m, CAL)
-    b = I.forward_pass(weights, weights / 2, 96, 12288, batch, machine(nics=1), m + 1, CAL)
+    job = I.Serving(weights, weights / 2, 96, 12288, batch)
+    a = I.forward_pass(job, machine(nics=1), m, CAL)
+    b = I.forward_pass(job, machine(nics=1), m + 1, CAL)
     assert b.streaming_gb_per_s >= a.streaming_gb_per_s * (1 - 1e-12)
     assert b.network_s >= a.network_s
 
 
 def test_the_machine_count_is_optimised():
-    result = I.plan(tiny(), 1e12, 500e9, 105, 20480, 1, 1.0, CAL, max_machines=16)
+    result = I.plan(tiny(), I.Serving(1e12, 500e9, 105, 20480), 1.0, CAL, max_machines=16)
     chosen = result["choice"]
     feasible = [s["machines"] for s in result["machine_sweep"] if s["fits"] and s["latency_s"] <= 1.0]
     assert chosen["machines"] == min(feasible) > 1
@@ -82,7 +83,7 @@ def test_the_machine_count_is_optimised():
 
 def test_infeasible_latency_is_explained():
     with pytest.raises(InfeasibleError, match=r"(?s)needs 1,000,000 GB/s.*the fastest reachable .* limited by"):
-        I.plan(tiny(), 1e12, 500e9, 105, 20480, 1, 0.001, CAL)
+        I.plan(tiny(), I.Serving(1e12, 500e9, 105, 20480), 0.001, CAL)
 
 
 def test_weights_beyond_memory_need_nvme():
@@ -90,7 +91,7 @@ def test_weights_beyond_memory_need_nvme():
         gpus=[GPU], servers=[dict(SERVER, dram_gib=64, nvme_slots=0)], nics=[NIC], switches=[SWITCH], optics=[DAC]
     )
     with pytest.raises(InfeasibleError):
-        I.plan(catalog, 5e12, 2.5e12, 120, 20480, 1, 100.0, CAL, max_machines=2)
+        I.plan(catalog, I.Serving(5e12, 2.5e12, 120, 20480), 100.0, CAL, max_machines=2)
 
 
 # ---------------------------------------------------------------- CLI
