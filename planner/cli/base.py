@@ -1,0 +1,63 @@
+"""The click group, shared options and error handling of every command. Commands live beside it, one
+module per family; none of them holds modelling logic."""
+
+from __future__ import annotations
+
+import click
+
+from planner import __version__
+from planner.errors import CatalogError, PlannerError
+from planner.units import parse_quantity
+
+
+class PlannerGroup(click.Group):
+    """Turns PlannerError into a one-line message per problem and its exit code: never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except PlannerError as exc:
+            for line in str(exc).splitlines():
+                click.echo(f"error: {line}", err=True)
+            if isinstance(exc, CatalogError) and len(exc.problems) > 1:
+                click.echo(f"error: {len(exc.problems)} problems found", err=True)
+            ctx.exit(exc.exit_code)
+
+
+catalog_option = click.option(
+    "--catalog",
+    "catalog_paths",
+    multiple=True,
+    type=click.Path(),
+    metavar="PATH",
+    help="Your catalog: a CSV, a folder of CSVs, or an .xlsx with one sheet per kind. Rows whose key "
+    "matches a shipped row replace it. Repeatable; later files win.",
+)
+
+
+@click.group(cls=PlannerGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="planner")
+def main() -> None:
+    """Plan GPU clusters for DeepSpeed ZeRO-3 training: network, nodes and cost.
+
+    \b
+    Example:
+      planner catalog list gpus
+    """
+
+
+class Quantity(click.ParamType):
+    """A number with optional unit ("176B", "400Gbps"); must be > 0 unless allow_zero."""
+
+    def __init__(self, dimension: str, allow_zero: bool = False):
+        self.dimension, self.allow_zero = dimension, allow_zero
+        self.name = dimension
+
+    def convert(self, value, param, ctx):
+        try:
+            number = parse_quantity(value, self.dimension)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        if number < 0 or (number == 0 and not self.allow_zero):
+            self.fail(f"must be positive, got {value!r}", param, ctx)
+        return number

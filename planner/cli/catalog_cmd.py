@@ -1,0 +1,118 @@
+"""`planner catalog list | validate | schema`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from planner.catalog import Catalog, load_catalog
+from planner.cli.base import catalog_option, main
+from planner.models import KINDS, ROW_TYPES, SCHEMA_VERSION
+from planner.report.terminal import format_table
+
+
+@main.group()
+def catalog() -> None:
+    """Inspect and validate price catalogs.
+
+    \b
+    Example:
+      planner catalog validate my-quote.xlsx
+    """
+
+
+@catalog.command("list")
+@click.argument("kind", required=False, type=click.Choice(KINDS, case_sensitive=False))
+@click.option("--all", "all_columns", is_flag=True, help="Show every column, not just the main ones.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@catalog_option
+def catalog_list(kind: str | None, all_columns: bool, fmt: str, catalog_paths: Sequence[str]) -> None:
+    """List catalog rows of KIND, or a summary of every kind.
+
+    \b
+    Examples:
+      planner catalog list
+      planner catalog list switches --all
+      planner catalog list gpus --catalog my-gpus.csv --format csv
+    """
+    loaded = load_catalog(catalog_paths)
+    if kind is None:
+        _print_summary(loaded)
+        return
+    kind = kind.lower()
+    frame = loaded.frame(kind)
+    if not all_columns:
+        frame = frame[list(ROW_TYPES[kind].display) + ["origin_file", "origin_row"]]
+    if fmt == "csv":
+        frame.to_csv(sys.stdout, index=False)
+    elif fmt == "json":
+        click.echo(frame.to_json(orient="records", indent=2))
+    else:
+        records = frame.drop(columns=["origin_file", "origin_row"]).to_dict("records")
+        click.echo(format_table(records, [c for c in frame.columns if not c.startswith("origin_")]))
+
+
+def _print_summary(loaded: Catalog) -> None:
+    records = []
+    for kind in KINDS:
+        rows = loaded.items(kind)
+        files = sorted({loaded.origin(r).file for r in rows})
+        records.append({"kind": kind, "rows": len(rows), "from": ", ".join(files)})
+    click.echo(format_table(records, ["kind", "rows", "from"], max_width=100))
+
+
+@catalog.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--no-defaults",
+    is_flag=True,
+    help="Validate the files alone, without the shipped catalogs "
+    "(references such as a server's GPU must then resolve within them).",
+)
+def catalog_validate(paths: Sequence[str], no_defaults: bool) -> None:
+    """Check catalog files (CSV, folder, or .xlsx); report every problem, not just the first.
+
+    Exit 0 with a one-line summary when valid, 1 with one line per problem when not.
+
+    \b
+    Examples:
+      planner catalog validate catalogs/
+      planner catalog validate vendor-quote.xlsx extra-nics.csv
+    """
+    loaded = load_catalog(paths, defaults=not no_defaults)
+    mine = {Path(f).resolve() for f in loaded.files if any(_under(f, p) for p in paths)}
+    counts = {}
+    for kind in KINDS:
+        n = sum(1 for r in loaded.items(kind) if any(_under(loaded.origin(r).file, p) for p in paths))
+        if n:
+            counts[kind] = n
+    detail = ", ".join(f"{k} {n}" for k, n in counts.items()) or "no rows"
+    click.echo(f"OK: {len(mine)} file(s), {sum(counts.values())} rows valid ({detail})")
+
+
+def _under(file: str, path: str) -> bool:
+    file_path, root = Path(file.split("[", 1)[0]).resolve(), Path(path).resolve()
+    return file_path == root or root in file_path.parents
+
+
+@catalog.command("schema")
+@click.argument("kind", type=click.Choice(KINDS, case_sensitive=False))
+def catalog_schema(kind: str) -> None:
+    """Print the JSON schema of one catalog row of KIND (for editors and your own checks).
+
+    \b
+    Example:
+      planner catalog schema nics > nics.schema.json
+    """
+    row_type = ROW_TYPES[kind.lower()]
+    schema = row_type.model_json_schema()
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"planner catalog row: {kind.lower()} (schema {SCHEMA_VERSION})",
+        **{k: v for k, v in schema.items() if k != "title"},
+    }
+    click.echo(json.dumps(schema, indent=2))

@@ -1,0 +1,84 @@
+"""`planner cloud`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from planner.catalog import load_catalog
+from planner.cli.base import Quantity, catalog_option, main
+
+
+@main.command()
+@click.argument("scenario", type=click.Path())
+@click.option("--budget", type=Quantity("usd"), help="Override constraints.budget_usd (the cost to train).")
+@click.option("--target-tflops", type=Quantity("tflops"), help="Override target_tflops.")
+@click.option("--provider", "providers", multiple=True, help="Allowed provider (repeatable).")
+@click.option("--region", "regions", multiple=True, help="Allowed region (repeatable).")
+@click.option(
+    "--pricing",
+    "pricings",
+    multiple=True,
+    type=click.Choice(["ondemand", "spot", "reserved"]),
+    help="Allowed pricing model (repeatable).",
+)
+@click.option("--spot-share", type=click.FloatRange(0, 1), help="Override cloud.spot_share_max.")
+@click.option(
+    "--micro-batch",
+    "micro_batches",
+    multiple=True,
+    type=click.IntRange(min=1),
+    help="Allowed micro-batch (repeatable).",
+)
+@click.option("--solver", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True)
+@click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
+@click.option("-o", "--output", type=click.Path(), help="Write an .xlsx (ranking, cost over time, charts) or .json.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@catalog_option
+def cloud(scenario: str, **kw) -> None:
+    """Compare cloud offerings for a training run: instance type, count, pricing, cost to train.
+
+    \b
+    Examples:
+      planner cloud examples/cloud-70b.yaml
+      planner cloud examples/cloud-70b.yaml --provider AWS --provider Azure --spot-share 0.5
+      planner cloud examples/cloud-70b.yaml -o cloud.xlsx
+    """
+    from planner.cloud import run as run_cloud
+    from planner.errors import UsageError
+    from planner.fileio import write_text_atomic
+    from planner.report.cloud_text import render
+    from planner.report.jsonout import dumps
+    from planner.scenario import load_scenario
+
+    output = kw.pop("output")
+    if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
+        raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
+    overrides = {
+        "constraints.budget_usd": kw.pop("budget"),
+        "target_tflops": kw.pop("target_tflops"),
+        "cloud.providers": list(kw.pop("providers")) or None,
+        "cloud.regions": list(kw.pop("regions")) or None,
+        "cloud.pricing": list(kw.pop("pricings")) or None,
+        "cloud.spot_share_max": kw.pop("spot_share"),
+        "workload.micro_batches": list(kw.pop("micro_batches")) or None,
+    }
+    loaded_scenario = load_scenario(scenario, overrides)
+    from planner.calibration import load_calibration
+
+    loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
+    result = run_cloud(loaded, loaded_scenario, load_calibration(kw.pop("calibration")), kw.pop("solver"))
+    if output:
+        if Path(output).suffix.lower() == ".xlsx":
+            from planner.report.workbooks import write_cloud
+
+            write_cloud(result, Path(output))
+        else:
+            write_text_atomic(Path(output), dumps(result) + "\n")
+    click.echo(dumps(result) if kw.pop("as_json") else render(result))
+    if result["choice"] is None:
+        from planner.errors import InfeasibleError
+
+        reasons = "; ".join(sorted({e["reason"].split(":")[0] for e in result["excluded"]})) or "budget"
+        raise InfeasibleError(f"no cloud offering meets the scenario ({reasons}); see the exclusions above")

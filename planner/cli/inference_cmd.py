@@ -1,0 +1,89 @@
+"""`planner inference`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from planner.catalog import load_catalog
+from planner.cli.base import Quantity, catalog_option, main
+
+
+@main.command()
+@click.option("--params", type=Quantity("count"), help="Model parameters, e.g. 175B.")
+@click.option("--model", help="A model from models.csv (gives params and architecture).")
+@click.option("--latency", type=Quantity("s"), required=True, help="Latency target per forward pass, e.g. 1s.")
+@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Sequences decoded together.")
+@click.option(
+    "--weight-bytes",
+    type=click.FloatRange(min=0.25, max=4),
+    default=2.0,
+    show_default=True,
+    help="Bytes per weight: 2 fp16/bf16, 1 int8, 0.5 int4.",
+)
+@click.option("--gpu", "gpus", multiple=True, help="Allowed GPU (repeatable).")
+@click.option("--max-machines", type=click.IntRange(min=1, max=256), default=16, show_default=True)
+@click.option("--budget", type=Quantity("usd"), help="Most the configuration may cost.")
+@click.option("--alternatives", type=click.IntRange(min=0), default=3, show_default=True)
+@click.option("--explain", is_flag=True, help="Print the bandwidth ladder and the latency by machine count.")
+@click.option("--solver", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True)
+@click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
+@click.option("-o", "--output", type=click.Path(), help="Write an .xlsx workbook (or .json).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@catalog_option
+def inference(**kw) -> None:
+    """The cheapest machines that serve a model too big for GPU memory within a latency target.
+
+    Weights that do not fit in HBM stream from DRAM and NVMe over PCIe every forward pass, so latency is
+    bounded by bandwidth; splitting each layer over m machines multiplies bandwidth but adds per-layer
+    all-reduce latency. The machine count is optimised, not assumed.
+
+    \b
+    Examples:
+      planner inference --params 175B --latency 1s
+      planner inference --params 1T --latency 1s --gpu V100 --explain
+      planner inference --model GPT-3-175B --latency 200ms --batch 8 -o inference.xlsx
+    """
+    from planner.calibration import load_calibration
+    from planner.errors import UsageError
+    from planner.fileio import write_text_atomic
+    from planner.inference import Serving
+    from planner.inference import plan as plan_inference
+    from planner.perf import estimated_layers
+    from planner.report.inference_text import render
+    from planner.report.jsonout import dumps
+
+    loaded = load_catalog(kw.pop("catalog_paths"))
+    params, model = kw.pop("params"), kw.pop("model")
+    if (params is None) == (model is None):
+        raise UsageError("give exactly one of --params (e.g. 175B) or --model")
+    if model:
+        row = loaded.model(model)
+        params, layers, hidden = row.params, row.layers, row.hidden
+    else:
+        layers = int(estimated_layers(params))
+        hidden = int(layers * 128)
+    output = kw.pop("output")
+    if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
+        raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
+    job = Serving(params * kw.pop("weight_bytes"), params, layers, hidden, kw.pop("batch"))
+    result = plan_inference(
+        loaded,
+        job,
+        kw.pop("latency"),
+        load_calibration(kw.pop("calibration")),
+        max_machines=kw.pop("max_machines"),
+        gpus=list(kw.pop("gpus")) or None,
+        budget_usd=kw.pop("budget"),
+        alternatives=kw.pop("alternatives"),
+        solver=kw.pop("solver"),
+    )
+    if output:
+        if Path(output).suffix.lower() == ".xlsx":
+            from planner.report.workbooks import write_inference
+
+            write_inference(result, Path(output))
+        else:
+            write_text_atomic(Path(output), dumps(result) + "\n")
+    click.echo(dumps(result) if kw.pop("as_json") else render(result, kw.pop("explain")))

@@ -1,0 +1,158 @@
+"""`planner plan` (and --compare-cloud)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from planner.catalog import load_catalog
+from planner.cli.base import Quantity, catalog_option, main
+
+
+@main.command()
+@click.argument("scenario", required=False, type=click.Path())
+@click.option("--schema", is_flag=True, help="Print the scenario file's JSON schema and exit.")
+@click.option("--target-tflops", type=Quantity("tflops"), help="Override target_tflops.")
+@click.option("--budget", type=Quantity("usd"), help="Override constraints.budget_usd, e.g. 30M.")
+@click.option("--power-kw", type=Quantity("count"), help="Override constraints.power_kw.")
+@click.option("--max-nodes", type=click.IntRange(min=1), help="Override constraints.max_nodes.")
+@click.option("--gpus", "fixed_gpus", type=click.IntRange(min=1), help="Require exactly this many GPUs.")
+@click.option("--gpu", "allowed_gpus", multiple=True, help="Allowed GPU (repeatable); overrides constraints.gpus.")
+@click.option(
+    "--fabric", "fabrics", multiple=True, type=click.Choice(["ib", "roce"]), help="Allowed fabric (repeatable)."
+)
+@click.option(
+    "--micro-batch",
+    "micro_batches",
+    multiple=True,
+    type=click.IntRange(min=1),
+    help="Allowed micro-batch (repeatable).",
+)
+@click.option("--global-batch", type=click.IntRange(min=1), help="Override workload.global_batch.")
+@click.option("--objective", type=click.Choice(["capex", "tco"]), help="Override objective.kind.")
+@click.option("--zeropp", is_flag=True, default=None, help="Turn on all three ZeRO++ options.")
+@click.option("--solver", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True)
+@click.option("--time-limit", type=Quantity("s"), help="Solver time limit per solve, e.g. 60s.")
+@click.option("--gap", type=click.FloatRange(min=0), help="Relative MIP gap at which to stop, e.g. 0.01.")
+@click.option(
+    "--alternatives", type=click.IntRange(min=0), default=3, show_default=True, help="Next-best distinct plans to list."
+)
+@click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
+@click.option(
+    "-o", "--output", type=click.Path(), help="Write the plan: .json (whole plan) or .csv (bill of materials)."
+)
+@click.option("--csv", "csv_path", type=click.Path(), help="Also write the bill of materials as CSV.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole plan as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress messages on stderr.")
+@click.option("--compare-cloud", is_flag=True, help="Put the purchase beside the best cloud option (break-even).")
+@catalog_option
+def plan(scenario: str | None, schema: bool, **kw) -> None:
+    """Choose the cheapest cluster (nodes, NICs, fabric, switches, optics, micro-batch) for a scenario.
+
+    \b
+    Examples:
+      planner plan examples/bloom-176b-v100.yaml
+      planner plan examples/llama-70b-h100.yaml --budget 60M --json
+      planner plan examples/llama-70b-h100.yaml --fabric roce -o bom.csv
+      planner plan examples/bloom-176b-v100.yaml -o plan.xlsx
+      planner plan examples/llama-70b-h100.yaml --compare-cloud
+      planner plan --schema > scenario.schema.json
+    """
+    from planner.scenario import Scenario
+
+    if schema:
+        click.echo(json.dumps(Scenario.model_json_schema(), indent=2))
+        return
+    if scenario is None:
+        raise click.UsageError("give a SCENARIO file (see examples/), or --schema")
+    _run_plan(scenario, kw)
+
+
+def _overrides(kw: dict) -> dict:
+    zeropp = kw.pop("zeropp")
+    return {
+        "target_tflops": kw.pop("target_tflops"),
+        "constraints.budget_usd": kw.pop("budget"),
+        "constraints.power_kw": kw.pop("power_kw"),
+        "constraints.max_nodes": kw.pop("max_nodes"),
+        **({"requirement": {"gpus": g}} if (g := kw.pop("fixed_gpus")) else {}),
+        "constraints.gpus": list(kw.pop("allowed_gpus")) or None,
+        "constraints.fabrics": list(kw.pop("fabrics")) or None,
+        "workload.micro_batches": list(kw.pop("micro_batches")) or None,
+        "workload.global_batch": kw.pop("global_batch"),
+        "objective.kind": kw.pop("objective"),
+        **({"workload.qwz": True, "workload.hpz": True, "workload.qgz": True} if zeropp else {}),
+    }
+
+
+def _run_plan(path: str, kw: dict) -> None:
+    from planner.calibration import load_calibration
+    from planner.errors import UsageError
+    from planner.fileio import write_text_atomic
+    from planner.planning import run
+    from planner.report.jsonout import dumps
+    from planner.report.plan_text import bom_csv, render
+    from planner.scenario import load_scenario
+
+    output, csv_path = kw.pop("output"), kw.pop("csv_path")
+    if output and Path(output).suffix.lower() not in (".json", ".csv", ".xlsx"):
+        raise UsageError(
+            f"-o {output}: write .xlsx (quote workbook), .json (the whole plan) or .csv (bill of materials)"
+        )
+    loaded_scenario = load_scenario(path, _overrides(kw))
+    loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
+    calibration = load_calibration(kw.pop("calibration"))
+    quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
+    progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
+    result = run(
+        loaded,
+        loaded_scenario,
+        calibration,
+        solver=solver,
+        time_limit_s=kw.pop("time_limit"),
+        gap=kw.pop("gap"),
+        alternatives=kw.pop("alternatives"),
+        progress=progress,
+    )
+    comparison = _compare_cloud(loaded, loaded_scenario, calibration, result, solver, progress) if compare else None
+    document = dumps({**result.model_dump(), **({"cloud_comparison": comparison} if compare else {})})
+    for target in (output, csv_path):
+        if not target:
+            continue
+        suffix = Path(target).suffix.lower()
+        if suffix == ".xlsx":
+            from planner.api import plan_workbook_context
+            from planner.report.excel import write_plan
+
+            progress("sensitivity sweeps for the workbook")
+            context = plan_workbook_context(loaded, loaded_scenario, result, calibration, solver)
+            context.cloud_comparison = comparison
+            write_plan(result, context, Path(target))
+        else:
+            text = document if suffix == ".json" else bom_csv(result)
+            write_text_atomic(Path(target), text if text.endswith("\n") else text + "\n")
+    click.echo(document if as_json else render(result))
+    if compare and not as_json:
+        from planner.report.cloud_text import render_comparison
+
+        click.echo("")
+        click.echo(
+            render_comparison(comparison) if comparison else "Buy vs rent: no cloud offering meets the scenario."
+        )
+
+
+def _compare_cloud(catalog, scenario, calibration, plan, solver, progress) -> dict | None:
+    from planner.cloud import cheapest_per_token, compare
+    from planner.cloud import run as run_cloud
+
+    progress("best cloud option for the same scenario")
+    choice = run_cloud(catalog, scenario, calibration, solver)["choice"]
+    if choice is not None:
+        choice["meets_requirement"] = True
+    else:
+        choice = cheapest_per_token(catalog, scenario, calibration, plan.metrics.tokens_per_s)
+    if choice is None:
+        return None
+    return compare(plan.cost.model_dump(), plan.metrics.tokens_per_s, choice, scenario)
