@@ -110,3 +110,11 @@ def test_csv_guards_against_formula_injection():
 
     assert _text('=HYPERLINK("http://x","y")') == '\'=HYPERLINK("http://x","y")'
     assert _text("+1") == "'+1" and _text("plain") == "plain"
+
+
+def test_set_overrides_any_field(run):
+    plan = json.loads(run("plan", BLOOM, "-q", "--json", "--set", "constraints.fabrics=[ib]").stdout)
+    assert plan["choice"]["fabric"] == "ib" and [s["choice"]["fabric"] for s in plan["per_fabric"]] == ["ib"]
+    assert run("plan", BLOOM, "-q", "--set", "nonsense").exit_code == 2
+    result = run("plan", BLOOM, "-q", "--set", "constraints.bogus=1")
+    assert result.exit_code == 1 and "constraints.bogus" in result.stderr

@@ -3,6 +3,8 @@ module per family; none of them holds modelling logic."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import click
 
 from planner import __version__
@@ -61,3 +63,29 @@ class Quantity(click.ParamType):
         if number < 0 or (number == 0 and not self.allow_zero):
             self.fail(f"must be positive, got {value!r}", param, ctx)
         return number
+
+
+set_option = click.option(
+    "--set",
+    "settings",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override any scenario field by its dotted path; the value is read as YAML. Repeatable. "
+    "Example: --set constraints.max_nodes=64 --set cabling.switch_reach_m=50",
+)
+
+
+def parse_settings(settings: Sequence[str]) -> dict[str, object]:
+    """--set KEY=VALUE pairs as scenario overrides; errors are usage errors (exit 2)."""
+    import yaml
+
+    out: dict[str, object] = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.UsageError(f"--set {item!r}: write it as KEY=VALUE, e.g. constraints.max_nodes=64")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise click.UsageError(f"--set {item!r}: the value is not valid YAML") from None
+    return out

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from planner.catalog import load_catalog
-from planner.cli.base import Quantity, catalog_option, main
+from planner.cli.base import Quantity, catalog_option, main, parse_settings, set_option
 
 
 @main.command()
@@ -35,6 +35,7 @@ from planner.cli.base import Quantity, catalog_option, main
 @click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
 @click.option("-o", "--output", type=click.Path(), help="Write an .xlsx (ranking, cost over time, charts) or .json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@set_option
 @catalog_option
 def cloud(scenario: str, **kw) -> None:
     """Compare cloud offerings for a training run: instance type, count, pricing, cost to train.
@@ -63,6 +64,7 @@ def cloud(scenario: str, **kw) -> None:
         "cloud.pricing": list(kw.pop("pricings")) or None,
         "cloud.spot_share_max": kw.pop("spot_share"),
         "workload.micro_batches": list(kw.pop("micro_batches")) or None,
+        **parse_settings(kw.pop("settings")),
     }
     loaded_scenario = load_scenario(scenario, overrides)
     from planner.calibration import load_calibration

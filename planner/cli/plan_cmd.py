@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from planner.catalog import load_catalog
-from planner.cli.base import Quantity, catalog_option, main
+from planner.cli.base import Quantity, catalog_option, main, parse_settings, set_option
 
 
 @main.command()
@@ -47,6 +47,7 @@ from planner.cli.base import Quantity, catalog_option, main
 @click.option("--json", "as_json", is_flag=True, help="Print the whole plan as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress messages on stderr.")
 @click.option("--compare-cloud", is_flag=True, help="Put the purchase beside the best cloud option (break-even).")
+@set_option
 @catalog_option
 def plan(scenario: str | None, schema: bool, **kw) -> None:
     """Choose the cheapest cluster (nodes, NICs, fabric, switches, optics, micro-batch) for a scenario.
@@ -84,6 +85,7 @@ def _overrides(kw: dict) -> dict:
         "workload.global_batch": kw.pop("global_batch"),
         "objective.kind": kw.pop("objective"),
         **({"workload.qwz": True, "workload.hpz": True, "workload.qgz": True} if zeropp else {}),
+        **parse_settings(kw.pop("settings")),
     }
 
 
