@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference
+from openpyxl.styles import Alignment
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__
@@ -50,6 +51,7 @@ QUOTE_COLUMNS = [
     "Confidence",
 ]
 QTY, UNIT, EXT = 5, 6, 7
+LEFT = Alignment(horizontal="left")
 
 
 @dataclass
@@ -236,9 +238,10 @@ def _pairs(ws: Worksheet, row: int, heading: str, pairs: list[tuple[str, object]
     for label, value in pairs:
         put(ws, row, 1, label)
         if isinstance(value, tuple):
-            put(ws, row, 2, value[0], value[1])
+            cell = put(ws, row, 2, value[0], value[1])
         else:
-            put(ws, row, 2, value if isinstance(value, int | float) else str(value))
+            cell = put(ws, row, 2, value if isinstance(value, int | float) else str(value))
+        cell.alignment = LEFT  # a column of mixed text and figures reads better aligned one way
         row += 1
     return row + 1
 
