@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from planner import assumptions as A
 from planner import perf
 from planner.calibration import Calibration
 from planner.catalog import Catalog
@@ -97,8 +98,8 @@ def check_cluster(cluster: Cluster) -> None:
         )
     if not cluster.node_gbps > 0:
         raise UsageError(f"node bandwidth must be positive, got {cluster.node_gbps:g} Gbps")
-    if cluster.fabric not in ("ib", "roce"):
-        raise UsageError(f"--fabric must be ib or roce, got {cluster.fabric!r}")
+    if cluster.fabric not in A.NCCL_NET_STEP_US:
+        raise UsageError(f"fabric must be one of {', '.join(A.NCCL_NET_STEP_US)}, got {cluster.fabric!r}")
 
 
 def intra_node_bandwidth(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -18,6 +19,7 @@ from planner.errors import PlannerError
 from planner.resources import data_dir
 
 DEFAULT_FILE = "calibration_default.json"
+Fraction = Annotated[float, Field(gt=0, le=1)]  # an efficiency: above 0, at most all of peak
 
 
 class Calibration(BaseModel):
@@ -25,8 +27,8 @@ class Calibration(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    eta_comp: dict[str, float] = Field(default_factory=dict, description="GPU name -> fraction of peak")
-    eta_net: dict[str, float] = Field(default_factory=dict, description="fabric -> fraction of line rate")
+    eta_comp: dict[str, Fraction] = Field(default_factory=dict, description="GPU name -> fraction of peak")
+    eta_net: dict[str, Fraction] = Field(default_factory=dict, description="fabric -> fraction of line rate")
     overlap: float = Field(A.OVERLAP_PRIOR.value, ge=0, le=1)
     source: str = "priors of planner.assumptions (no fit)"
     fit: dict = Field(default_factory=dict, description="how it was fitted: inputs, per-point errors, RMS")

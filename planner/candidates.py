@@ -34,6 +34,11 @@ SECONDS_PER_DAY = 86400.0
 
 def scenario_workload(catalog: Catalog, scenario: Scenario) -> Workload:
     w = scenario.workload
+    if w.model is None and w.seq_len is None:
+        raise ScenarioError(
+            "workload.seq_len is required with workload.params (with workload.model the model's "
+            "own seq_len is the default)"
+        )
     return make_workload(
         catalog,
         params=w.params,
@@ -158,7 +163,7 @@ def node_bounds(keys: pd.DataFrame, scenario: Scenario, calibration: Calibration
     fixed = scenario.requirement.gpus
     if fixed is not None:  # a fixed GPU count pins N; single-node keys only when it is one node
         n_fixed = np.where(fixed % per_node == 0, fixed // per_node, 0)
-        valid = np.where(single, n_fixed == 1, n_fixed >= 2)
+        valid = np.where(single, n_fixed == 1, (n_fixed >= 2) & (n_fixed <= cap))
         lo, hi = np.where(valid, n_fixed, 1), np.where(valid, n_fixed, 0)
 
     def meets_target(ev):
@@ -178,6 +183,7 @@ def node_bounds(keys: pd.DataFrame, scenario: Scenario, calibration: Calibration
         n_lo = np.maximum(n_lo, n_speed)
     out = keys.copy()
     out["n_lo"], out["n_hi"] = n_lo, n_hi
+    out["range_lo"], out["range_hi"] = lo, hi  # the node counts allowed before target, memory and speed
     out["n_target_max"], out["n_memory_min"], out["n_speed_min"] = n_target, n_memory, n_speed
     return out
 
@@ -189,8 +195,7 @@ def _node_cost(server: ServerRow, nic: NicRow | None, nics: int) -> tuple[float,
     """Server plus the NICs not already in its price; nameplate power."""
     if nic is None:
         return server.price_usd, server.power_w
-    included = server.included_nics if server.included_nic and server.included_nic.lower() == nic.sku.lower() else 0
-    extra = max(0, nics - included)
+    extra = max(0, nics - server.included_count(nic.sku))
     return server.price_usd + extra * nic.price_usd, server.power_w + extra * nic.power_w
 
 

@@ -106,8 +106,13 @@ def load_catalog(paths: Sequence[str | Path] = (), defaults: bool = True) -> Cat
         problems += read_problems
         for table in tables:
             problems += _merge_table(catalog, table)
+        unreadable = {p.file.split("[", 1)[0] for p in read_problems}
         for file in _files_of(source):
-            catalog.files[str(file)] = hashlib.sha256(file.read_bytes()).hexdigest()
+            if str(file) not in unreadable:  # already reported; reading it again would only raise
+                try:
+                    catalog.files[str(file)] = hashlib.sha256(file.read_bytes()).hexdigest()
+                except OSError as exc:
+                    problems.append(CatalogProblem(str(file), None, None, None, f"cannot read: {exc.strerror}"))
     problems += _check_references(catalog)
     if problems:
         raise CatalogError(problems)

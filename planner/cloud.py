@@ -21,6 +21,7 @@ import pandas as pd
 import pulp
 
 from planner import perf
+from planner.api import intra_node_bandwidth
 from planner.calibration import Calibration
 from planner.candidates import required_tokens_per_s, scenario_workload
 from planner.catalog import Catalog
@@ -82,7 +83,8 @@ def _frame(catalog, scenario, work, row, mb, counts) -> pd.DataFrame:
             "peak_tflops": gpu.peak_bf16_tflops,
             "hbm_gib": gpu.hbm_gib,
             "gpus_per_node": row.gpus,
-            "intra_node_gb_per_s": np.nan,
+            # NVLink as in a purchased server of the same GPU and size, so buy and rent are modelled alike
+            "intra_node_gb_per_s": intra_node_bandwidth(catalog, gpu.name, row.gpus),
             "micro_batch": mb,
             "node_gbps": row.internode_gbps or 1.0,
             "fabric": fabric,
@@ -247,8 +249,12 @@ def solve_cloud(options: list[Option], scenario: Scenario, solver: str = "cbc") 
     if scenario.constraints.budget_usd is not None:
         problem += total <= scenario.constraints.budget_usd, "budget"
     status = problem.solve(make_solver(solver, None, None))
-    if pulp.LpStatus[status] == "Infeasible" or problem.sol_status not in (1, 2):
+    if pulp.LpStatus[status] == "Infeasible":
         return None
+    if problem.sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
+        from planner.errors import SolverError
+
+        raise SolverError(f"solver {solver} ended with status {pulp.LpStatus[status]!r}; try --solver highs")
     ((i, n),) = [key for key, y in picks.items() if round(pulp.value(y) or 0) == 1]
     mix = {p: int(round(pulp.value(v))) for p, v in splits[(i, n)].items() if round(pulp.value(v) or 0)}
     return CloudChoice(options[i], n, mix, float(pulp.value(total)), "optimal")
@@ -410,10 +416,11 @@ def cheapest_per_token(
         return None
     reaching = [r for r in rows if r[0] >= tokens_per_s * (1 - 1e-9)]
     # reaching the purchase's throughput: cheapest per token; else the fastest (least extrapolation)
-    best = min(reaching, key=lambda r: r[1] / r[0]) if reaching else max(rows, key=lambda r: (r[0], -r[1]))
-    best = (None, best[2])
-    described = describe(best[1], relaxed)
+    _, _, closest = min(reaching, key=lambda r: r[1] / r[0]) if reaching else max(rows, key=lambda r: (r[0], -r[1]))
+    described = describe(closest, relaxed)
     tokens = scenario.requirement.tokens
-    described["days"] = tokens / described["tokens_per_s"] / 86400 if tokens else None
+    if tokens:
+        hours = tokens / described["tokens_per_s"] / SECONDS_PER_HOUR
+        described.update(hours=hours, days=hours / 24, cost_usd=described["usd_per_h"] * hours)
     described["meets_requirement"] = False
     return described

@@ -17,17 +17,18 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise PlannerError(f"{path}: folder {folder} does not exist; create it first")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = None
     try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        os.close(fd)
+        tmp = Path(tmp_name)
         write(tmp)
         os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
     except OSError as exc:
         raise PlannerError(f"{path}: cannot write ({exc.strerror}); nothing was changed") from None
     finally:
-        if tmp.exists():
+        if tmp is not None and tmp.exists():
             tmp.unlink()
 
 

@@ -66,6 +66,9 @@ class Measurement(BaseModel):
             raise ValueError("give measured_tflops, or tflops_per_gpu_low and/or tflops_per_gpu_high")
         if self.params is None and self.model is None:
             raise ValueError("give params (or model_params) or model")
+        low, high = self.tflops_per_gpu_low, self.tflops_per_gpu_high
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"tflops_per_gpu_low {low:g} is above tflops_per_gpu_high {high:g}")
         return self
 
 
@@ -95,42 +98,44 @@ def read_measurements(path: Path) -> list[tuple[int, Measurement]]:
 
 
 def measurement_frame(
-    catalog: Catalog, rows: list[tuple[int, Measurement]], tokens_per_gpu: float | None
+    catalog: Catalog, rows: list[tuple[int, Measurement]], tokens_per_gpu: float | None, label: str = "measurements"
 ) -> pd.DataFrame:
+    """The rows as one table for perf.evaluate. A row the model rejects is named by file and row."""
     frames = []
     for number, m in rows:
-        tokens = (
-            m.tokens_per_gpu
-            if m.tokens_per_gpu is not None
-            else (None if m.micro_batch is not None else tokens_per_gpu)
-        )
-        if tokens is None and m.micro_batch is None:
-            raise PlannerError(
-                f"row {number}: tokens per GPU unknown; add a tokens_per_gpu column or pass --tokens-per-gpu"
-            )
-        work = workload(
-            catalog,
-            params=m.params if m.model is None else None,
-            model=m.model,
-            micro_batch=m.micro_batch,
-            seq_len=m.seq_len,
-            tokens_per_gpu=tokens,
-            checkpointing=m.checkpointing,
-            qwz=m.qwz,
-            hpz=m.hpz,
-            qgz=m.qgz,
-            grad_bytes=m.grad_bytes,
-        )
-        frame = configuration_frame(catalog, work, [Cluster(m.gpu, m.gpus, m.gpus_per_node, m.node_gbps, m.fabric)])
-        frame["row"] = number
-        for column, value in (
-            ("measured_tflops", m.measured_tflops),
-            ("band_low", m.tflops_per_gpu_low),
-            ("band_high", m.tflops_per_gpu_high),
-        ):
-            frame[column] = np.nan if value is None else float(value)
-        frames.append(frame)
+        try:
+            frames.append(_row_frame(catalog, number, m, tokens_per_gpu))
+        except PlannerError as exc:
+            raise PlannerError(f"{label}:{number}: {exc}") from None
     return pd.concat(frames, ignore_index=True)
+
+
+def _row_frame(catalog: Catalog, number: int, m: Measurement, tokens_per_gpu: float | None) -> pd.DataFrame:
+    tokens = m.tokens_per_gpu if m.tokens_per_gpu is not None else (None if m.micro_batch else tokens_per_gpu)
+    if tokens is None and m.micro_batch is None:
+        raise PlannerError("tokens per GPU unknown; add a tokens_per_gpu column or pass --tokens-per-gpu")
+    work = workload(
+        catalog,
+        params=m.params if m.model is None else None,
+        model=m.model,
+        micro_batch=m.micro_batch,
+        seq_len=m.seq_len,
+        tokens_per_gpu=tokens,
+        checkpointing=m.checkpointing,
+        qwz=m.qwz,
+        hpz=m.hpz,
+        qgz=m.qgz,
+        grad_bytes=m.grad_bytes,
+    )
+    frame = configuration_frame(catalog, work, [Cluster(m.gpu, m.gpus, m.gpus_per_node, m.node_gbps, m.fabric)])
+    frame["row"] = number
+    for column, value in (
+        ("measured_tflops", m.measured_tflops),
+        ("band_low", m.tflops_per_gpu_low),
+        ("band_high", m.tflops_per_gpu_high),
+    ):
+        frame[column] = np.nan if value is None else float(value)
+    return frame
 
 
 def _unpack(x: np.ndarray, gpus: list[str], fabrics: list[str], source: str) -> Calibration:
@@ -208,7 +213,7 @@ def point_report(frame: pd.DataFrame, calibration: Calibration) -> pd.DataFrame:
 
 
 def fit_file(catalog: Catalog, path: Path, tokens_per_gpu: float | None) -> tuple[Calibration, pd.DataFrame]:
-    frame = measurement_frame(catalog, read_measurements(path), tokens_per_gpu)
+    frame = measurement_frame(catalog, read_measurements(path), tokens_per_gpu, str(path))
     source = f"fitted to {path.name}" + (
         f" (tokens_per_gpu {tokens_per_gpu:g} where not given)" if tokens_per_gpu else ""
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pulp
 
+from planner import fabric
 from planner.scenario import Scenario
 
 HOURS_PER_YEAR = 8760.0
@@ -28,6 +29,11 @@ def new_var(
     if hasattr(problem, "add_variable"):
         return problem.add_variable(name, low, up, cat)
     return pulp.LpVariable(name, low, up, cat)
+
+
+def usd_per_watt_drawn(objective) -> float:
+    """Energy cost of one watt of IT draw over the horizon: hours x years x PUE x $/kWh / 1000."""
+    return HOURS_PER_YEAR * objective.years * objective.pue * objective.usd_per_kwh / 1e3
 
 
 def var_name(*parts: object) -> str:
@@ -80,7 +86,7 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
     if tier == 0:
         return
     p, b, d, u, a = row["switch_ports"], row["breakout"], row["leaf_down"], row["leaf_up"], row["agg_down"]
-    cap = fabric_capacity(tier, p, d, a)
+    cap = fabric.max_down_ports(tier, p, row["oversubscription"])
     D = new_var(problem, var_name("D", k), 0, cap)
     problem += b * D >= row["endpoints_per_node"] * cv.nodes, var_name("ports", k)
     problem += cap * cv.z >= D, var_name("capacity", k)
@@ -102,10 +108,6 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
     problem += p * cores >= (p - a) * aggs, var_name("cores", k)
     cv.switches = {"leaf": 1 * leaves, "spine": 1 * aggs, "core": 1 * cores}
     cv.uplinks = u * leaves + (p - a) * aggs
-
-
-def fabric_capacity(tier: int, ports: int, leaf_down: int, agg_down: int) -> int:
-    return {1: ports, 2: ports * leaf_down, 3: ports * leaf_down * agg_down}[tier]
 
 
 def cost_terms(
@@ -159,8 +161,7 @@ def build_model(
     for i, group in enumerate(exclude or []):
         problem += pulp.lpSum(all_vars[k].z for k in group) == 0, var_name("nogood", i)
     capex, power_w = pulp.lpSum(capex_terms), pulp.lpSum(power_terms)
-    kwh = HOURS_PER_YEAR * objective.years * objective.pue / 1e3
-    energy = pulp.lpSum(draw_terms) * (kwh * objective.usd_per_kwh)
+    energy = pulp.lpSum(draw_terms) * usd_per_watt_drawn(objective)
     problem += capex + (energy if objective.kind == "tco" else 0)
     if scenario.constraints.budget_usd is not None:
         problem += capex <= scenario.constraints.budget_usd, "budget"

@@ -107,7 +107,7 @@ def forward_pass(job: Serving, machine: Machine, machines: int, calibration: Cal
     streamed = in_dram + on_nvme
     link = {
         "HBM": share / (G * g.hbm_gb_per_s * GB),
-        "PCIe to GPUs": streamed / (G * 16 * lane_gb_per_s(s.pcie_gen) * GB),
+        "PCIe to GPUs": streamed / (G * s.pcie_lanes_per_gpu * lane_gb_per_s(s.pcie_gen) * GB),
         "platform PCIe": streamed / (platform_gb_per_s(s) * GB),
         "DRAM": (in_dram + 2 * on_nvme) / ((s.dram_gb_per_s or math.inf) * GB),
         "NVMe": on_nvme / (machine.drives * machine.drive.read_gb_per_s * GB)
@@ -142,7 +142,7 @@ def _network_s(job: Serving, machine: Machine, machines: int, calibration: Calib
     n = machines * G
     if n <= 1:
         return 0.0
-    fabric_name = next(iter(machine.nic.fabrics)) if machine.nic else "ib"
+    fabric_name = machine.nic.fabrics[0] if machine.nic else "ib"
     steps_us = (
         A.NCCL_BASE_LAT_US.value
         + 2 * (n - machines) * A.NCCL_INTRA_STEP_US.value
@@ -213,8 +213,7 @@ def machine_cost(machine: Machine) -> tuple[float, float]:
         price += machine.drives * machine.drive.price_usd
         power += machine.drives * machine.drive.power_w
     if machine.nic:
-        included = s.included_nics if (s.included_nic or "").lower() == machine.nic.sku.lower() else 0
-        extra = max(0, machine.nics - included)
+        extra = max(0, machine.nics - s.included_count(machine.nic.sku))
         price += extra * machine.nic.price_usd
         power += extra * machine.nic.power_w
     return price, power
@@ -226,8 +225,9 @@ def network_cost(catalog: Catalog, machine: Machine, machines: int, reach_m: flo
         return 0.0, 0.0, ""
     endpoints = machines * machine.nics * machine.nic.ports
     best = None
+    fabric_name = machine.nic.fabrics[0]  # the fabric _network_s times the all-reduces on
     for switch in catalog.items("switches"):
-        if switch.fabric not in machine.nic.fabrics:
+        if switch.fabric != fabric_name:
             continue
         b = fabric.breakout(switch.port_gbps, machine.nic.port_gbps)
         if not b or b > switch.max_breakout or fabric.size(endpoints, 1, switch.ports, b, 1.0) is None:
@@ -334,9 +334,10 @@ def ladder(machine: Machine, p: Pass) -> list[dict]:
         ("HBM", G * g.hbm_gb_per_s, p.bytes_hbm + streamed, f"{G} x {g.hbm_gb_per_s:g} GB/s ({g.name})"),
         (
             "PCIe to GPUs",
-            G * 16 * lane_gb_per_s(s.pcie_gen),
+            G * s.pcie_lanes_per_gpu * lane_gb_per_s(s.pcie_gen),
             streamed,
-            f"{G} x PCIe {s.pcie_gen}.0 x16 = {G} x {16 * lane_gb_per_s(s.pcie_gen):.1f} GB/s",
+            f"{G} x PCIe {s.pcie_gen}.0 x{s.pcie_lanes_per_gpu} = {G} x "
+            f"{s.pcie_lanes_per_gpu * lane_gb_per_s(s.pcie_gen):.1f} GB/s",
         ),
         (
             "platform PCIe",
@@ -478,6 +479,12 @@ def _explain(seen: list[Pass], weights_bytes, latency_s, need, budget_usd, max_m
             else "; allow more machines (--max-machines)"
         )
     )
-    if budget_usd is not None:
-        lines.append(f"or the budget {budget_usd:,.0f} USD excludes the configurations that would meet it")
+    if fastest.latency_s <= latency_s and budget_usd is not None:  # speed is reachable: the budget blocks it
+        return "\n".join(
+            lines[:1]
+            + [
+                f"the budget {budget_usd:,.0f} USD is too small: configurations reaching "
+                f"{latency_s:g} s exist (down to {fastest.latency_s:.3g} s) but cost more"
+            ]
+        )
     return "\n".join(lines)

@@ -161,6 +161,10 @@ class ServerRow(CatalogRow):
     nvme_slots: Annotated[Count, Field(ge=0)] = 0
     root_complex_gb_per_s: GBps | None = Field(None, description="CPU root-complex limit on PCIe traffic, if known.")
 
+    def included_count(self, nic_sku: str) -> int:
+        """How many NICs of this SKU the server's price already includes."""
+        return self.included_nics if (self.included_nic or "").lower() == nic_sku.lower() else 0
+
 
 class NicRow(CatalogRow):
     catalog_kind: ClassVar[str] = "nics"

@@ -88,7 +88,7 @@ def collective_latency_s(gpus, nodes, net_step_us):
     (N-1) network steps."""
     gpus, nodes = np.asarray(gpus, float), np.asarray(nodes, float)
     us = A.NCCL_BASE_LAT_US.value + A.NCCL_INTRA_STEP_US.value * (gpus - nodes) + net_step_us * (nodes - 1)
-    return us * 1e-6
+    return np.where(gpus > 1, us * 1e-6, 0.0)  # one GPU runs no collectives
 
 
 def model_flops_per_gpu(params, tokens, layers=np.nan, hidden=np.nan, seq_len=np.nan):
@@ -288,11 +288,13 @@ def node_gbps_for_target(row: pd.Series, target_tflops: float) -> tuple[float, s
     t_comm, so invert step_time_s piecewise for the largest allowed t_comm, subtract latency and NVLink."""
     t_max = row["hw_flops_per_gpu"] / (target_tflops * 1e12)
     t_comp, overlap = row["t_compute_s"], row["overlap"]
-    if row["nodes"] <= 1:
-        return 0.0, "single node: no inter-node traffic"
-    # t_comm <= t_comp branch: t_step = t_comp + (1-o) t_comm; else t_step = t_comm + (1-o) t_comp
     if t_max < t_comp:
         return np.inf, "compute"
+    if row["nodes"] <= 1:  # no network: the step is what it is
+        if row["achieved_tflops_per_gpu"] >= target_tflops * (1 - 1e-12):
+            return 0.0, "single node: no inter-node traffic"
+        return np.inf, "nvlink" if row["t_comm_nvlink_s"] > row["t_comm_latency_s"] else "latency"
+    # t_comm <= t_comp branch: t_step = t_comp + (1-o) t_comm; else t_step = t_comm + (1-o) t_comp
     allowed = (t_max - t_comp) / (1 - overlap) if overlap < 1 else np.inf
     if allowed > t_comp:
         allowed = t_max - (1 - overlap) * t_comp

@@ -10,6 +10,7 @@ import pandas as pd
 
 from planner import candidates as cand
 from planner.calibration import Calibration
+from planner.candidates import SECONDS_PER_DAY
 from planner.catalog import Catalog
 from planner.errors import InfeasibleError
 from planner.plan import BomLine, Choice, Cost, Metrics, Plan, Summary
@@ -184,7 +185,7 @@ def _choice_and_metrics(catalog, scenario, calibration, row, sol) -> tuple[Choic
         t_step_s=r["t_step_s"],
         t_optimizer_step_s=r["t_step_s"] * accum if accum else None,
         tokens_per_s=r["tokens_per_s"],
-        training_days=tokens / r["tokens_per_s"] / 86400 if tokens else None,
+        training_days=tokens / r["tokens_per_s"] / SECONDS_PER_DAY if tokens else None,
         memory_per_gpu_gib=r["memory_per_gpu_gib"],
         usable_hbm_gib=r["usable_hbm_gib"],
         bytes_per_node_per_step=r["bytes_per_node_per_step"],
@@ -199,7 +200,7 @@ def bill_of_materials(catalog: Catalog, row: dict, sol: Solution) -> list[BomLin
     if row["nic"]:
         server = catalog.server(row["server"])
         nic = catalog.nic(row["nic"])
-        included = server.included_nics if (server.included_nic or "").lower() == nic.sku.lower() else 0
+        included = server.included_count(nic.sku)
         bought = sol.nodes * max(0, row["nics_per_node"] - included)
         if bought:
             lines.append(_line(catalog, "nics", nic.sku, bought))
@@ -253,11 +254,8 @@ def _by_category(lines: list[BomLine]) -> dict[str, float]:
 def why(scenario: Scenario, row: dict, head: Summary) -> list[str]:
     """What binds the chosen plan, in words."""
     notes = []
-    n = head.choice.nodes
     if scenario.requirement.gpus is not None:
         notes.append(f"GPU count fixed at {scenario.requirement.gpus}: the choice is about network and micro-batch.")
-    if row["allowed_nodes"] is None and n == row["n_hi"] and scenario.requirement.gpus is None:
-        notes.append("more nodes would drop below the target TFLOPs/GPU (per-GPU throughput falls with scale).")
     if scenario.target_tflops and head.metrics.achieved_tflops_per_gpu < scenario.target_tflops * 1.05:
         notes.append(
             f"the target of {scenario.target_tflops:g} TFLOPs/GPU binds: this plan reaches "
@@ -314,62 +312,90 @@ def explain_infeasible(
     return lines + _performance_reasons(scenario, calibration, keys)
 
 
-def _performance_reasons(scenario: Scenario, calibration: Calibration, keys: pd.DataFrame) -> list[str]:
+def _performance_reasons(
+    scenario: Scenario, calibration: Calibration, keys: pd.DataFrame, frame_empty: bool = True
+) -> list[str]:
+    """Why no candidate exists: the first requirement that fails for every configuration, with the nearest
+    thing that works."""
+    fixed, gb = scenario.requirement.gpus, scenario.workload.global_batch
+    open_ = keys["range_lo"] <= keys["range_hi"]
+    if fixed is not None and not open_.any():
+        sizes = sorted({int(g) for g in keys["gpus_per_node"]})
+        return [
+            f"{fixed} GPUs is not a whole number of nodes of {sizes} GPUs within max_nodes "
+            f"{scenario.constraints.max_nodes}"
+        ]
+    keys = keys[open_]
     lines = []
-    at_lo = cand.evaluate_at(keys, np.maximum(keys["n_lo"].clip(lower=1), np.where(keys["single"], 1, 2)), calibration)
-    best = at_lo.loc[at_lo["achieved_tflops_per_gpu"].idxmax()]
-    if (keys["n_target_max"] < np.where(keys["single"], 1, 2)).all() or best[
-        "achieved_tflops_per_gpu"
-    ] < scenario.target_tflops:
-        lines.append(
-            f"target {scenario.target_tflops:g} TFLOPs/GPU is unreachable with this catalog: the highest is "
-            f"{best['achieved_tflops_per_gpu']:.1f} ({best['gpu']}, {int(best['nodes'])} node(s), "
-            f"{best['node_gbps']:g} Gbps/node {best['fabric']}, micro-batch {int(best['micro_batch'])}), limited by "
-            f"{best['binding']}; lower target_tflops, allow larger micro_batches, ZeRO++ (qwz/hpz/qgz) or faster NICs"
+    fits_somewhere = keys["n_memory_min"] <= keys["range_hi"]
+    if not fits_somewhere.any():
+        lines.append(_memory_reason(keys, calibration))
+        return lines
+    keys = keys[fits_somewhere]
+    at = cand.evaluate_at(keys, keys["n_memory_min"].to_numpy(), calibration)  # smallest N that fits
+    best = at.loc[at["achieved_tflops_per_gpu"].idxmax()]
+    target = scenario.target_tflops
+    if target and best["achieved_tflops_per_gpu"] < target:
+        where = (
+            "1 node, NVLink only"
+            if best["nodes"] == 1
+            else f"{int(best['nodes'])} nodes at {best['node_gbps']:,.0f} Gbps/node {best['fabric']}"
         )
-    if (keys["n_memory_min"] > keys["n_hi"]).all():
-        need = _gpus_for_memory(keys, calibration)
         lines.append(
-            f"the model does not fit in GPU memory within the allowed node counts: it needs at least "
-            f"{need} GPUs; raise max_nodes or the GPU count, or use GPUs with more HBM"
+            f"target {target:g} TFLOPs/GPU is unreachable with this catalog: the highest where the model fits is "
+            f"{best['achieved_tflops_per_gpu']:.1f} ({best['gpu']}, {where}, micro-batch {int(best['micro_batch'])}), "
+            f"limited by {best['binding']}; lower target_tflops, or allow larger micro_batches, ZeRO++ "
+            "(qwz/hpz/qgz) or faster NICs"
         )
+        return lines
     need = cand.required_tokens_per_s(scenario)
-    if need is not None and (keys["n_speed_min"] > keys["n_hi"]).all():
-        capped = keys.copy()
-        top = cand.evaluate_at(capped, np.full(len(capped), scenario.constraints.max_nodes), calibration)
+    if need is not None and (keys["n_speed_min"] > keys["range_hi"]).all():
+        top = cand.evaluate_at(keys, keys["range_hi"].to_numpy(), calibration)
         fastest = top["tokens_per_s"].max()
+        days = (
+            f" ({scenario.requirement.tokens / fastest / SECONDS_PER_DAY:.1f} days)"
+            if scenario.requirement.tokens
+            else ""
+        )
         lines.append(
             f"the throughput requirement ({format_count(need)} tokens/s) is out of reach: the fastest "
-            f"configuration at max_nodes {scenario.constraints.max_nodes} reaches {format_count(fastest)} "
-            f"tokens/s"
-            + (f" ({scenario.requirement.tokens / fastest / 86400:.1f} days)" if scenario.requirement.tokens else "")
-            + "; raise max_nodes or the deadline, or lower the target"
+            f"configuration within max_nodes {scenario.constraints.max_nodes} reaches "
+            f"{format_count(fastest)} tokens/s{days}; raise max_nodes or the deadline, or lower the target"
         )
-    if scenario.requirement.gpus is not None:
-        sizes = sorted({int(g) for g in keys["gpus_per_node"]})
-        if all(scenario.requirement.gpus % g for g in sizes):
-            lines.append(f"{scenario.requirement.gpus} GPUs is not a whole number of nodes of {sizes} GPUs")
-    if scenario.workload.global_batch and not lines:
+        return lines
+    feasible = keys["n_lo"] <= keys["n_hi"]
+    if feasible.any() and gb:
         lines.append(
-            f"global batch {scenario.workload.global_batch} leaves no node count with a whole grad_accum "
-            "inside the feasible range; allow more micro_batches or change global_batch"
+            f"global batch {gb} leaves no node count with a whole grad_accum inside the feasible range; "
+            "allow more micro_batches or change global_batch"
         )
-    if not lines:
+    elif feasible.any():
         lines.append(
-            "the target, memory and scale requirements conflict for every configuration: the node range "
-            "that meets the target holds too few GPUs for memory or the deadline; lower target_tflops"
+            f"no switch, optic or cable in the catalog connects these NICs at node_leaf_reach_m "
+            f"{scenario.cabling.node_leaf_reach_m:g} m / switch_reach_m {scenario.cabling.switch_reach_m:g} m "
+            "(or the fabric's capacity is too small); add optics with that reach or matching switches"
+        )
+    else:
+        lines.append(
+            "the node range that meets the target holds too few GPUs for memory or the deadline in every "
+            "configuration; lower target_tflops or allow ZeRO++ or faster NICs"
         )
     return lines
 
 
-def _gpus_for_memory(keys: pd.DataFrame, calibration: Calibration) -> int:
-    fits = None
+def _memory_reason(keys: pd.DataFrame, calibration: Calibration) -> str:
     for nodes in (2**i for i in range(0, 21)):
         ev = cand.evaluate_at(keys, np.full(len(keys), nodes), calibration)
         if ev["fits_memory"].any():
-            fits = int(ev.loc[ev["fits_memory"], "gpus"].min())
-            break
-    return fits if fits is not None else int(2**20)
+            need = int(ev.loc[ev["fits_memory"], "gpus"].min())
+            return (
+                f"the model does not fit in GPU memory within the allowed node counts: it needs at least "
+                f"{need} GPUs; raise max_nodes or the GPU count, or use GPUs with more HBM"
+            )
+    return (
+        "the model does not fit at any GPU count: the activations of one micro-batch alone exceed usable HBM; "
+        "use smaller micro_batches, activation checkpointing or a shorter seq_len"
+    )
 
 
 # ---------------------------------------------------------------- sensitivity (for reports)

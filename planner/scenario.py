@@ -143,10 +143,11 @@ class Scenario(_Strict):
     catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
 
 
-def apply_overrides(data: dict, overrides: dict[str, object]) -> dict:
-    """Set dotted keys ("constraints.budget_usd") in the raw scenario dict; None values are skipped."""
+def apply_overrides(data: dict, overrides: dict[str, object], keep_none: bool = False) -> dict:
+    """Set dotted keys ("constraints.budget_usd") in the raw scenario dict. None means "not given" and is
+    skipped, unless keep_none (--set KEY=null sets the field to null)."""
     for dotted, value in overrides.items():
-        if value is None:
+        if value is None and not keep_none:
             continue
         node = data
         *parents, leaf = dotted.split(".")
@@ -158,7 +159,9 @@ def apply_overrides(data: dict, overrides: dict[str, object]) -> dict:
     return data
 
 
-def load_scenario(path: str | Path, overrides: dict[str, object] | None = None) -> Scenario:
+def load_scenario(
+    path: str | Path, overrides: dict[str, object] | None = None, settings: dict[str, object] | None = None
+) -> Scenario:
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -169,6 +172,7 @@ def load_scenario(path: str | Path, overrides: dict[str, object] | None = None) 
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a YAML mapping with workload, requirement, target_tflops")
     data = apply_overrides(data, overrides or {})
+    data = apply_overrides(data, settings or {}, keep_none=True)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:

@@ -9,7 +9,7 @@ import pulp
 
 from planner.catalog import Catalog
 from planner.errors import SolverError
-from planner.formulation import HOURS_PER_YEAR, Model, build_model
+from planner.formulation import Model, build_model, usd_per_watt_drawn
 from planner.scenario import Scenario
 
 SOLVERS = ("cbc", "highs")
@@ -94,8 +94,7 @@ def solve(
 
 def energy_usd(scenario: Scenario, node_w: float, network_w: float) -> float:
     o = scenario.objective
-    draw_kw = (o.server_draw_fraction * node_w + network_w) / 1e3
-    return draw_kw * o.pue * HOURS_PER_YEAR * o.years * o.usd_per_kwh
+    return (o.server_draw_fraction * node_w + network_w) * usd_per_watt_drawn(o)
 
 
 def costs(

@@ -211,3 +211,16 @@ def test_bandwidth_unreachable_target_says_the_ceiling(run):
     result = run("bandwidth", *DS2928, "--target-tflops", "100")
     assert result.exit_code == 0
     assert "unreachable: the ceiling is" in result.output and "compute" in result.output
+
+
+def test_bandwidth_single_node_is_not_called_reachable(run):
+    data = json.loads(run("bandwidth", "--params", "176B", "--gpu", "V100", "--gpus", "16", "--gpus-per-node", "16",
+                          "--tokens-per-gpu", "2048", "--target-tflops", "100", "--json").stdout)
+    assert all(n["node_gbps_needed"] is None for n in data["needed"])  # null: unreachable
+    assert all(not n["fits_memory"] for n in data["needed"])
+
+
+def test_calibration_values_are_fractions(run, write):
+    bad = write("c.json", '{"eta_comp": {"V100-32GB": 5}}')
+    result = run("predict", *DS2928, "--node-gbps", "100", "--calibration", bad)
+    assert result.exit_code == 1 and "less than or equal to 1" in result.stderr

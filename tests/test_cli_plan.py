@@ -118,3 +118,9 @@ def test_set_overrides_any_field(run):
     assert run("plan", BLOOM, "-q", "--set", "nonsense").exit_code == 2
     result = run("plan", BLOOM, "-q", "--set", "constraints.bogus=1")
     assert result.exit_code == 1 and "constraints.bogus" in result.stderr
+
+
+def test_power_kw_takes_units_and_csv_must_be_csv(run, tmp_path):
+    plan = json.loads(run("plan", GPT3, "-q", "--json", "--power-kw", "0.72MW").stdout)
+    assert plan["cost"]["power_kw"] <= 720
+    assert run("plan", BLOOM, "-q", "--csv", tmp_path / "bom.json").exit_code == 2

@@ -164,7 +164,9 @@ def test_cloud_workbook(run, tmp_path):
 
 def test_cloud_infeasible_exits_1(run):
     result = run("cloud", CLOUD, "--budget", "1000")
-    assert result.exit_code == 1 and "no cloud offering meets the scenario" in result.stderr
+    assert (
+        result.exit_code == 1 and "budget 1,000 USD is too small: the cheapest qualifying option costs" in result.stderr
+    )
 
 
 def test_plan_compare_cloud_reports_break_even(run, tmp_path):

@@ -194,3 +194,16 @@ def test_libreoffice_recomputes_the_planners_totals(workbook_path, planned, tmp_
     assert texts == [INJECTION]  # still text after a real spreadsheet program opened and saved it
     summary = wb["Summary"]
     assert plan.cost.capex_usd in [summary.cell(r, 2).value for r in range(1, summary.max_row + 1)]
+
+
+def test_unwritable_folder_is_a_clear_error(planned, tmp_path, monkeypatch):
+    import tempfile
+
+    from planner.errors import PlannerError
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    with pytest.raises(PlannerError, match="cannot write .*Permission denied.*nothing was changed"):
+        write_plan(*planned, tmp_path / "plan.xlsx")

@@ -169,7 +169,8 @@ def test_unreachable_target_names_the_best_and_the_limit():
     with pytest.raises(InfeasibleError) as info:
         planning.run(tiny(), scenario(target_tflops=60), CAL)
     text = str(info.value)
-    assert "target 60 TFLOPs/GPU is unreachable" in text and "the highest is" in text and "limited by" in text
+    assert "target 60 TFLOPs/GPU is unreachable" in text and "the highest where the model fits is" in text
+    assert "limited by" in text
 
 
 def test_memory_needs_more_gpus():
@@ -343,3 +344,23 @@ def test_milp_matches_brute_force(problem):
     plan = planning.run(catalog, sc, CAL, alternatives=1)  # with bounding presolve
     assert plan.cost.objective_usd == pytest.approx(reference[0], rel=1e-9)
     assert sum(b.extended_usd for b in plan.bom) == pytest.approx(plan.cost.capex_usd)
+
+
+@pytest.mark.parametrize(
+    ("over", "message"),
+    [
+        ({"target_tflops": None, "workload": {"params": "2T", "seq_len": 1024, "micro_batches": [1]}},
+         r"does not fit in GPU memory within the allowed node counts: it needs at least \d+ GPUs"),
+        ({"workload": {"params": "1B", "seq_len": 1024, "micro_batches": [4096]}}, "does not fit at any GPU count"),
+        ({"requirement": {"gpus": 64}, "constraints__max_nodes": 4}, "64 GPUs is not a whole number of nodes"),
+        ({"cabling": {"node_leaf_reach_m": 5000}}, "no switch, optic or cable in the catalog connects these NICs"),
+    ],
+)
+def test_infeasible_reasons_name_the_real_cause(over, message):
+    with pytest.raises(InfeasibleError, match=message):
+        planning.run(tiny(), scenario(**over), CAL)
+
+
+def test_scenario_with_params_needs_seq_len():
+    with pytest.raises(ScenarioError, match="workload.seq_len is required"):
+        planning.run(tiny(), scenario(workload={"params": "1B"}), CAL)

@@ -64,9 +64,8 @@ def cloud(scenario: str, **kw) -> None:
         "cloud.pricing": list(kw.pop("pricings")) or None,
         "cloud.spot_share_max": kw.pop("spot_share"),
         "workload.micro_batches": list(kw.pop("micro_batches")) or None,
-        **parse_settings(kw.pop("settings")),
     }
-    loaded_scenario = load_scenario(scenario, overrides)
+    loaded_scenario = load_scenario(scenario, overrides, parse_settings(kw.pop("settings")))
     from planner.calibration import load_calibration
 
     loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
@@ -82,5 +81,16 @@ def cloud(scenario: str, **kw) -> None:
     if result["choice"] is None:
         from planner.errors import InfeasibleError
 
-        reasons = "; ".join(sorted({e["reason"].split(":")[0] for e in result["excluded"]})) or "budget"
+        if result["ranking"]:  # offerings qualify but the budget excludes them all
+            cheapest = min(r["cost_usd"] for r in result["ranking"])
+            raise InfeasibleError(
+                f"budget {loaded_scenario.constraints.budget_usd:,.0f} USD is too small: the "
+                f"cheapest qualifying option costs {cheapest:,.0f} USD"
+            )
+        if not result["excluded"]:
+            raise InfeasibleError(
+                "no cloud offering matches the providers/regions/instances/gpus filters; see "
+                "`planner catalog list cloud`"
+            )
+        reasons = "; ".join(sorted({e["reason"].split(":")[0] for e in result["excluded"]}))
         raise InfeasibleError(f"no cloud offering meets the scenario ({reasons}); see the exclusions above")

@@ -176,6 +176,13 @@ def bandwidth(**kw) -> None:
     )
     for _, r in answers.iterrows():
         click.echo("  " + _needed_line(r, target))
+    for _, r in answers.drop_duplicates("zeropp").iterrows():
+        if not r["fits_memory"]:
+            label = "with ZeRO++" if r["zeropp"] else "without ZeRO++"
+            click.echo(
+                f"  warning: {label} the model needs {r['memory_per_gpu_gib']:.1f} GiB per GPU of "
+                f"{r['usable_hbm_gib']:.1f} usable: it does not fit on {gpus} GPUs; add GPUs"
+            )
     click.echo("\nAchieved TFLOPs/GPU by node bandwidth (Gbps):\n")
     click.echo(sweep_table(table))
     click.echo(f"\ncalibration: {calibration.source}")
@@ -188,6 +195,8 @@ def _needed_record(r) -> dict:
         "node_gbps_needed": r["node_gbps_needed"],
         "unreachable_because": r["unreachable_because"] or None,
         "ceiling_tflops_per_gpu": r["ceiling_tflops_per_gpu"],
+        "fits_memory": bool(r["fits_memory"]),
+        "memory_per_gpu_gib": r["memory_per_gpu_gib"],
     }
 
 

@@ -16,7 +16,7 @@ from planner.cli.base import Quantity, catalog_option, main, parse_settings, set
 @click.option("--schema", is_flag=True, help="Print the scenario file's JSON schema and exit.")
 @click.option("--target-tflops", type=Quantity("tflops"), help="Override target_tflops.")
 @click.option("--budget", type=Quantity("usd"), help="Override constraints.budget_usd, e.g. 30M.")
-@click.option("--power-kw", type=Quantity("count"), help="Override constraints.power_kw.")
+@click.option("--power-kw", help="Override constraints.power_kw, e.g. 720 or 720kW or 0.72MW.")
 @click.option("--max-nodes", type=click.IntRange(min=1), help="Override constraints.max_nodes.")
 @click.option("--gpus", "fixed_gpus", type=click.IntRange(min=1), help="Require exactly this many GPUs.")
 @click.option("--gpu", "allowed_gpus", multiple=True, help="Allowed GPU (repeatable); overrides constraints.gpus.")
@@ -56,7 +56,7 @@ def plan(scenario: str | None, schema: bool, **kw) -> None:
     Examples:
       planner plan examples/bloom-176b-v100.yaml
       planner plan examples/llama-70b-h100.yaml --budget 60M --json
-      planner plan examples/llama-70b-h100.yaml --fabric roce -o bom.csv
+      planner plan examples/bloom-176b-v100.yaml --fabric roce -o bom.csv
       planner plan examples/bloom-176b-v100.yaml -o plan.xlsx
       planner plan examples/llama-70b-h100.yaml --compare-cloud
       planner plan --schema > scenario.schema.json
@@ -85,7 +85,6 @@ def _overrides(kw: dict) -> dict:
         "workload.global_batch": kw.pop("global_batch"),
         "objective.kind": kw.pop("objective"),
         **({"workload.qwz": True, "workload.hpz": True, "workload.qgz": True} if zeropp else {}),
-        **parse_settings(kw.pop("settings")),
     }
 
 
@@ -99,11 +98,13 @@ def _run_plan(path: str, kw: dict) -> None:
     from planner.scenario import load_scenario
 
     output, csv_path = kw.pop("output"), kw.pop("csv_path")
+    if csv_path and Path(csv_path).suffix.lower() != ".csv":
+        raise UsageError(f"--csv {csv_path}: the bill of materials is written as .csv")
     if output and Path(output).suffix.lower() not in (".json", ".csv", ".xlsx"):
         raise UsageError(
             f"-o {output}: write .xlsx (quote workbook), .json (the whole plan) or .csv (bill of materials)"
         )
-    loaded_scenario = load_scenario(path, _overrides(kw))
+    loaded_scenario = load_scenario(path, _overrides(kw), parse_settings(kw.pop("settings")))
     loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
     calibration = load_calibration(kw.pop("calibration"))
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")

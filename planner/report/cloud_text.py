@@ -65,8 +65,9 @@ def render_comparison(comparison: dict) -> str:
         f"capex {format_usd(comparison['purchase_capex_usd'])}, energy "
         f"{format_usd(comparison['purchase_energy_usd_per_h'])}/h, TCO {format_usd(comparison['purchase_tco_usd'])}"
     )
+    mix = ", ".join(f"{n} {p}" for p, n in c["pricing_mix"].items())
     rent = (
-        f"{c['instances']} x {c['provider']} {c['instance']} at {format_usd(c['usd_per_h'])}/h; the same "
+        f"{c['instances']} x {c['provider']} {c['instance']} ({mix}) at {format_usd(c['usd_per_h'])}/h; the same "
         f"throughput as the purchase costs {format_usd(comparison['rent_same_throughput_usd_per_h'])}/h"
     )
     lines = [

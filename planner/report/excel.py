@@ -411,7 +411,14 @@ def comparison_sheet(ws: Worksheet, comparison: dict) -> None:
     rows = [
         ("Purchase capex (USD)", comparison["purchase_capex_usd"], USD0),
         ("Purchase energy (USD per hour)", comparison["purchase_energy_usd_per_h"], USD),
-        ("Best cloud option", f"{c['instances']} x {c['provider']} {c['instance']} ({c['region']})", None),
+        (
+            "Best cloud option"
+            if c.get("meets_requirement", True)
+            else "Closest cloud option (misses the requirement)",
+            f"{c['instances']} x {c['provider']} {c['instance']} ({c['region']}); "
+            + ", ".join(f"{n} {p}" for p, n in c["pricing_mix"].items()),
+            None,
+        ),
         ("Cloud USD per hour", c["usd_per_h"], USD),
         ("Renting the purchase's throughput (USD per hour)", comparison["rent_same_throughput_usd_per_h"], USD),
     ]

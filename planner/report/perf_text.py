@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from planner.assumptions import COLLECTIVES_PER_LAYER
 from planner.report.terminal import format_table
 from planner.units import format_count, format_gbps
 
@@ -55,6 +56,7 @@ def explain(r: dict, calibration_source: str) -> str:
         f"x eta_comp {r['eta_comp']:.3f}" + ("" if r["checkpointing"] else " (no activation checkpointing)")
     )
     fits = "fits" if r["fits_memory"] else "DOES NOT FIT"
+    collectives = r["layers"] * COLLECTIVES_PER_LAYER.value
     lines = [
         _headline(r),
         "",
@@ -66,7 +68,7 @@ def explain(r: dict, calibration_source: str) -> str:
         ),
         _line("  network", _s(r["t_comm_network_s"]), network),
         _line("  NVLink", _s(r["t_comm_nvlink_s"]), nvlink),
-        _line("  latency", _s(r["t_comm_latency_s"]), f"{r['layers'] * 3:.0f} collectives x NCCL ring latency"),
+        _line("  latency", _s(r["t_comm_latency_s"]), f"{collectives:.0f} collectives x NCCL ring latency"),
         _line("overlap", f"{r['overlap']:.2f}", "of the shorter phase hidden behind the longer"),
         _line("exposed comm", _s(r["t_comm_exposed_s"])),
         _line("step", _s(r["t_step_s"])),

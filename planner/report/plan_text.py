@@ -68,7 +68,7 @@ def render(plan: Plan) -> str:
         ("Next-best alternatives", plan.alternatives),
     ):
         if items:
-            out += ["", f"{title}:", _summary_table(items)]
+            out += ["", f"{title}:", _summary_table(items, plan.objective)]
     out += ["", f"calibration: {plan.calibration}"]
     return "\n".join(out)
 
@@ -89,18 +89,22 @@ def _bom_table(plan: Plan) -> str:
     return format_table(records, ["category", "sku", "qty", "unit_usd", "extended_usd", "source"], max_width=44)
 
 
-def _summary_table(items: list[Summary]) -> str:
+def _summary_table(items: list[Summary], objective: str) -> str:
+    """Options with their capex and, against the chosen plan, the difference in the objective (capex or TCO)."""
+    delta = f"{objective}_delta_usd"
     records = [
         {
             "option": s.label,
             "configuration": _config(s),
             "tflops": f"{s.metrics.achieved_tflops_per_gpu:.1f}",
             "capex_usd": s.cost.capex_usd,
-            "delta_usd": s.delta_usd,
+            "tco_usd": s.cost.tco_usd,
+            delta: s.delta_usd,
         }
         for s in items
     ]
-    return format_table(records, ["option", "configuration", "tflops", "capex_usd", "delta_usd"], max_width=110)
+    columns = ["option", "configuration", "tflops", "capex_usd"] + (["tco_usd"] if objective == "tco" else []) + [delta]
+    return format_table(records, columns, max_width=100)
 
 
 def bom_csv(plan: Plan) -> str:
