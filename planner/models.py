@@ -166,9 +166,18 @@ class ServerRow(CatalogRow):
         return self.included_nics if (self.included_nic or "").lower() == nic_sku.lower() else 0
 
 
-class NicRow(CatalogRow):
-    catalog_kind: ClassVar[str] = "nics"
+class ProductRow(CatalogRow):
+    """A purchasable part identified by its SKU (NICs, switches, drives)."""
+
     key_fields: ClassVar[tuple[str, ...]] = ("sku",)
+
+    sku: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    vendor: str = Field(min_length=1)
+
+
+class NicRow(ProductRow):
+    catalog_kind: ClassVar[str] = "nics"
     display: ClassVar[tuple[str, ...]] = (
         "sku",
         "name",
@@ -180,9 +189,6 @@ class NicRow(CatalogRow):
         "confidence",
     )
 
-    sku: str = Field(min_length=1)
-    name: str = Field(min_length=1)
-    vendor: str = Field(min_length=1)
     part_number: str | None = None
     speed_gbps: Gbps = Field(description="Total rate the card delivers to the fabric.")
     ports: PositiveCount
@@ -201,9 +207,8 @@ class NicRow(CatalogRow):
         return self.speed_gbps / self.ports
 
 
-class SwitchRow(CatalogRow):
+class SwitchRow(ProductRow):
     catalog_kind: ClassVar[str] = "switches"
-    key_fields: ClassVar[tuple[str, ...]] = ("sku",)
     display: ClassVar[tuple[str, ...]] = (
         "sku",
         "name",
@@ -215,9 +220,6 @@ class SwitchRow(CatalogRow):
         "confidence",
     )
 
-    sku: str = Field(min_length=1)
-    name: str = Field(min_length=1)
-    vendor: str = Field(min_length=1)
     asic: str | None = None
     fabric: FabricField = Field(description="ib (InfiniBand) or roce (Ethernet switch for RoCE).")
     ports: PositiveCount
@@ -256,9 +258,8 @@ class OpticRow(CatalogRow):
     power_w: Watts
 
 
-class NvmeRow(CatalogRow):
+class NvmeRow(ProductRow):
     catalog_kind: ClassVar[str] = "nvme"
-    key_fields: ClassVar[tuple[str, ...]] = ("sku",)
     display: ClassVar[tuple[str, ...]] = (
         "sku",
         "name",
@@ -270,9 +271,6 @@ class NvmeRow(CatalogRow):
         "confidence",
     )
 
-    sku: str = Field(min_length=1)
-    name: str = Field(min_length=1)
-    vendor: str = Field(min_length=1)
     interface: str | None = None
     read_gb_per_s: GBps = Field(description="Sequential read, GB/s.")
     capacity_tb: Terabytes = Field(description="Capacity in TB (1e12 bytes).")

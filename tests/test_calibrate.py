@@ -120,14 +120,20 @@ def test_bad_calibration_file(write):
 
 
 def test_model_errors_name_the_measurement_row(run, write):
-    path = write("m.csv", "gpu,gpus,gpus_per_node,node_gbps,fabric,params,tokens_per_gpu,measured_tflops\n"
-                          "V100,384,16,100,ib,176B,2048,20\nV100,100,16,100,ib,176B,2048,20\n")
+    path = write(
+        "m.csv",
+        "gpu,gpus,gpus_per_node,node_gbps,fabric,params,tokens_per_gpu,measured_tflops\n"
+        "V100,384,16,100,ib,176B,2048,20\nV100,100,16,100,ib,176B,2048,20\n",
+    )
     result = run("calibrate", path, "-o", "/dev/null")
     assert result.exit_code != 0 and f"{path}:3:" in result.stderr and "not a multiple" in result.stderr
 
 
 def test_band_low_above_high_is_rejected(run, write):
-    path = write("m.csv", "gpu,gpus,gpus_per_node,node_gbps,fabric,params,tokens_per_gpu,tflops_per_gpu_low,"
-                          "tflops_per_gpu_high\nV100,384,16,100,ib,176B,2048,40,30\n")
+    path = write(
+        "m.csv",
+        "gpu,gpus,gpus_per_node,node_gbps,fabric,params,tokens_per_gpu,tflops_per_gpu_low,"
+        "tflops_per_gpu_high\nV100,384,16,100,ib,176B,2048,40,30\n",
+    )
     result = run("calibrate", path)
     assert result.exit_code == 1 and "is above tflops_per_gpu_high" in result.stderr

@@ -123,44 +123,26 @@ def test_predict_text_explains_the_step(run):
         assert word in result.output
 
 
+LLAMA_64_H100 = [
+    "--model",
+    "Llama-2-70B",
+    "--gpu",
+    "H100",
+    "--gpus",
+    "64",
+    "--gpus-per-node",
+    "8",
+    "--node-gbps",
+    "400",
+    "--micro-batch",
+    "1",
+    "--json",
+]
+
+
 def test_predict_with_model_and_zeropp(run):
-    plain = json.loads(
-        run(
-            "predict",
-            "--model",
-            "Llama-2-70B",
-            "--gpu",
-            "H100",
-            "--gpus",
-            "64",
-            "--gpus-per-node",
-            "8",
-            "--node-gbps",
-            "400",
-            "--micro-batch",
-            "1",
-            "--json",
-        ).output
-    )
-    zpp = json.loads(
-        run(
-            "predict",
-            "--model",
-            "Llama-2-70B",
-            "--gpu",
-            "H100",
-            "--gpus",
-            "64",
-            "--gpus-per-node",
-            "8",
-            "--node-gbps",
-            "400",
-            "--micro-batch",
-            "1",
-            "--zeropp",
-            "--json",
-        ).output
-    )
+    plain = json.loads(run("predict", *LLAMA_64_H100).output)
+    zpp = json.loads(run("predict", *LLAMA_64_H100, "--zeropp").output)
     assert plain["seq_len"] == 4096
     assert zpp["bytes_per_node_per_step"] == pytest.approx(plain["bytes_per_node_per_step"] / 4)
     assert zpp["achieved_tflops_per_gpu"] > plain["achieved_tflops_per_gpu"]
@@ -214,8 +196,24 @@ def test_bandwidth_unreachable_target_says_the_ceiling(run):
 
 
 def test_bandwidth_single_node_is_not_called_reachable(run):
-    data = json.loads(run("bandwidth", "--params", "176B", "--gpu", "V100", "--gpus", "16", "--gpus-per-node", "16",
-                          "--tokens-per-gpu", "2048", "--target-tflops", "100", "--json").stdout)
+    data = json.loads(
+        run(
+            "bandwidth",
+            "--params",
+            "176B",
+            "--gpu",
+            "V100",
+            "--gpus",
+            "16",
+            "--gpus-per-node",
+            "16",
+            "--tokens-per-gpu",
+            "2048",
+            "--target-tflops",
+            "100",
+            "--json",
+        ).stdout
+    )
     assert all(n["node_gbps_needed"] is None for n in data["needed"])  # null: unreachable
     assert all(not n["fits_memory"] for n in data["needed"])
 

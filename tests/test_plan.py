@@ -349,8 +349,10 @@ def test_milp_matches_brute_force(problem):
 @pytest.mark.parametrize(
     ("over", "message"),
     [
-        ({"target_tflops": None, "workload": {"params": "2T", "seq_len": 1024, "micro_batches": [1]}},
-         r"does not fit in GPU memory within the allowed node counts: it needs at least \d+ GPUs"),
+        (
+            {"target_tflops": None, "workload": {"params": "2T", "seq_len": 1024, "micro_batches": [1]}},
+            r"does not fit in GPU memory within the allowed node counts: it needs at least \d+ GPUs",
+        ),
         ({"workload": {"params": "1B", "seq_len": 1024, "micro_batches": [4096]}}, "does not fit at any GPU count"),
         ({"requirement": {"gpus": 64}, "constraints__max_nodes": 4}, "64 GPUs is not a whole number of nodes"),
         ({"cabling": {"node_leaf_reach_m": 5000}}, "no switch, optic or cable in the catalog connects these NICs"),
