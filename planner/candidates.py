@@ -26,6 +26,7 @@ from planner.assumptions import nic_effective_gbps
 from planner.calibration import Calibration
 from planner.catalog import Catalog
 from planner.errors import ScenarioError
+from planner.formulation import usd_per_watt_drawn
 from planner.models import NicRow, ServerRow, SwitchRow
 from planner.scenario import Scenario
 
@@ -263,6 +264,8 @@ def _single_node_rows(index, scenario, server, mb) -> list[dict]:
 def _multi_node_rows(catalog, index, scenario, server, mb) -> list[dict]:
     c, rows = scenario.constraints, []
     optics = catalog.items("optics")
+    # with a TCO objective a link option's watts cost energy over the horizon; for capex only its price counts
+    watt = usd_per_watt_drawn(scenario.objective) if scenario.objective.kind == "tco" else 0.0
     for nic in catalog.items("nics"):
         for fab in (f for f in nic.fabrics if f in c.fabrics):
             switches = [s for s in catalog.items("switches") if s.fabric == fab]
@@ -274,9 +277,9 @@ def _multi_node_rows(catalog, index, scenario, server, mb) -> list[dict]:
                     if not b or b > switch.max_breakout:
                         continue
                     links = fabric.node_links(
-                        optics, fab, nic.port_gbps, switch.port_gbps, b, scenario.cabling.node_leaf_reach_m
+                        optics, fab, nic.port_gbps, switch.port_gbps, b, scenario.cabling.node_leaf_reach_m, watt
                     )
-                    up = fabric.switch_links(optics, fab, switch.port_gbps, scenario.cabling.switch_reach_m)
+                    up = fabric.switch_links(optics, fab, switch.port_gbps, scenario.cabling.switch_reach_m, watt)
                     if links is None:
                         continue
                     for o in c.oversubscription:

@@ -102,7 +102,13 @@ def _items(rows: Iterable[tuple[OpticRow, float]]) -> Items:
 
 
 def _cheapest(
-    optics: list[OpticRow], kinds: tuple[str, ...], gbps: float, reach_m: float, fabric: str, legs: int = 1
+    optics: list[OpticRow],
+    kinds: tuple[str, ...],
+    gbps: float,
+    reach_m: float,
+    fabric: str,
+    legs: int = 1,
+    usd_per_w: float = 0.0,
 ) -> OpticRow | None:
     fits = [
         o
@@ -113,23 +119,30 @@ def _cheapest(
         and o.fabric in (fabric, "any")
         and o.breakout == legs
     ]
-    return min(fits, key=lambda o: (o.price_usd, o.power_w, o.sku), default=None)
+    return min(fits, key=lambda o: (o.price_usd + o.power_w * usd_per_w, o.power_w, o.sku), default=None)
 
 
 def node_links(
-    optics: list[OpticRow], fabric: str, endpoint_gbps: float, port_gbps: float, b: int, reach_m: float
+    optics: list[OpticRow],
+    fabric: str,
+    endpoint_gbps: float,
+    port_gbps: float,
+    b: int,
+    reach_m: float,
+    usd_per_w: float = 0.0,
 ) -> tuple[Items, Items, str] | None:
     """Cheapest way to connect NIC ports to leaf ports: (per endpoint, per down-port, description).
+    Cheapest counts each watt at usd_per_w (the energy price over the horizon when the objective is TCO).
     A cable serves one switch port (a splitter with b legs when b > 1); optics are a NIC-side transceiver
     and fibre per endpoint plus a switch-side transceiver at port speed per down-port (for b > 1 this
     assumes a breakout-capable module, e.g. DR4 to DR1s)."""
     options = []
-    cable = _cheapest(optics, ("dac", "aoc"), port_gbps, reach_m, fabric, legs=b)
+    cable = _cheapest(optics, ("dac", "aoc"), port_gbps, reach_m, fabric, legs=b, usd_per_w=usd_per_w)
     if cable is not None:  # one cable per switch port; with b > 1 a splitter cable with b legs
         options.append((Items(), _items([(cable, 1)]), f"{cable.kind.upper()} {cable.sku}"))
-    nic_side = _cheapest(optics, ("transceiver",), endpoint_gbps, reach_m, fabric)
-    fibre = _cheapest(optics, ("fiber",), endpoint_gbps, reach_m, fabric)
-    switch_side = _cheapest(optics, ("transceiver",), port_gbps, reach_m, fabric)
+    nic_side = _cheapest(optics, ("transceiver",), endpoint_gbps, reach_m, fabric, usd_per_w=usd_per_w)
+    fibre = _cheapest(optics, ("fiber",), endpoint_gbps, reach_m, fabric, usd_per_w=usd_per_w)
+    switch_side = _cheapest(optics, ("transceiver",), port_gbps, reach_m, fabric, usd_per_w=usd_per_w)
     if nic_side and fibre and switch_side:
         options.append(
             (
@@ -140,17 +153,23 @@ def node_links(
         )
     if not options:
         return None
-    return min(options, key=lambda o: (o[0].usd + o[1].usd / b, o[2]))
+    return min(options, key=lambda o: (_value(o[0], usd_per_w) + _value(o[1], usd_per_w) / b, o[2]))
 
 
-def switch_links(optics: list[OpticRow], fabric: str, port_gbps: float, reach_m: float) -> tuple[Items, str] | None:
+def _value(items: Items, usd_per_w: float) -> float:
+    return items.usd + items.watts * usd_per_w
+
+
+def switch_links(
+    optics: list[OpticRow], fabric: str, port_gbps: float, reach_m: float, usd_per_w: float = 0.0
+) -> tuple[Items, str] | None:
     """Cheapest switch-to-switch link at port speed: a cable, or two transceivers and a fibre."""
     options = []
-    cable = _cheapest(optics, ("dac", "aoc"), port_gbps, reach_m, fabric)
+    cable = _cheapest(optics, ("dac", "aoc"), port_gbps, reach_m, fabric, usd_per_w=usd_per_w)
     if cable is not None:
         options.append((_items([(cable, 1)]), f"{cable.kind.upper()} {cable.sku}"))
-    module = _cheapest(optics, ("transceiver",), port_gbps, reach_m, fabric)
-    fibre = _cheapest(optics, ("fiber",), port_gbps, reach_m, fabric)
+    module = _cheapest(optics, ("transceiver",), port_gbps, reach_m, fabric, usd_per_w=usd_per_w)
+    fibre = _cheapest(optics, ("fiber",), port_gbps, reach_m, fabric, usd_per_w=usd_per_w)
     if module and fibre:
         options.append((_items([(module, 2), (fibre, 1)]), f"optics 2x {module.sku} + {fibre.sku}"))
-    return min(options, key=lambda o: (o[0].usd, o[1]), default=None)
+    return min(options, key=lambda o: (_value(o[0], usd_per_w), o[1]), default=None)

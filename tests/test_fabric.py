@@ -94,3 +94,12 @@ def test_fabric_specific_optics_are_not_used_on_the_other_fabric():
 @pytest.mark.parametrize("tier", [1, 2, 3])
 def test_capacity_is_monotone_in_tier(tier):
     assert fabric.max_down_ports(tier, 32, 1.0) <= fabric.max_down_ports(tier + 1 if tier < 3 else 3, 32, 1.0)
+
+
+def test_tco_prices_the_watts_of_a_link():
+    optics = [optic("AOC400", "aoc", 400, 300), optic("DAC400", "dac", 400, 320)]
+    optics[0] = optics[0].model_copy(update={"power_w": 12.0})
+    optics[1] = optics[1].model_copy(update={"power_w": 0.0})
+    assert fabric.node_links(optics, "ib", 400, 400, 1, 3.0)[2] == "AOC AOC400"  # capex: the cheaper cable
+    # over a TCO horizon 12 W cost more than the $20 saved: the DAC wins
+    assert fabric.node_links(optics, "ib", 400, 400, 1, 3.0, usd_per_w=10.0)[2] == "DAC DAC400"
