@@ -110,23 +110,23 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
     cv.uplinks = u * leaves + (p - a) * aggs
 
 
-def cost_terms(
-    row: dict, cv: CandidateVars
-) -> tuple[pulp.LpAffineExpression, pulp.LpAffineExpression, pulp.LpAffineExpression]:
-    """(capex USD, nameplate power W, node power W) of candidate k as linear expressions."""
-    switches = pulp.lpSum(cv.switches.values()) if cv.switches else 0
-    endpoints = row["endpoints_per_node"] * cv.nodes
-    down = cv.down_ports if cv.down_ports is not None else 0
+def cost_terms(row: dict, nodes, down_ports, switches, uplinks):
+    """(capex USD, nameplate power W, node power W) of a candidate from its quantities. The quantities may be
+    numbers (solve.costs, the brute force) or pulp expressions (the MILP): one formula serves both."""
+    endpoints = row["endpoints_per_node"] * nodes
     capex = (
-        row["node_usd"] * cv.nodes
+        row["node_usd"] * nodes
         + row["switch_usd"] * switches
         + row["endpoint_usd"] * endpoints
-        + row["port_usd"] * down
-        + row["uplink_usd"] * cv.uplinks
+        + row["port_usd"] * down_ports
+        + row["uplink_usd"] * uplinks
     )
-    node_w = row["node_w"] * cv.nodes
+    node_w = row["node_w"] * nodes
     network_w = (
-        row["switch_w"] * switches + row["endpoint_w"] * endpoints + row["port_w"] * down + row["uplink_w"] * cv.uplinks
+        row["switch_w"] * switches
+        + row["endpoint_w"] * endpoints
+        + row["port_w"] * down_ports
+        + row["uplink_w"] * uplinks
     )
     return capex, node_w + network_w, node_w
 
@@ -147,7 +147,9 @@ def build_model(
     for k, row in enumerate(rows):
         cv = define_choice(problem, k, row)
         define_fabric(problem, k, row, cv)
-        capex, power, node_w = cost_terms(row, cv)
+        switches = pulp.lpSum(cv.switches.values()) if cv.switches else 0
+        down = cv.down_ports if cv.down_ports is not None else 0
+        capex, power, node_w = cost_terms(row, cv.nodes, down, switches, cv.uplinks)
         all_vars[k] = cv
         capex_terms.append(capex)
         power_terms.append(power)

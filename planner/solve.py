@@ -9,7 +9,7 @@ import pulp
 
 from planner.catalog import Catalog
 from planner.errors import SolverError
-from planner.formulation import Model, build_model, usd_per_watt_drawn
+from planner.formulation import Model, build_model, cost_terms, usd_per_watt_drawn
 from planner.scenario import Scenario
 
 SOLVERS = ("cbc", "highs")
@@ -101,27 +101,13 @@ def costs(
     row: dict, nodes: int, down_ports: int, switches: dict[str, int], uplinks: int, scenario: Scenario
 ) -> dict[str, float]:
     """capex, power and energy of candidate `row` with these quantities: the MILP's objective, term by term."""
-    n_switches = sum(switches.values())
-    endpoints = row["endpoints_per_node"] * nodes
-    capex = (
-        row["node_usd"] * nodes
-        + row["switch_usd"] * n_switches
-        + row["endpoint_usd"] * endpoints
-        + row["port_usd"] * down_ports
-        + row["uplink_usd"] * uplinks
-    )
-    node_w = row["node_w"] * nodes
-    network_w = (
-        row["switch_w"] * n_switches
-        + row["endpoint_w"] * endpoints
-        + row["port_w"] * down_ports
-        + row["uplink_w"] * uplinks
-    )
+    capex, power_w, node_w = cost_terms(row, nodes, down_ports, sum(switches.values()), uplinks)
+    network_w = power_w - node_w
     energy = energy_usd(scenario, node_w, network_w)
     objective = capex + (energy if scenario.objective.kind == "tco" else 0.0)
     return {
         "capex_usd": capex,
-        "power_w": node_w + network_w,
+        "power_w": power_w,
         "node_w": node_w,
         "network_w": network_w,
         "energy_usd": energy,

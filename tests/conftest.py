@@ -7,6 +7,9 @@ from click.testing import CliRunner
 
 from planner.cli import main
 
+# DeepSpeed issue #2928: 176B on 384 V100 in 16-GPU nodes at 2048 tokens per GPU per micro-step
+DS2928 = ["--params", "176B", "--gpu", "V100", "--gpus", "384", "--gpus-per-node", "16", "--tokens-per-gpu", "2048"]
+
 
 @pytest.fixture
 def run():

@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 import pytest
+from conftest import DS2928
 
 from planner import perf
 from planner.calibration import Calibration, load_calibration
@@ -75,16 +76,7 @@ def test_calibrate_cli_writes_a_file_predict_accepts(run, tmp_path):
     assert set(cal.eta_comp) == {"V100-32GB"}
     predicted = run(
         "predict",
-        "--params",
-        "176B",
-        "--gpu",
-        "V100",
-        "--gpus",
-        "384",
-        "--gpus-per-node",
-        "16",
-        "--tokens-per-gpu",
-        "2048",
+        *DS2928,
         "--node-gbps",
         "800",
         "--calibration",

@@ -7,11 +7,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import DS2928
 
 from planner import __version__
 from planner.resources import catalogs_dir
-
-DS2928 = ["--params", "176B", "--gpu", "V100", "--gpus", "384", "--gpus-per-node", "16", "--tokens-per-gpu", "2048"]
 
 
 def test_version_and_help(run):

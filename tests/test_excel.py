@@ -9,7 +9,7 @@ import zipfile
 
 import openpyxl
 import pytest
-from conftest import make_catalog
+from conftest import DS2928, make_catalog
 from test_plan import CAL, GPU, NICS, OPTICS, SERVER, SWITCHES, scenario
 
 from planner import planning
@@ -118,16 +118,7 @@ def test_bandwidth_workbook(run, tmp_path):
     path = tmp_path / "bw.xlsx"
     result = run(
         "bandwidth",
-        "--params",
-        "176B",
-        "--gpu",
-        "V100",
-        "--gpus",
-        "384",
-        "--gpus-per-node",
-        "16",
-        "--tokens-per-gpu",
-        "2048",
+        *DS2928,
         "--target-tflops",
         "40",
         "-o",

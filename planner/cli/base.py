@@ -89,3 +89,20 @@ def parse_settings(settings: Sequence[str]) -> dict[str, object]:
         except yaml.YAMLError:
             raise click.UsageError(f"--set {item!r}: the value is not valid YAML") from None
     return out
+
+
+solver_option = click.option(
+    "--solver",
+    type=click.Choice(["cbc", "highs"]),
+    default="cbc",
+    show_default=True,
+    help="MILP solver (highs needs the 'highs' extra).",
+)
+calibration_option = click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
+micro_batches_option = click.option(
+    "--micro-batch",
+    "micro_batches",
+    multiple=True,
+    type=click.IntRange(min=1),
+    help="Allowed micro-batch (repeatable).",
+)

@@ -7,7 +7,16 @@ from pathlib import Path
 import click
 
 from planner.catalog import load_catalog
-from planner.cli.base import Quantity, catalog_option, main, parse_settings, set_option
+from planner.cli.base import (
+    Quantity,
+    calibration_option,
+    catalog_option,
+    main,
+    micro_batches_option,
+    parse_settings,
+    set_option,
+    solver_option,
+)
 
 
 @main.command()
@@ -24,15 +33,9 @@ from planner.cli.base import Quantity, catalog_option, main, parse_settings, set
     help="Allowed pricing model (repeatable).",
 )
 @click.option("--spot-share", type=click.FloatRange(0, 1), help="Override cloud.spot_share_max.")
-@click.option(
-    "--micro-batch",
-    "micro_batches",
-    multiple=True,
-    type=click.IntRange(min=1),
-    help="Allowed micro-batch (repeatable).",
-)
-@click.option("--solver", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True)
-@click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
+@micro_batches_option
+@solver_option
+@calibration_option
 @click.option("-o", "--output", type=click.Path(), help="Write an .xlsx (ranking, cost over time, charts) or .json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @set_option

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from planner.catalog import load_catalog
-from planner.cli.base import Quantity, catalog_option, main
+from planner.cli.base import Quantity, calibration_option, catalog_option, main, solver_option
 
 
 @main.command()
@@ -27,8 +27,8 @@ from planner.cli.base import Quantity, catalog_option, main
 @click.option("--budget", type=Quantity("usd"), help="Most the configuration may cost.")
 @click.option("--alternatives", type=click.IntRange(min=0), default=3, show_default=True)
 @click.option("--explain", is_flag=True, help="Print the bandwidth ladder and the latency by machine count.")
-@click.option("--solver", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True)
-@click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
+@solver_option
+@calibration_option
 @click.option("-o", "--output", type=click.Path(), help="Write an .xlsx workbook (or .json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @catalog_option

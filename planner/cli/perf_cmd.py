@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from planner.catalog import Catalog, load_catalog
-from planner.cli.base import Quantity, catalog_option, main
+from planner.cli.base import Quantity, calibration_option, catalog_option, main
 from planner.report.terminal import format_table
 
 
@@ -39,7 +39,7 @@ def workload_options(func):
         click.option("--hierarchical", is_flag=True, help="Hierarchical collectives: (N-1)/N instead of (n-1)/n."),
         click.option("--no-checkpointing", is_flag=True, help="Activation checkpointing off (F_hw = F_model)."),
         click.option("--no-flash-attention", is_flag=True, help="Count the s^2 attention scores in memory."),
-        click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`."),
+        calibration_option,
         click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text."),
         catalog_option,
     ]

@@ -8,7 +8,16 @@ from pathlib import Path
 import click
 
 from planner.catalog import load_catalog
-from planner.cli.base import Quantity, catalog_option, main, parse_settings, set_option
+from planner.cli.base import (
+    Quantity,
+    calibration_option,
+    catalog_option,
+    main,
+    micro_batches_option,
+    parse_settings,
+    set_option,
+    solver_option,
+)
 
 
 @main.command()
@@ -23,25 +32,22 @@ from planner.cli.base import Quantity, catalog_option, main, parse_settings, set
 @click.option(
     "--fabric", "fabrics", multiple=True, type=click.Choice(["ib", "roce"]), help="Allowed fabric (repeatable)."
 )
-@click.option(
-    "--micro-batch",
-    "micro_batches",
-    multiple=True,
-    type=click.IntRange(min=1),
-    help="Allowed micro-batch (repeatable).",
-)
+@micro_batches_option
 @click.option("--global-batch", type=click.IntRange(min=1), help="Override workload.global_batch.")
 @click.option("--objective", type=click.Choice(["capex", "tco"]), help="Override objective.kind.")
 @click.option("--zeropp", is_flag=True, default=None, help="Turn on all three ZeRO++ options.")
-@click.option("--solver", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True)
+@solver_option
 @click.option("--time-limit", type=Quantity("s"), help="Solver time limit per solve, e.g. 60s.")
 @click.option("--gap", type=click.FloatRange(min=0), help="Relative MIP gap at which to stop, e.g. 0.01.")
 @click.option(
     "--alternatives", type=click.IntRange(min=0), default=3, show_default=True, help="Next-best distinct plans to list."
 )
-@click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
+@calibration_option
 @click.option(
-    "-o", "--output", type=click.Path(), help="Write the plan: .json (whole plan) or .csv (bill of materials)."
+    "-o",
+    "--output",
+    type=click.Path(),
+    help="Write the plan: .xlsx (quote workbook), .json (whole plan) or .csv (bill of materials).",
 )
 @click.option("--csv", "csv_path", type=click.Path(), help="Also write the bill of materials as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole plan as JSON.")
