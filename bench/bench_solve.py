@@ -1,5 +1,6 @@
-"""Solve time against the number of candidate configurations, for the MILP (CBC, and HiGHS when installed)
-and for brute-force enumeration. Not a test: run it by hand and quote the table.
+"""Solve time against the number of candidate configurations: the purchase MILP over the whole table (CBC, and
+HiGHS when installed) against the exact priced table (every candidate at its smallest feasible node count,
+numpy, as `planner plan` prices them). Not a test: run it by hand and quote the table.
 
     python bench/bench_solve.py                      # 100 .. 100,000 candidates
     python bench/bench_solve.py --sizes 100 1000     # a quick look
@@ -16,8 +17,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from planner import bruteforce, fabric, solve
+from planner import costing, fabric
 from planner.errors import SolverError
+from planner.optimize import buy
 from planner.scenario import Scenario
 
 
@@ -54,10 +56,6 @@ def synthetic(count: int, seed: int = 0) -> pd.DataFrame:
             "uplink_w": rng.uniform(0, 20, count).round(),
         }
     )
-    frame["allowed_nodes"] = None
-    split = [fabric.leaf_split(p, o) for p, o in zip(frame["switch_ports"], frame["oversubscription"], strict=True)]
-    frame["leaf_down"], frame["leaf_up"] = [s[0] for s in split], [s[1] for s in split]
-    frame["agg_down"] = frame["switch_ports"] // 2
     cap = [
         fabric.max_down_ports(t, p, o) * b // e
         for t, p, o, b, e in zip(
@@ -76,6 +74,23 @@ def synthetic(count: int, seed: int = 0) -> pd.DataFrame:
 SCENARIO = Scenario.model_validate({"workload": {"params": "70B"}, "requirement": {"gpus": 8}, "target_tflops": 1})
 
 
+def priced_minimum(frame: pd.DataFrame) -> float:
+    """The cheapest candidate at its smallest node count, vectorised (what candidates._price computes)."""
+    nodes = frame["n_lo"].to_numpy()
+    size = fabric.size_arrays(
+        frame["endpoints_per_node"].to_numpy() * nodes,
+        frame["tier"].to_numpy(),
+        frame["switch_ports"].to_numpy(),
+        frame["breakout"].to_numpy(),
+        frame["oversubscription"].to_numpy(),
+    )
+    coef = {
+        c: frame[c].to_numpy(float) for c in frame.columns if c.endswith(("_usd", "_w")) or c == "endpoints_per_node"
+    }
+    cost = costing.configuration_cost(coef, nodes, size["down_ports"], size["switches"], size["uplinks"])
+    return float(cost.capex_usd.min())
+
+
 def timed(func):
     start = time.perf_counter()
     result = func()
@@ -89,29 +104,29 @@ def main() -> None:
     args = parser.parse_args()
     solvers = ["cbc"] + (["highs"] if _highs() else [])
     print(
-        f"{'candidates':>10}  {'brute force s':>13}  " + "  ".join(f"{s + ' MILP s':>12}" for s in solvers) + "  agree"
+        f"{'candidates':>10}  {'priced table s':>14}  " + "  ".join(f"{s + ' MILP s':>12}" for s in solvers) + "  agree"
     )
     for size in args.sizes:
         frame = synthetic(size)
-        reference, t_bf = timed(lambda f=frame: bruteforce.best(f, SCENARIO))
+        reference, t_table = timed(lambda f=frame: priced_minimum(f))
         cells, agree = [], True
         for name in solvers:
             try:
-                sol, t = timed(lambda f=frame, n=name: solve.solve(f, SCENARIO, n, args.time_limit))
+                sol, t = timed(lambda f=frame, n=name: buy.optimize(f, SCENARIO, n, args.time_limit))
             except SolverError:  # no incumbent within the time limit (building the model counts too)
                 cells.append(f"{'> limit':>12}")
                 agree = False
                 continue
             cells.append(f"{t:12.2f}")
-            agree &= sol is not None and abs(sol.objective_usd - reference[0]) <= 1e-6 * reference[0]
+            agree &= sol is not None and abs(sol.result.objective - reference) <= 1e-6 * reference
         verdict = "yes" if agree else ("n/a" if "> limit" in "".join(cells) else "NO")
-        print(f"{len(frame):>10,}  {t_bf:13.2f}  " + "  ".join(cells) + f"  {verdict}", flush=True)
+        print(f"{len(frame):>10,}  {t_table:14.3f}  " + "  ".join(cells) + f"  {verdict}", flush=True)
 
 
 def _highs() -> bool:
-    import pulp
+    from planner.optimize.solver import highs_available
 
-    return pulp.HiGHS().available()
+    return highs_available()
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ import pandas as pd
 from pydantic import ValidationError
 
 from planner.errors import CatalogError, CatalogProblem, PlannerError
-from planner.models import KINDS, ROW_TYPES, SCHEMA_VERSION, CatalogRow, GpuRow, ModelRow, NicRow, ServerRow
 from planner.resources import catalogs_dir
+from planner.rows import KINDS, ROW_TYPES, SCHEMA_VERSION, CatalogRow, GpuRow, ModelRow, NicRow, ServerRow
 from planner.tables import RawTable, read_path
 
 

@@ -1,5 +1,6 @@
-"""Switch, optics and cable sizing (MODEL.md s.5): pure functions shared by the MILP's constants and the
-brute-force check, so both count the same hardware.
+"""Switch, optics and cable sizing (docs/plan.md section 2): the closed-form fabric of a configuration and
+the cheapest link that connects its ports. The MILP (optimize/buy.py) states the same sizing rules as
+constraints; the candidate table and the brute force use the closed form here.
 
 Terms: an *endpoint* is one NIC port; a switch has `ports` physical ports of `port_gbps`; a port breaks out
 into b = port_gbps / endpoint_gbps endpoints (b >= 1, whole). Leaves of a tier-2/3 fabric put
@@ -8,11 +9,12 @@ d = floor(ports * o / (o+1)) ports down and u = ports - d up (o:1 oversubscripti
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from planner.models import OpticRow
+import numpy as np
+
+from planner.rows import OpticRow
 
 
 def breakout(port_gbps: float, endpoint_gbps: float) -> int:
@@ -21,25 +23,28 @@ def breakout(port_gbps: float, endpoint_gbps: float) -> int:
     return int(round(ratio)) if ratio >= 1 and abs(ratio - round(ratio)) < 1e-9 else 0
 
 
-def leaf_split(ports: int, oversubscription: float) -> tuple[int, int]:
-    """(down, up) physical ports of a leaf for o:1 oversubscription."""
-    down = math.floor(ports * oversubscription / (oversubscription + 1))
+def leaf_split(ports, oversubscription):
+    """(down, up) physical ports of a leaf for o:1 oversubscription (vectorised)."""
+    ports = np.asarray(ports)
+    down = np.floor(ports * np.asarray(oversubscription) / (np.asarray(oversubscription) + 1)).astype(np.int64)
+    if down.ndim == 0:
+        return int(down), int(ports) - int(down)
     return down, ports - down
 
 
-def agg_down(ports: int) -> int:
+def agg_down(ports):
     """Aggregation switches of a 3-tier fabric are non-blocking: half their ports down."""
-    return ports // 2
+    return np.asarray(ports) // 2 if np.ndim(ports) else ports // 2
 
 
-def max_down_ports(tier: int, ports: int, oversubscription: float) -> int:
-    """Capacity of a tier in switch down-ports (endpoints = down-ports x breakout)."""
+def max_down_ports(tier, ports, oversubscription):
+    """Capacity of a tier in switch down-ports (endpoints = down-ports x breakout); vectorised."""
     down, _ = leaf_split(ports, oversubscription)
-    if tier == 1:
-        return ports
-    if tier == 2:
-        return ports * down  # at most `ports` leaves: every spine port reaches one leaf
-    return ports * down * agg_down(ports)  # p/2 pods of a two-tier fabric (p^3/4 when o = 1)
+    two = ports * down  # at most `ports` leaves: every spine port reaches one leaf
+    three = two * agg_down(ports)  # p/2 pods of a two-tier fabric (p^3/4 when o = 1)
+    if np.ndim(tier) == 0 and np.ndim(ports) == 0:
+        return {0: 0, 1: ports, 2: two, 3: three}[int(tier)]
+    return np.select([tier == 1, tier == 2, tier == 3], [ports, two, three], 0)
 
 
 @dataclass(frozen=True)
@@ -55,23 +60,44 @@ class Switches:
         return sum(self.by_tier.values())
 
 
+def size_arrays(endpoints, tier, ports, breakout_, oversubscription) -> dict[str, np.ndarray]:
+    """The smallest fabric of each row's tier for its endpoints, in closed form: down_ports, leaf, spine,
+    core, uplinks, switches and `fits` (False where the tier cannot hold the endpoints). Tier 0 is a single
+    node: no fabric.
+      tier 1: one switch of D = ceil(E/b) down-ports
+      tier 2: L = ceil(D/d) leaves, S = ceil(L u / p) spines, uplinks L u
+      tier 3: L leaves, A = ceil(L u / a) aggregation, C = ceil(A (p - a) / p) core, uplinks L u + A (p - a)"""
+    e, t = np.asarray(endpoints, dtype=np.int64), np.asarray(tier, dtype=np.int64)
+    p, b = np.asarray(ports, dtype=np.int64), np.maximum(np.asarray(breakout_, dtype=np.int64), 1)
+    down_ports = np.where(t > 0, -(-e // b), 0)
+    d, u = leaf_split(p, oversubscription)
+    d, u = np.maximum(np.asarray(d), 1), np.asarray(u)
+    a = np.maximum(agg_down(p), 1)
+    leaves_multi = -(-down_ports // d)
+    aggs = np.where(t == 3, -(-(leaves_multi * u) // a), 0)
+    leaf = np.select([t == 1, t >= 2], [1, leaves_multi], 0)
+    spine = np.select([t == 2, t == 3], [-(-(leaves_multi * u) // np.maximum(p, 1)), aggs], 0)
+    core = np.where(t == 3, -(-(aggs * (p - a)) // np.maximum(p, 1)), 0)
+    uplinks = np.select([t == 2, t == 3], [leaves_multi * u, leaves_multi * u + aggs * (p - a)], 0)
+    fits = down_ports <= max_down_ports(t, p, oversubscription)
+    return {
+        "down_ports": down_ports,
+        "leaf": leaf,
+        "spine": spine,
+        "core": core,
+        "switches": leaf + spine + core,
+        "uplinks": uplinks,
+        "fits": fits | (t == 0),
+    }
+
+
 def size(endpoints: int, tier: int, ports: int, breakout_: int, oversubscription: float) -> Switches | None:
     """Smallest fabric of this tier for `endpoints`; None when the tier cannot hold them."""
-    down_ports = math.ceil(endpoints / breakout_)
-    if down_ports > max_down_ports(tier, ports, oversubscription):
+    s = {k: np.asarray(v).item() for k, v in size_arrays(endpoints, tier, ports, breakout_, oversubscription).items()}
+    if not s["fits"]:
         return None
-    if tier == 1:
-        return Switches(down_ports, {"leaf": 1}, 0)
-    down, up = leaf_split(ports, oversubscription)
-    leaves = math.ceil(down_ports / down)
-    if tier == 2:
-        spines = math.ceil(leaves * up / ports)
-        return Switches(down_ports, {"leaf": leaves, "spine": spines}, leaves * up)
-    aggs = math.ceil(leaves * up / agg_down(ports))
-    cores = math.ceil(aggs * (ports - agg_down(ports)) / ports)
-    return Switches(
-        down_ports, {"leaf": leaves, "spine": aggs, "core": cores}, leaves * up + aggs * (ports - agg_down(ports))
-    )
+    names = {0: (), 1: ("leaf",), 2: ("leaf", "spine"), 3: ("leaf", "spine", "core")}[tier]
+    return Switches(int(s["down_ports"]), {n: int(s[n]) for n in names}, int(s["uplinks"]))
 
 
 # ---------------------------------------------------------------- optics and cables
@@ -84,14 +110,6 @@ class Items:
     skus: tuple[tuple[str, float], ...] = ()
     usd: float = 0.0
     watts: float = 0.0
-
-
-@dataclass(frozen=True)
-class LinkPlan:
-    per_endpoint: Items = field(default_factory=Items)
-    per_down_port: Items = field(default_factory=Items)
-    per_uplink: Items = field(default_factory=Items)
-    description: str = ""
 
 
 def _items(rows: Iterable[tuple[OpticRow, float]]) -> Items:

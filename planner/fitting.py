@@ -24,12 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from scipy.optimize import least_squares
 
 from planner import perf
-from planner.api import Cluster, configuration_frame, workload
 from planner.calibration import Calibration
 from planner.catalog import Catalog, problem_from_pydantic
 from planner.errors import CatalogError, CatalogProblem, PlannerError
-from planner.models import CloudFabricField, Count, Gbps, Params
+from planner.rows import CloudFabricField, Count, Gbps, Params
 from planner.tables import read_csv
+from planner.workload import Cluster, cluster_frame, training
 
 BAND_MARGIN = 0.025  # aim 2.5% inside a band's edges, so the fit is not balanced on an edge
 PRIOR_WEIGHT = 0.005  # a one-sigma prior miss costs as much as a 0.5% prediction error
@@ -114,7 +114,7 @@ def _row_frame(catalog: Catalog, number: int, m: Measurement, tokens_per_gpu: fl
     tokens = m.tokens_per_gpu if m.tokens_per_gpu is not None else (None if m.micro_batch else tokens_per_gpu)
     if tokens is None and m.micro_batch is None:
         raise PlannerError("tokens per GPU unknown; add a tokens_per_gpu column or pass --tokens-per-gpu")
-    work = workload(
+    work = training(
         catalog,
         params=m.params if m.model is None else None,
         model=m.model,
@@ -127,7 +127,7 @@ def _row_frame(catalog: Catalog, number: int, m: Measurement, tokens_per_gpu: fl
         qgz=m.qgz,
         grad_bytes=m.grad_bytes,
     )
-    frame = configuration_frame(catalog, work, [Cluster(m.gpu, m.gpus, m.gpus_per_node, m.node_gbps, m.fabric)])
+    frame = cluster_frame(catalog, work, [Cluster(m.gpu, m.gpus, m.gpus_per_node, m.node_gbps, m.fabric)])
     frame["row"] = number
     for column, value in (
         ("measured_tflops", m.measured_tflops),

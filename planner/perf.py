@@ -1,4 +1,4 @@
-"""The ZeRO-3 (and ZeRO++) performance and memory model of MODEL.md sections 2-4.
+"""The ZeRO-3 (and ZeRO++) performance and memory model of docs/model.md sections 1-4.
 
 Pure, vectorised functions: every argument may be a scalar, a numpy array or a pandas Series, and
 broadcasts. `evaluate(frame)` applies the whole model to a table of configurations (one row each), which
@@ -14,11 +14,9 @@ import pandas as pd
 
 from planner import assumptions as A
 from planner.calibration import Calibration
+from planner.units import GIB
 
-GIB = 2**30
-
-
-# ------------------------------------------------------------------ traffic (MODEL.md s.2)
+# ------------------------------------------------------------------ traffic (docs/model.md section 1)
 
 
 def bytes_per_param_per_step(qwz=False, hpz=False, qgz=False, grad_bytes=2.0):
@@ -30,7 +28,7 @@ def bytes_per_param_per_step(qwz=False, hpz=False, qgz=False, grad_bytes=2.0):
       hpZ: a secondary weight copy inside each node serves the backward all-gather, 0 B across nodes;
       qgZ: gradients reduced as int4 through a hierarchical all-to-all, 0.5 B/param across nodes.
     All three: 1 + 0 + 0.5 = 1.5 B/param, the paper's "4x less" than 6.
-    (Departure from MODEL.md, which applies qwZ to the forward gather only: DeepSpeed quantises every
+    (Departure from the project brief, which applies qwZ to the forward gather only: DeepSpeed quantises every
     weight all-gather when zero_quantized_weights is on; with hpZ the backward one stays in the node.)
     """
     weight = np.where(qwz, 1.0, 2.0)
@@ -70,7 +68,7 @@ def intra_node_bytes_per_gpu(params, gpus, qwz=False, hpz=False, qgz=False, grad
     return np.asarray(params, float) * per_param * (gpus - 1) / gpus
 
 
-# ------------------------------------------------------------------ time (MODEL.md s.3)
+# ------------------------------------------------------------------ time (docs/model.md section 2)
 
 
 def estimated_layers(params):
@@ -83,12 +81,19 @@ def collectives_per_step(layers):
     return A.COLLECTIVES_PER_LAYER.value * np.asarray(layers, float)
 
 
-def collective_latency_s(gpus, nodes, net_step_us):
-    """NCCL ring/simple latency of one all-gather or reduce-scatter: base + (n-N) NVLink steps +
-    (N-1) network steps."""
+def ring_latency_s(gpus, nodes, net_step_us, passes=1):
+    """NCCL ring/simple latency of one collective (the only latency formula in planner): a base plus, per
+    pass over the ring, (n-N) NVLink steps and (N-1) network steps. All-gather and reduce-scatter make one
+    pass; all-reduce (reduce-scatter then all-gather) two. One GPU runs no collectives."""
     gpus, nodes = np.asarray(gpus, float), np.asarray(nodes, float)
-    us = A.NCCL_BASE_LAT_US.value + A.NCCL_INTRA_STEP_US.value * (gpus - nodes) + net_step_us * (nodes - 1)
-    return np.where(gpus > 1, us * 1e-6, 0.0)  # one GPU runs no collectives
+    steps_us = A.NCCL_INTRA_STEP_US.value * (gpus - nodes) + net_step_us * (nodes - 1)
+    us = A.NCCL_BASE_LAT_US.value + passes * steps_us
+    return np.where(gpus > 1, us * 1e-6, 0.0)
+
+
+def collective_latency_s(gpus, nodes, net_step_us):
+    """One all-gather or reduce-scatter (a single pass of the ring)."""
+    return ring_latency_s(gpus, nodes, net_step_us)
 
 
 def model_flops_per_gpu(params, tokens, layers=np.nan, hidden=np.nan, seq_len=np.nan):
@@ -108,7 +113,7 @@ def step_time_s(t_compute_s, t_comm_s, overlap):
     return t_compute_s + t_comm_s - overlap * np.minimum(t_compute_s, t_comm_s)
 
 
-# ------------------------------------------------------------------ memory (MODEL.md s.4)
+# ------------------------------------------------------------------ memory (docs/model.md section 4)
 
 
 def memory_per_gpu_gib(
@@ -176,67 +181,82 @@ OPTIONAL = {
 def evaluate(frame: pd.DataFrame, calibration: Calibration | None = None) -> pd.DataFrame:
     """Add the model's figures to a table with one configuration per row (columns REQUIRED, and any of
     OPTIONAL). Returns a new frame; the input is not modified."""
-    cal = calibration or Calibration.default()
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         raise ValueError(f"evaluate() needs columns {missing}")
-    df = frame.copy()
-    for column, default in OPTIONAL.items():
-        if column not in df.columns:
-            df[column] = default
-    _fill_architecture(df)
+    columns = {c: frame[c].to_numpy() for c in frame.columns}
+    figures = evaluate_arrays(columns, calibration, len(frame))
+    out = frame.copy()
+    for name, values in figures.items():
+        out[name] = values
+    return out
 
-    nodes = df["gpus"] // df["gpus_per_node"]
-    tokens = df["micro_batch"] * df["seq_len"]
-    known = frame["layers"].notna() if "layers" in frame.columns else pd.Series(False, index=df.index)
-    f_model = model_flops_per_gpu(df["params"], tokens, df["layers"].where(known), df["hidden"], df["seq_len"])
-    f_hw = hardware_flops_per_gpu(f_model, df["checkpointing"].astype(bool))
-    eta_comp = df["gpu"].map(cal.eta_comp_for).astype(float)
-    eta_net = df["fabric"].map(cal.eta_net_for).astype(float)
-    net_step_us = df["fabric"].map(lambda f: A.NCCL_NET_STEP_US[f].value if f in A.NCCL_NET_STEP_US else 0.0)
-    net_step_us = net_step_us.astype(float)
 
-    quant = {k: df[k].astype(bool).to_numpy() for k in ("qwz", "hpz", "qgz")}
-    v_node = cross_node_bytes_per_node(
-        df["params"],
-        df["gpus"],
-        df["gpus_per_node"],
-        **quant,
-        grad_bytes=df["grad_bytes"],
-        hierarchical=df["hierarchical"].astype(bool),
+def evaluate_arrays(columns: dict, calibration: Calibration | None = None, rows: int | None = None) -> dict:
+    """The model over arrays (one entry per configuration; scalars broadcast): the fast path that the
+    candidate bounds bisect on. Returns the input columns (architecture filled in) and every figure."""
+    cal = calibration or Calibration.default()
+    rows = rows if rows is not None else max(np.size(v) for v in columns.values())
+    c = {k: _broadcast(columns.get(k, OPTIONAL.get(k)), rows) for k in (*REQUIRED, *OPTIONAL)}
+    layers_known = ~np.isnan(c["layers"].astype(float))
+    _fill_architecture(c)
+
+    nodes = c["gpus"] // c["gpus_per_node"]
+    tokens = c["micro_batch"] * c["seq_len"]
+    checkpointing = c["checkpointing"].astype(bool)
+    f_model = model_flops_per_gpu(
+        c["params"], tokens, np.where(layers_known, c["layers"], np.nan), c["hidden"], c["seq_len"]
     )
-    v_gpu = intra_node_bytes_per_gpu(df["params"], df["gpus"], **quant, grad_bytes=df["grad_bytes"])
-    node_bytes_per_s = df["node_gbps"] * 1e9 / 8
-    t_net = np.where(nodes > 1, v_node / (node_bytes_per_s * eta_net), 0.0)
-    nvlink = df["intra_node_gb_per_s"] * 1e9 * A.ETA_NVLINK.value
-    t_nvlink = np.nan_to_num(v_gpu / nvlink)  # unknown NVLink bandwidth: treated as never binding
+    f_hw = hardware_flops_per_gpu(f_model, checkpointing)
+    eta_comp = _per_value(c["gpu"], cal.eta_comp_for)
+    eta_net = _per_value(c["fabric"], cal.eta_net_for)
+    net_step_us = _per_value(c["fabric"], net_step_latency_us)
+
+    quant = {k: c[k].astype(bool) for k in ("qwz", "hpz", "qgz")}
+    grad_bytes = c["grad_bytes"].astype(float)
+    v_node = cross_node_bytes_per_node(
+        c["params"],
+        c["gpus"],
+        c["gpus_per_node"],
+        **quant,
+        grad_bytes=grad_bytes,
+        hierarchical=c["hierarchical"].astype(bool),
+    )
+    v_gpu = intra_node_bytes_per_gpu(c["params"], c["gpus"], **quant, grad_bytes=grad_bytes)
+    node_bytes_per_s = c["node_gbps"].astype(float) * 1e9 / 8
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_net = np.where(nodes > 1, v_node / (node_bytes_per_s * eta_net), 0.0)
+        nvlink = c["intra_node_gb_per_s"].astype(float) * 1e9 * A.ETA_NVLINK.value
+        t_nvlink = np.nan_to_num(v_gpu / nvlink)  # unknown NVLink bandwidth: treated as never binding
     t_bandwidth = np.maximum(t_net, t_nvlink)
-    t_latency = collectives_per_step(df["layers"]) * collective_latency_s(df["gpus"], nodes, net_step_us)
-    t_comp = f_hw / (df["peak_tflops"] * 1e12 * eta_comp)
+    t_latency = collectives_per_step(c["layers"]) * ring_latency_s(c["gpus"], nodes, net_step_us)
+    peak = c["peak_tflops"].astype(float) * 1e12
+    t_comp = f_hw / (peak * eta_comp)
     t_comm = t_bandwidth + t_latency
     t_step = step_time_s(t_comp, t_comm, cal.overlap)
     memory = memory_per_gpu_gib(
-        df["params"],
-        df["gpus"],
-        df["gpus_per_node"],
-        df["micro_batch"],
-        df["seq_len"],
-        df["layers"],
-        df["hidden"],
-        df["heads"],
-        df["vocab"],
-        df["checkpointing"].astype(bool),
-        df["flash_attention"].astype(bool),
+        c["params"],
+        c["gpus"],
+        c["gpus_per_node"],
+        c["micro_batch"],
+        c["seq_len"],
+        c["layers"],
+        c["hidden"],
+        c["heads"],
+        c["vocab"],
+        checkpointing,
+        c["flash_attention"].astype(bool),
         quant["hpz"],
     )
-    out = {
+    usable = usable_hbm_gib(c["hbm_gib"])
+    figures = {
         "nodes": nodes,
         "tokens_per_gpu": tokens,
         "model_flops_per_gpu": f_model,
         "hw_flops_per_gpu": f_hw,
         "eta_comp": eta_comp,
         "eta_net": eta_net,
-        "overlap": cal.overlap,
+        "overlap": np.full(rows, cal.overlap),
         "bytes_per_node_per_step": v_node,
         "bytes_per_gpu_nvlink_per_step": v_gpu,
         "t_compute_s": t_comp,
@@ -248,35 +268,56 @@ def evaluate(frame: pd.DataFrame, calibration: Calibration | None = None) -> pd.
         "t_step_s": t_step,
         "t_comm_exposed_s": t_step - t_comp,
         "achieved_tflops_per_gpu": f_hw / t_step / 1e12,
-        "mfu": f_model / t_step / (df["peak_tflops"] * 1e12),
-        "tokens_per_s": tokens * df["gpus"] / t_step,
+        "mfu": f_model / t_step / peak,
+        "tokens_per_s": tokens * c["gpus"] / t_step,
         "memory_per_gpu_gib": memory,
-        "usable_hbm_gib": usable_hbm_gib(df["hbm_gib"]),
+        "usable_hbm_gib": usable,
+        "fits_memory": memory <= usable,
     }
-    for name, values in out.items():
-        df[name] = values
-    df["fits_memory"] = df["memory_per_gpu_gib"] <= df["usable_hbm_gib"]
-    df["binding"] = _binding(df)
-    return df
+    figures["binding"] = _binding(figures)
+    return {"layers": c["layers"], "hidden": c["hidden"], "heads": c["heads"], **figures}
 
 
-def _fill_architecture(df: pd.DataFrame) -> None:
+def _broadcast(value, rows: int) -> np.ndarray:
+    array = np.asarray(value)
+    return (
+        np.full(rows, array.item(), dtype=array.dtype if array.dtype != object else object)
+        if array.ndim == 0
+        else array
+    )
+
+
+def _per_value(keys: np.ndarray, lookup) -> np.ndarray:
+    """lookup(key) for each entry, computed once per distinct key (gpu names, fabrics)."""
+    unique, inverse = np.unique(keys.astype(str), return_inverse=True)
+    return np.array([lookup(k) for k in unique], dtype=float)[inverse]
+
+
+def net_step_latency_us(fabric: str) -> float:
+    """NCCL's per-hop network latency of a ring step on this fabric (0 for unknown: no network)."""
+    return A.NCCL_NET_STEP_US[fabric].value if fabric in A.NCCL_NET_STEP_US else 0.0
+
+
+def _fill_architecture(c: dict) -> None:
     """Unknown layers/hidden/heads are estimated from P (GPT-3 proportions) for latency and memory."""
-    layers = estimated_layers(df["params"])
-    df["layers"] = df["layers"].fillna(pd.Series(layers, index=df.index))
-    df["hidden"] = df["hidden"].fillna(df["layers"] * A.ASPECT_RATIO.value)
-    df["heads"] = df["heads"].fillna(np.maximum(1, np.round(df["hidden"] / 128)))
+    layers = c["layers"].astype(float)
+    c["layers"] = np.where(np.isnan(layers), estimated_layers(c["params"]), layers)
+    hidden = c["hidden"].astype(float)
+    c["hidden"] = np.where(np.isnan(hidden), c["layers"] * A.ASPECT_RATIO.value, hidden)
+    heads = c["heads"].astype(float)
+    c["heads"] = np.where(np.isnan(heads), np.maximum(1, np.round(c["hidden"] / 128)), heads)
+    c["vocab"] = c["vocab"].astype(float)
 
 
-def _binding(df: pd.DataFrame) -> pd.Series:
+def _binding(f: dict) -> np.ndarray:
     """What limits the step: memory (does not fit), compute, network bandwidth, NVLink, or latency."""
     comm = np.where(
-        df["t_comm_latency_s"] > df["t_comm_bandwidth_s"],
+        f["t_comm_latency_s"] > f["t_comm_bandwidth_s"],
         "latency",
-        np.where(df["t_comm_nvlink_s"] > df["t_comm_network_s"], "nvlink", "bandwidth"),
+        np.where(f["t_comm_nvlink_s"] > f["t_comm_network_s"], "nvlink", "bandwidth"),
     )
-    binding = np.where(df["t_compute_s"] >= df["t_comm_s"], "compute", comm)
-    return pd.Series(np.where(df["fits_memory"], binding, "memory"), index=df.index)
+    binding = np.where(f["t_compute_s"] >= f["t_comm_s"], "compute", comm)
+    return np.where(f["fits_memory"], binding, "memory").astype(object)
 
 
 # ------------------------------------------------------------------ inverse: bandwidth for a target

@@ -13,12 +13,12 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from planner.errors import ScenarioError
-from planner.models import Count, Params, _quantity
+from planner.rows import Count, Params, quantity_type
 
-USD = _quantity("usd", "$30M", gt=0)
+USD = quantity_type("usd", "$30M", gt=0)
 KW = Annotated[float, BeforeValidator(lambda v: _kw(v)), Field(gt=0)]
-Days = _quantity("days", "30d", gt=0)
-TFLOPs = _quantity("tflops", "40", gt=0)
+Days = quantity_type("days", "30d", gt=0)
+TFLOPs = quantity_type("tflops", "40", gt=0)
 
 
 def _kw(value: object) -> object:

@@ -11,14 +11,18 @@ from __future__ import annotations
 import math
 import re
 
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+HOURS_PER_YEAR = 8760.0
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730: the cloud providers' billing month
+GIB = 2**30
+
 _NUMBER = re.compile(
     r"^\s*(?P<currency>\$|usd\s*)?\s*(?P<num>[+-]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*"
     r"(?P<unit>[^\d\s].*?)?\s*$",
     re.IGNORECASE,
 )
 _GROUPED = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
-
-_SI = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 # unit text (matched case-sensitively first, then case-insensitively) -> factor to the canonical unit
 _UNITS: dict[str, dict[str, float]] = {

@@ -79,6 +79,7 @@ def test_schema_is_json_schema(run):
     assert run("catalog", "schema", "widgets").exit_code == 2
 
 
+@pytest.mark.slow
 def test_installed_package_finds_its_data_from_any_folder(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "planner", "catalog", "validate", str(catalogs_dir())],

@@ -27,8 +27,8 @@ def test_bloom_plan_meets_target_and_is_cheapest(run):
     assert {s["choice"]["fabric"] for s in plan["per_fabric"]} == {"ib", "roce"}
     # brute force over every candidate agrees on the optimum
     scenario = load_scenario(BLOOM)
-    frame, _ = candidates.build(load_catalog(), scenario, Calibration.default())
-    best = bruteforce.best(frame, scenario)
+    catalog = load_catalog()
+    best = bruteforce.best(catalog, candidates.build(catalog, scenario, Calibration.default()).frame, scenario)
     assert plan["cost"]["objective_usd"] == pytest.approx(best[0])
 
 

@@ -7,10 +7,9 @@ import math
 
 import openpyxl
 import pytest
-from conftest import make_catalog
+from conftest import CAL, GPU, make_catalog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_plan import CAL, GPU
 
 from planner import cloud
 from planner.resources import examples_dir
@@ -62,7 +61,7 @@ def test_quota_caps_instances():
     options, excluded = cloud.build_options(cat, sc, CAL)
     needed = cloud.build_options(cat, scenario(), CAL)[0][0].counts[0]
     assert needed > 2  # the deadline needs more than the quota allows
-    assert [e["instance"] for e in excluded] == ["cheap"] and "deadline" in excluded[0]["reason"]
+    assert [e.instance for e in excluded] == ["cheap"] and "deadline" in excluded[0].reason
     assert cloud.solve_cloud(options, sc).option.row.instance == "dear"
 
 
@@ -73,7 +72,7 @@ def test_offering_without_fabric_runs_on_one_instance_only():
     assert (choice.option.row.instance, choice.count) == ("solo", 1)
     big = scenario(tokens="50B")
     options, excluded = cloud.build_options(cat, big, CAL)
-    assert excluded[0]["instance"] == "solo" and "no inter-node fabric" in excluded[0]["reason"]
+    assert excluded[0].instance == "solo" and "no inter-node fabric" in excluded[0].reason
     assert cloud.solve_cloud(options, big).option.row.instance == "net"
 
 
@@ -124,6 +123,7 @@ def cloud_problems(draw):
     return catalog(*offerings), sc
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cloud_problems())
 def test_milp_matches_brute_force(problem):
@@ -169,6 +169,7 @@ def test_cloud_infeasible_exits_1(run):
     )
 
 
+@pytest.mark.slow
 def test_plan_compare_cloud_reports_break_even(run, tmp_path):
     result = run("plan", examples_dir() / "llama-70b-h100.yaml", "--compare-cloud", "-q")
     assert result.exit_code == 0, result.output

@@ -9,14 +9,12 @@ import zipfile
 
 import openpyxl
 import pytest
-from conftest import DS2928, make_catalog
-from test_plan import CAL, GPU, NICS, OPTICS, SERVER, SWITCHES, scenario
+from conftest import CAL, DS2928, GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog, scenario
 
-from planner import planning
-from planner.api import plan_workbook_context
+from planner import purchase
 from planner.catalog import load_catalog
 from planner.errors import CatalogError
-from planner.report.excel import write_plan
+from planner.report.excel import PlanContext, write_plan
 
 INJECTION = '=HYPERLINK("http://x","y")'
 SHEETS = ["Summary", "Quote", "Alternatives", "Sensitivity", "Assumptions"]
@@ -28,8 +26,10 @@ def planned():
     nics = [dict(NICS[0], name=INJECTION, vendor="+cmd|' /C calc'!A0"), NICS[1]]
     catalog = make_catalog(gpus=[GPU], servers=[SERVER], nics=nics, switches=SWITCHES, optics=OPTICS)
     sc = scenario()
-    plan = planning.run(catalog, sc, CAL)
-    return plan, plan_workbook_context(catalog, sc, plan, CAL)
+    plan = purchase.run(catalog, sc, CAL)
+    moves = purchase.sensitivity(catalog, sc, plan, CAL)
+    context = PlanContext(sc.model_dump(), CAL, dict(catalog.files), moves.bandwidth_sweep, moves.cost_curve)
+    return plan, context
 
 
 @pytest.fixture

@@ -93,10 +93,10 @@ def parse_settings(settings: Sequence[str]) -> dict[str, object]:
 
 solver_option = click.option(
     "--solver",
-    type=click.Choice(["cbc", "highs"]),
-    default="cbc",
+    type=click.Choice(["auto", "highs", "cbc"]),
+    default="auto",
     show_default=True,
-    help="MILP solver (highs needs the 'highs' extra).",
+    help="MILP solver: auto is HiGHS (in-process, through highspy) when installed, else CBC.",
 )
 calibration_option = click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
 micro_batches_option = click.option(

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from planner.catalog import load_catalog
 from planner.cli.base import (
     Quantity,
     calibration_option,
@@ -49,6 +48,7 @@ def cloud(scenario: str, **kw) -> None:
       planner cloud examples/cloud-70b.yaml --provider AWS --provider Azure --spot-share 0.5
       planner cloud examples/cloud-70b.yaml -o cloud.xlsx
     """
+    from planner.catalog import load_catalog
     from planner.cloud import run as run_cloud
     from planner.errors import UsageError
     from planner.fileio import write_text_atomic
@@ -79,21 +79,21 @@ def cloud(scenario: str, **kw) -> None:
 
             write_cloud(result, Path(output))
         else:
-            write_text_atomic(Path(output), dumps(result) + "\n")
-    click.echo(dumps(result) if kw.pop("as_json") else render(result))
-    if result["choice"] is None:
+            write_text_atomic(Path(output), dumps(result.model_dump()) + "\n")
+    click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result))
+    if result.choice is None:
         from planner.errors import InfeasibleError
 
-        if result["ranking"]:  # offerings qualify but the budget excludes them all
-            cheapest = min(r["cost_usd"] for r in result["ranking"])
+        if result.ranking:  # offerings qualify but the budget excludes them all
+            cheapest = min(r.cost_usd for r in result.ranking)
             raise InfeasibleError(
                 f"budget {loaded_scenario.constraints.budget_usd:,.0f} USD is too small: the "
                 f"cheapest qualifying option costs {cheapest:,.0f} USD"
             )
-        if not result["excluded"]:
+        if not result.excluded:
             raise InfeasibleError(
                 "no cloud offering matches the providers/regions/instances/gpus filters; see "
                 "`planner catalog list cloud`"
             )
-        reasons = "; ".join(sorted({e["reason"].split(":")[0] for e in result["excluded"]}))
+        reasons = "; ".join(sorted({e.reason.split(":")[0] for e in result.excluded}))
         raise InfeasibleError(f"no cloud offering meets the scenario ({reasons}); see the exclusions above")

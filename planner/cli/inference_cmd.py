@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from planner.catalog import load_catalog
 from planner.cli.base import Quantity, calibration_option, catalog_option, main, solver_option
 
 
@@ -46,13 +45,14 @@ def inference(**kw) -> None:
       planner inference --model GPT-3-175B --latency 200ms --batch 8 -o inference.xlsx
     """
     from planner.calibration import load_calibration
+    from planner.catalog import load_catalog
     from planner.errors import UsageError
     from planner.fileio import write_text_atomic
-    from planner.inference import Serving
     from planner.inference import plan as plan_inference
     from planner.perf import estimated_layers
     from planner.report.inference_text import render
     from planner.report.jsonout import dumps
+    from planner.workload import Serving
 
     loaded = load_catalog(kw.pop("catalog_paths"))
     params, model = kw.pop("params"), kw.pop("model")
@@ -85,5 +85,5 @@ def inference(**kw) -> None:
 
             write_inference(result, Path(output))
         else:
-            write_text_atomic(Path(output), dumps(result) + "\n")
-    click.echo(dumps(result) if kw.pop("as_json") else render(result, kw.pop("explain")))
+            write_text_atomic(Path(output), dumps(result.model_dump()) + "\n")
+    click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result, kw.pop("explain")))

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import click
 
-from planner.catalog import Catalog, load_catalog
 from planner.cli.base import Quantity, calibration_option, catalog_option, main
-from planner.report.terminal import format_table
 
 
 def workload_options(func):
@@ -48,11 +46,11 @@ def workload_options(func):
     return func
 
 
-def _workload(loaded: Catalog, kw: dict):
-    from planner.api import workload
+def _workload(loaded, kw: dict):
+    from planner.workload import training
 
     zeropp = kw.pop("zeropp")
-    return workload(
+    return training(
         loaded,
         params=kw.pop("params"),
         model=kw.pop("model"),
@@ -83,11 +81,12 @@ def predict(**kw) -> None:
       planner predict --params 176B --gpu V100 --gpus 384 --gpus-per-node 16 \
         --node-gbps 100 --fabric ib --tokens-per-gpu 2048
     """
-    from planner.api import Cluster
-    from planner.api import predict as run_predict
+    from planner.analysis import predict as run_predict
     from planner.calibration import load_calibration
+    from planner.catalog import load_catalog
     from planner.report.jsonout import dumps
     from planner.report.perf_text import explain
+    from planner.workload import Cluster
 
     node_gbps = _node_gbps(kw.pop("node_gbps"), kw.pop("nic_gbps"), kw.pop("nics_per_node"))
     loaded = load_catalog(kw.pop("catalog_paths"))
@@ -133,8 +132,9 @@ def bandwidth(**kw) -> None:
       planner bandwidth --params 176B --gpu V100 --gpus 384 --gpus-per-node 16 \
         --tokens-per-gpu 2048 --target-tflops 40 -o bandwidth.xlsx
     """
-    from planner.api import bandwidth_table, node_gbps_needed
+    from planner.analysis import bandwidth_table, node_gbps_needed
     from planner.calibration import load_calibration
+    from planner.catalog import load_catalog
     from planner.report.jsonout import dumps
     from planner.report.perf_text import sweep_table
     from planner.units import format_count
@@ -243,8 +243,10 @@ def calibrate(
       planner calibrate measurements.csv --tokens-per-gpu 2048 -o my-cal.json
       planner predict ... --calibration my-cal.json
     """
+    from planner.catalog import load_catalog
     from planner.fitting import fit_file
     from planner.report.jsonout import dumps
+    from planner.report.terminal import format_table
 
     loaded = load_catalog(catalog_paths)
     calibration, report = fit_file(loaded, Path(measurements), tokens_per_gpu)

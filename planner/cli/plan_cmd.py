@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from planner.catalog import load_catalog
 from planner.cli.base import (
     Quantity,
     calibration_option,
@@ -96,9 +95,10 @@ def _overrides(kw: dict) -> dict:
 
 def _run_plan(path: str, kw: dict) -> None:
     from planner.calibration import load_calibration
+    from planner.catalog import load_catalog
     from planner.errors import UsageError
     from planner.fileio import write_text_atomic
-    from planner.planning import run
+    from planner.purchase import run
     from planner.report.jsonout import dumps
     from planner.report.plan_text import bom_csv, render
     from planner.scenario import load_scenario
@@ -126,19 +126,19 @@ def _run_plan(path: str, kw: dict) -> None:
         progress=progress,
     )
     comparison = _compare_cloud(loaded, loaded_scenario, calibration, result, solver, progress) if compare else None
-    document = dumps({**result.model_dump(), **({"cloud_comparison": comparison} if compare else {})})
+    cloud = {"cloud_comparison": comparison.model_dump() if comparison else None} if compare else {}
+    document = dumps({**result.model_dump(), **cloud})
     for target in (output, csv_path):
         if not target:
             continue
         suffix = Path(target).suffix.lower()
         if suffix == ".xlsx":
-            from planner.api import plan_workbook_context
             from planner.report.excel import write_plan
 
             progress("sensitivity sweeps for the workbook")
-            context = plan_workbook_context(loaded, loaded_scenario, result, calibration, solver)
-            context.cloud_comparison = comparison
-            write_plan(result, context, Path(target))
+            write_plan(
+                result, _workbook_context(loaded, loaded_scenario, result, calibration, comparison), Path(target)
+            )
         else:
             text = document if suffix == ".json" else bom_csv(result)
             write_text_atomic(Path(target), text if text.endswith("\n") else text + "\n")
@@ -152,16 +152,31 @@ def _run_plan(path: str, kw: dict) -> None:
         )
 
 
-def _compare_cloud(catalog, scenario, calibration, plan, solver, progress) -> dict | None:
+def _workbook_context(catalog, scenario, plan, calibration, comparison):
+    """Everything the quote workbook shows beyond the Plan: the bandwidth sweep at the chosen configuration
+    and the cost-vs-target curve."""
+    from planner.purchase import sensitivity
+    from planner.report.excel import PlanContext
+
+    moves = sensitivity(catalog, scenario, plan, calibration)
+    return PlanContext(
+        scenario=scenario.model_dump(),
+        calibration=calibration,
+        catalog_files=dict(catalog.files),
+        bandwidth_sweep=moves.bandwidth_sweep,
+        cost_curve=moves.cost_curve,
+        cloud_comparison=comparison,
+    )
+
+
+def _compare_cloud(catalog, scenario, calibration, plan, solver, progress):
     from planner.cloud import cheapest_per_token, compare
     from planner.cloud import run as run_cloud
 
     progress("best cloud option for the same scenario")
-    choice = run_cloud(catalog, scenario, calibration, solver)["choice"]
-    if choice is not None:
-        choice["meets_requirement"] = True
-    else:
+    choice = run_cloud(catalog, scenario, calibration, solver).choice
+    if choice is None:
         choice = cheapest_per_token(catalog, scenario, calibration, plan.metrics.tokens_per_s)
     if choice is None:
         return None
-    return compare(plan.cost.model_dump(), plan.metrics.tokens_per_s, choice, scenario)
+    return compare(plan.cost, plan.metrics.tokens_per_s, choice, scenario)

@@ -13,13 +13,11 @@ from pathlib import Path
 import pandas as pd
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference
-from openpyxl.styles import Alignment
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__
 from planner.assumptions import all_constants
 from planner.calibration import Calibration
-from planner.plan import Plan, Summary
 from planner.report.perf_text import FABRIC_LABEL
 from planner.report.xlsx import (
     INPUT_FILL,
@@ -30,6 +28,7 @@ from planner.report.xlsx import (
     USD0,
     formula,
     header,
+    pairs,
     print_setup,
     put,
     ref,
@@ -38,6 +37,7 @@ from planner.report.xlsx import (
     title,
     widths,
 )
+from planner.results import BuyVsRent, Plan, Summary
 
 QUOTE_COLUMNS = [
     "Category",
@@ -51,7 +51,6 @@ QUOTE_COLUMNS = [
     "Confidence",
 ]
 QTY, UNIT, EXT = 5, 6, 7
-LEFT = Alignment(horizontal="left")
 
 
 @dataclass
@@ -63,7 +62,7 @@ class PlanContext:
     catalog_files: dict[str, str]  # path -> sha256
     bandwidth_sweep: pd.DataFrame | None = None  # fabric, zeropp, node_gbps, achieved_tflops_per_gpu
     cost_curve: list[dict] = field(default_factory=list)  # target_tflops, capex_usd (None: infeasible), note
-    cloud_comparison: dict | None = None  # planner plan --compare-cloud
+    cloud_comparison: BuyVsRent | None = None  # planner plan --compare-cloud
 
 
 def write_plan(plan: Plan, context: PlanContext, path: Path) -> None:
@@ -155,7 +154,7 @@ def _summary(ws: Worksheet, plan: Plan, context: PlanContext, totals: dict[str, 
         + (f", gap {plan.gap:g}" if plan.gap else "")
         + f"; {plan.candidates:,} candidate configurations",
     )
-    row = _pairs(ws, row, "The question", _question(context.scenario))
+    row = pairs(ws, row, "The question", _question(context.scenario))
     answer = [
         ("Servers", f"{c.nodes} x {c.server}"),
         ("GPUs", f"{c.gpus} x {c.gpu} ({c.gpus_per_node} per node)"),
@@ -182,7 +181,7 @@ def _summary(ws: Worksheet, plan: Plan, context: PlanContext, totals: dict[str, 
         ("Usable HBM (GiB)", (m.usable_hbm_gib, NUM1)),
         ("Bound by", m.binding),
     ]
-    row = _pairs(ws, row, "The answer", answer)
+    row = pairs(ws, row, "The answer", answer)
     put(ws, row, 1, "Cost", bold=True)
     row += 1
     for category, cell in totals.items():
@@ -230,20 +229,6 @@ def _question(scenario: dict) -> list[tuple[str, object]]:
         ("Objective", o.get("kind")),
         ("Constraints", "; ".join(limits)),
     ]
-
-
-def _pairs(ws: Worksheet, row: int, heading: str, pairs: list[tuple[str, object]]) -> int:
-    put(ws, row, 1, heading, bold=True)
-    row += 1
-    for label, value in pairs:
-        put(ws, row, 1, label)
-        if isinstance(value, tuple):
-            cell = put(ws, row, 2, value[0], value[1])
-        else:
-            cell = put(ws, row, 2, value if isinstance(value, int | float) else str(value))
-        cell.alignment = LEFT  # a column of mixed text and figures reads better aligned one way
-        row += 1
-    return row + 1
 
 
 # ---------------------------------------------------------------- Alternatives
@@ -405,28 +390,26 @@ def _assumptions(ws: Worksheet, plan: Plan, context: PlanContext) -> None:
     print_setup(ws)
 
 
-def comparison_sheet(ws: Worksheet, comparison: dict) -> None:
+def comparison_sheet(ws: Worksheet, comparison: BuyVsRent) -> None:
     title(ws, "Buy vs rent", "the same throughput as the purchase, rented from the best cloud option")
-    c = comparison["cloud"]
+    c = comparison.cloud
     rows = [
-        ("Purchase capex (USD)", comparison["purchase_capex_usd"], USD0),
-        ("Purchase energy (USD per hour)", comparison["purchase_energy_usd_per_h"], USD),
+        ("Purchase capex (USD)", comparison.purchase_capex_usd, USD0),
+        ("Purchase energy (USD per hour)", comparison.purchase_energy_usd_per_h, USD),
         (
-            "Best cloud option"
-            if c.get("meets_requirement", True)
-            else "Closest cloud option (misses the requirement)",
-            f"{c['instances']} x {c['provider']} {c['instance']} ({c['region']}); "
-            + ", ".join(f"{n} {p}" for p, n in c["pricing_mix"].items()),
+            "Best cloud option" if c.meets_requirement else "Closest cloud option (misses the requirement)",
+            f"{c.instances} x {c.provider} {c.instance} ({c.region}); "
+            + ", ".join(f"{n} {p}" for p, n in c.pricing_mix.items()),
             None,
         ),
-        ("Cloud USD per hour", c["usd_per_h"], USD),
-        ("Renting the purchase's throughput (USD per hour)", comparison["rent_same_throughput_usd_per_h"], USD),
+        ("Cloud USD per hour", c.usd_per_h, USD),
+        ("Renting the purchase's throughput (USD per hour)", comparison.rent_same_throughput_usd_per_h, USD),
     ]
     for i, (label, value, fmt) in enumerate(rows, start=4):
         put(ws, i, 1, label)
         put(ws, i, 2, value, fmt)
     put(ws, 10, 1, "Break-even (months of full use)", bold=True)
     formula(ws, 10, 2, '=IF(B8-B5>0,B4/((B8-B5)*730),"never")', NUM1, bold=True)
-    put(ws, 11, 1, comparison["note"])
+    put(ws, 11, 1, comparison.note)
     widths(ws, {1: 52, 2: 40})
     print_setup(ws, landscape=False)

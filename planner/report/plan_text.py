@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 import io
 
-from planner.plan import Plan, Summary
 from planner.report.perf_text import FABRIC_LABEL
 from planner.report.terminal import format_table
+from planner.results import Plan, Summary
 from planner.units import format_usd
 
 

@@ -99,3 +99,21 @@ def ref(ws: Worksheet, row: int, col: int, absolute: bool = False) -> str:
 def save(workbook: Workbook, path: Path) -> None:
     """Atomically: a temporary file in the same folder, renamed into place."""
     write_atomic(Path(path), lambda tmp: workbook.save(tmp))
+
+
+LEFT = Alignment(horizontal="left")
+
+
+def pairs(ws: Worksheet, row: int, heading: str, items: list[tuple[str, object]]) -> int:
+    """A heading, then label/value rows (a value may be (number, format)); returns the next free row."""
+    put(ws, row, 1, heading, bold=True)
+    row += 1
+    for label, value in items:
+        put(ws, row, 1, label)
+        if isinstance(value, tuple):
+            cell = put(ws, row, 2, value[0], value[1])
+        else:
+            cell = put(ws, row, 2, value if isinstance(value, int | float) else str(value))
+        cell.alignment = LEFT  # a column of mixed text and figures reads better aligned one way
+        row += 1
+    return row + 1

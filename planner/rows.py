@@ -11,12 +11,13 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
+from planner.kinds import KINDS, SCHEMA_VERSION
 from planner.units import parse_quantity
 
-SCHEMA_VERSION = 1
+__all__ = ["KINDS", "ROW_TYPES", "SCHEMA_VERSION"]
 
 
-def _quantity(dimension: str, example: str, **bounds: float):
+def quantity_type(dimension: str, example: str, **bounds: float):
     """A float type that also accepts text with units ("400Gbps"); its JSON schema says so."""
     schema = {
         "anyOf": [{"type": "number"}, {"type": "string", "examples": [example]}],
@@ -36,15 +37,15 @@ def _whole(value: object) -> object:
 
 Count = Annotated[int, BeforeValidator(_whole), WithJsonSchema({"anyOf": [{"type": "integer"}, {"type": "string"}]})]
 PositiveCount = Annotated[Count, Field(ge=1)]
-USD = _quantity("usd", "$36,000", ge=0)
-Gbps = _quantity("gbps", "400Gbps", gt=0)
-GBps = _quantity("gb_per_s", "900GB/s", gt=0)
-GiB = _quantity("gib", "80GiB", gt=0)
-Watts = _quantity("w", "700W", ge=0)
-TFLOPs = _quantity("tflops", "989", gt=0)
-Params = _quantity("count", "176B", gt=0)
-Meters = _quantity("count", "3", gt=0)
-Terabytes = _quantity("count", "7.68", gt=0)
+USD = quantity_type("usd", "$36,000", ge=0)
+Gbps = quantity_type("gbps", "400Gbps", gt=0)
+GBps = quantity_type("gb_per_s", "900GB/s", gt=0)
+GiB = quantity_type("gib", "80GiB", gt=0)
+Watts = quantity_type("w", "700W", ge=0)
+TFLOPs = quantity_type("tflops", "989", gt=0)
+Params = quantity_type("count", "176B", gt=0)
+Meters = quantity_type("count", "3", gt=0)
+Terabytes = quantity_type("count", "7.68", gt=0)
 
 Fabric = Literal["ib", "roce"]
 CloudFabric = Literal["efa", "ib", "roce", "tcpx", "tcp", "none"]
@@ -338,4 +339,4 @@ class ModelRow(CatalogRow):
 ROW_TYPES: dict[str, type[CatalogRow]] = {
     t.catalog_kind: t for t in (GpuRow, ServerRow, NicRow, SwitchRow, OpticRow, NvmeRow, CloudRow, ModelRow)
 }
-KINDS: tuple[str, ...] = tuple(ROW_TYPES)
+assert tuple(ROW_TYPES) == KINDS, "planner.kinds.KINDS must list the row types in order"

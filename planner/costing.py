@@ -1,0 +1,106 @@
+"""The one price and power of a configuration: nodes (with the NICs their price already includes), NICs,
+switches, links, and energy over a horizon. Every formula works alike on numbers, numpy arrays and pulp
+expressions, so the candidate table, the MILP's coefficients, inference and the reports share it.
+
+(The brute-force check in planner/bruteforce.py prices from the catalog rows on its own, on purpose: it
+checks these prices, not only the structure.)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from planner.rows import CloudRow, NicRow, ServerRow
+from planner.units import HOURS_PER_YEAR
+
+
+def node_cost(server: ServerRow, nic: NicRow | None, nics: int) -> tuple[float, float]:
+    """(USD, nameplate W) of one node: the server plus the NICs its price does not include."""
+    if nic is None:
+        return server.price_usd, server.power_w
+    extra = max(0, nics - server.included_count(nic.sku))
+    return server.price_usd + extra * nic.price_usd, server.power_w + extra * nic.power_w
+
+
+@dataclass(frozen=True)
+class Cost:
+    """capex and nameplate power of a configuration, with the nodes' share of the power."""
+
+    capex_usd: object
+    power_w: object
+    node_w: object
+
+    @property
+    def network_w(self):
+        return self.power_w - self.node_w
+
+
+def configuration_cost(coef, nodes, down_ports, switches, uplinks) -> Cost:
+    """capex and power from the per-unit coefficients of a candidate (node_usd/_w per node, switch_usd/_w per
+    switch, endpoint_usd/_w per NIC port, port_usd/_w per switch down-port, uplink_usd/_w per switch-to-switch
+    link) and its quantities. `coef` is a mapping of numbers or of arrays; quantities may be numbers, arrays
+    or pulp expressions (the MILP's objective is this very formula)."""
+    endpoints = coef["endpoints_per_node"] * nodes
+    capex = (
+        coef["node_usd"] * nodes
+        + coef["switch_usd"] * switches
+        + coef["endpoint_usd"] * endpoints
+        + coef["port_usd"] * down_ports
+        + coef["uplink_usd"] * uplinks
+    )
+    node_w = coef["node_w"] * nodes
+    network_w = (
+        coef["switch_w"] * switches
+        + coef["endpoint_w"] * endpoints
+        + coef["port_w"] * down_ports
+        + coef["uplink_w"] * uplinks
+    )
+    return Cost(capex, node_w + network_w, node_w)
+
+
+# ---------------------------------------------------------------- energy
+
+
+def usd_per_watt_drawn(objective) -> float:
+    """Energy cost of one watt of IT draw over the horizon: hours x years x PUE x $/kWh / 1000."""
+    return HOURS_PER_YEAR * objective.years * objective.pue * objective.usd_per_kwh / 1e3
+
+
+def draw_w(node_w, network_w, objective):
+    """Expected training draw: servers at server_draw_fraction of nameplate, the network at nameplate."""
+    return objective.server_draw_fraction * node_w + network_w
+
+
+def energy_usd(cost: Cost, objective):
+    return draw_w(cost.node_w, cost.network_w, objective) * usd_per_watt_drawn(objective)
+
+
+def energy_usd_per_hour(draw_kw: float, objective) -> float:
+    return draw_kw * objective.pue * objective.usd_per_kwh
+
+
+def objective_usd(cost: Cost, objective):
+    """What the purchase minimises: capex, or capex + energy over the horizon (TCO)."""
+    return cost.capex_usd + (energy_usd(cost, objective) if objective.kind == "tco" else 0.0)
+
+
+# ---------------------------------------------------------------- renting
+
+PRICING_COLUMNS = {"ondemand": "ondemand_usd_per_h", "spot": "spot_usd_per_h", "reserved": "reserved_usd_per_h"}
+
+
+def hourly_rate(row: CloudRow, pricing: str) -> float | None:
+    """USD per instance-hour of an offering under a pricing model (None: not offered)."""
+    return getattr(row, PRICING_COLUMNS[pricing])
+
+
+def best_mix(row: CloudRow, n: int, pricings: list[str], spot_share: float) -> tuple[float, dict[str, int]]:
+    """Cheapest hourly cost of n instances: fill the cheapest pricing first, spot up to its share."""
+    rates = sorted((hourly_rate(row, p), p) for p in pricings if hourly_rate(row, p) is not None)
+    left, mix, cost = n, {}, 0.0
+    for rate, p in rates:
+        take = min(left, math.floor(spot_share * n + 1e-9)) if p == "spot" else left
+        if take:
+            mix[p], cost, left = take, cost + take * rate, left - take
+    return (cost, mix) if left == 0 else (math.inf, {})
