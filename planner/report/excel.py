@@ -354,9 +354,12 @@ def _assumptions(ws: Worksheet, plan: Plan, context: PlanContext) -> None:
     row += 1
     cal = context.calibration
     entries = [(k.name, k.value, k.unit, k.source) for k in all_constants()]
-    entries += [(f"calibrated eta_comp[{g}]", v, "fraction of peak", cal.source) for g, v in cal.eta_comp.items()]
-    entries += [(f"calibrated eta_net[{f}]", v, "fraction of line rate", cal.source) for f, v in cal.eta_net.items()]
-    entries += [("calibrated overlap", cal.overlap, "share hidden", cal.source)]
+    fitted = {k: v for k, v in cal.model_dump().items() if k not in ("source", "fit", "uncertainty")}
+    entries += [(f"calibrated {k}", str(v) if isinstance(v, dict) else v, "", cal.source) for k, v in fitted.items()]
+    loso = cal.fit.get("leave_one_source_out", {})
+    if loso:
+        entries += [("leave-one-source-out median |error|", loso["median_abs_error"], "fraction", "planner validate")]
+    entries += [("confidence", plan.metrics.confidence or "none (point prediction)", "probability", "scenario")]
     entries += [(f"objective.{k}", v, "", "scenario") for k, v in context.scenario.get("objective", {}).items()]
     entries += [(f"cabling.{k}", v, "m", "scenario") for k, v in context.scenario.get("cabling", {}).items()]
     for name, value, unit, source in entries:
