@@ -120,6 +120,26 @@ def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=No
     return found
 
 
+def _memory_bound(keys, lo, hi, work, calibration) -> np.ndarray:
+    """The smallest node count whose memory fits (hi + 1 when none): memory per GPU is A/n + B (sharded
+    states, and terms the GPU count does not change), so two evaluations give A and B per key, the bound
+    is ceil(A / ((usable - B) G)), and one more evaluation settles rounding."""
+    one, two = (evaluate_at(keys, nodes, work, calibration) for nodes in (1, 2))
+    per_node = keys["gpus_per_node"].to_numpy(dtype=float)
+    m1, m2 = np.asarray(one["memory_per_gpu_gib"]), np.asarray(two["memory_per_gpu_gib"])
+    a = (m1 - m2) / (1 / per_node - 1 / (2 * per_node))  # GiB x GPUs
+    b = m1 - a / per_node
+    room = np.asarray(one["usable_hbm_gib"]) - b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimate = np.where(room > 0, np.ceil(a / (room * per_node) - 1e-9), np.inf)
+    nodes = np.clip(np.nan_to_num(estimate, posinf=hi.max() + 1), lo, hi + 1).astype(np.int64)
+    inside = nodes <= hi
+    if inside.any():  # rounding: the model itself decides at the estimate
+        fits = fits_memory(evaluate_at(keys[inside], nodes[inside], work, calibration))
+        nodes[np.flatnonzero(inside)[~fits]] += 1
+    return np.where(nodes > hi, hi + 1, nodes)
+
+
 def _scan_target(keys, lo, hi, req, work, calibration, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """With offload, achieved TFLOPs/GPU first rises with N (less optimizer work per node) then falls (more
     communication): per key, the first node count meeting the target and the end of that first run, by
@@ -158,7 +178,7 @@ def node_bounds(keys: pd.DataFrame, work: Training, req: Requirements, max_nodes
         lo, hi = np.where(valid, n_fixed, 1), np.where(valid, n_fixed, 0)
 
     c = req.confidence
-    n_memory = _bisect(keys, lo, hi, fits_memory, work, calibration, want_max=False)
+    n_memory = _memory_bound(keys, lo, hi, work, calibration)
     if work.offload == "none":
         n_target = _bisect(keys, lo, hi, lambda ev: meets_target(ev, req), work, calibration, True, c)
         n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)

@@ -427,8 +427,8 @@ def _broadcast(value, rows: int) -> np.ndarray:
 
 def _per_value(keys: np.ndarray, lookup) -> np.ndarray:
     """lookup(key) for each entry, computed once per distinct key (gpu names, fabrics, frameworks)."""
-    unique, inverse = np.unique(keys.astype(str), return_inverse=True)
-    return np.array([lookup(k) for k in unique], dtype=float)[inverse]
+    codes, unique = pd.factorize(np.asarray(keys, dtype=object).ravel())
+    return np.array([lookup(str(k)) for k in unique], dtype=float)[codes]
 
 
 def _checkpointing(values) -> np.ndarray:
@@ -438,17 +438,23 @@ def _checkpointing(values) -> np.ndarray:
     return mapped.astype(str) if mapped.ndim else np.asarray(str(mapped))
 
 
+def _per_group(gpu, framework, fabric, lookup) -> np.ndarray:
+    """lookup(gpu, framework, fabric) per entry, computed once per distinct combination."""
+    frame = pd.DataFrame({"g": gpu, "w": framework, "f": fabric})
+    codes, unique = pd.factorize(pd.MultiIndex.from_frame(frame))
+    return np.array([lookup(*key) for key in unique], dtype=float)[codes]
+
+
 def _confidence_factor(cal: Calibration, gpu, framework, fabric, confidence) -> np.ndarray:
     if confidence is None:
         return np.ones(len(gpu))
-    keys = np.char.add(np.char.add(np.char.add(gpu, "|"), np.char.add(framework, "|")), fabric)
-    return _per_value(keys, lambda k: cal.pessimistic_factor(*k.split("|"), confidence))
+    return _per_group(gpu, framework, fabric, lambda g, w, f: cal.pessimistic_factor(g, w, f, confidence))
 
 
 def _range(cal: Calibration, gpu, framework, fabric) -> tuple[np.ndarray, np.ndarray]:
-    keys = np.char.add(np.char.add(np.char.add(gpu, "|"), np.char.add(framework, "|")), fabric)
-    low = _per_value(keys, lambda k: cal.range_factors(*k.split("|"))[0])
-    high = _per_value(keys, lambda k: cal.range_factors(*k.split("|"))[1])
+    """Measured / predicted at p10 and p90 for each entry's group (calibration.uncertainty)."""
+    low = _per_group(gpu, framework, fabric, lambda g, w, f: cal.range_factors(g, w, f)[0])
+    high = _per_group(gpu, framework, fabric, lambda g, w, f: cal.range_factors(g, w, f)[1])
     return low, high
 
 
