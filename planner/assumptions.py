@@ -214,11 +214,19 @@ KERNEL_HBM_EFFICIENCY = Constant(
 )
 
 # ---- CPU / NVMe offload (ZeRO-Offload, ZeRO-Infinity) ----
-CPU_ADAM_PARAMS_PER_S = Constant(
-    "cpu_adam_params_per_s",
-    1.5e9,
-    "parameters per second per host",
-    "DeepSpeed CPU-Adam: 11.6B in 8.2 s (deepspeedai/DeepSpeed#735), ~1.8e9 per node (#6834)",
+CPU_ADAM_BYTES_PER_PARAM = Constant(
+    "cpu_adam_host_bytes_per_param",
+    180.0,
+    "host DRAM bytes per parameter per optimizer step (effective)",
+    "CPU-Adam is memory-bound on the host (fp32 weight, gradient, m, v read, three written: ~30 B at peak "
+    "bandwidth): DeepSpeed CPU-Adam ran 11.6B in 8.2 s (deepspeedai/DeepSpeed#735, 1.4e9/s) on a DGX-2 class "
+    "host of 256 GB/s peak DRAM: 180 B per parameter effective",
+)
+HOST_DRAM_GB_PER_S = Constant(
+    "host_dram_gb_per_s_default",
+    400.0,
+    "GB/s per host",
+    "estimate for hosts the catalog does not describe: 2 sockets x 8 DDR4-3200 / DDR5-4800 channels (410-614)",
 )
 OFFLOAD_GRAD_BYTES = Constant(
     "offload_grad_bytes",
@@ -341,7 +349,8 @@ def all_constants() -> list[Constant]:
         ZEROPP_QWZ_BYTES,
         ZEROPP_QGZ_BYTES,
         KERNEL_HBM_EFFICIENCY,
-        CPU_ADAM_PARAMS_PER_S,
+        CPU_ADAM_BYTES_PER_PARAM,
+        HOST_DRAM_GB_PER_S,
         OFFLOAD_GRAD_BYTES,
         OFFLOAD_PARAM_BYTES,
         NVME_OPTIMIZER_BYTES,

@@ -53,8 +53,11 @@ class Calibration(BaseModel):
     step_overhead_s: dict[str, Annotated[float, Field(ge=0, le=100)]] = Field(
         default_factory=dict, description="framework -> fixed seconds per micro-step"
     )
-    cpu_adam_params_per_s: float = Field(
-        A.CPU_ADAM_PARAMS_PER_S.value, gt=0, le=1e12, description="optimizer offload: CPU-Adam rate per host"
+    cpu_adam_bytes_per_param: float = Field(
+        A.CPU_ADAM_BYTES_PER_PARAM.value,
+        gt=0,
+        le=1e5,
+        description="optimizer offload: host DRAM bytes per parameter per CPU-Adam step (effective)",
     )
     collective_overhead_s: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
         default_factory=dict, description="framework -> host seconds per collective call (hooks, bookkeeping)"

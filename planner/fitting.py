@@ -52,7 +52,7 @@ PRIOR_SIGMA = {
     "overlap": 0.25,
     "latency": 0.5,
     "overhead": 0.05,
-    "cpu_adam": 1.5e9,
+    "cpu_adam": 60.0,
     "per_call": 3e-4,
 }
 BOUNDS = {
@@ -65,7 +65,7 @@ BOUNDS = {
     "framework": (0.3, 1.5),
     "attention": (0.2, 2.0),
     "net_ratio": (0.3, 1.0),
-    "cpu_adam": (1e8, 5e10),
+    "cpu_adam": (10.0, 2000.0),
     "per_call": (0.0, 5e-3),
 }
 MIN_GROUP_POINTS = 8  # fewer validation points than this: the range falls back to a broader group
@@ -92,7 +92,10 @@ class Measurement(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True, allow_inf_nan=False)
 
     id: str | None = None
-    source_group: str = Field("your measurements", description="the publication; validation leaves out a whole group")
+    source_group: str = Field(
+        "your measurements", description="the measurement set (one table of a publication); validation leaves it out"
+    )
+    publication: str | None = Field(None, description="the document (default: the source group)")
     source: str | None = None
     framework: Annotated[Literal["deepspeed", "fsdp"], BeforeValidator(_lower)] = "deepspeed"
     qwz: bool = False
@@ -236,6 +239,7 @@ def _row_record(catalog: Catalog, number: int, m: Measurement, tokens_per_gpu: f
         "row": number,
         "id": m.id or f"row {number}",
         "source_group": m.source_group,
+        "publication": m.publication or m.source_group,
         "unit": "tokens" if in_tokens else "tflops",
         "measured": nan if point is None else float(point),
         "band_low": nan if low is None else float(low),
@@ -289,7 +293,7 @@ class Parameters:
             "overhead": priors.step_overhead_for,
             "net_ratio": lambda f: priors.eta_net_for(f) / priors.eta_net_for("ib"),
             "framework": priors.framework_efficiency_for,
-            "cpu_adam": lambda _: priors.cpu_adam_params_per_s,
+            "cpu_adam": lambda _: priors.cpu_adam_bytes_per_param,
             "attention": lambda _: priors.attention_cost,
             "per_call": priors.collective_overhead_for,
         }
@@ -315,7 +319,7 @@ class Parameters:
             elif kind == "net_ratio":
                 ratios[key] = value
             elif kind == "cpu_adam":
-                fields["cpu_adam_params_per_s"] = value
+                fields["cpu_adam_bytes_per_param"] = value
             else:
                 target = {"eta_comp": "eta_comp", "eta_net": "eta_net", "overlap": "overlap"}
                 target |= {"overhead": "step_overhead_s", "framework": "framework_efficiency"}
@@ -401,6 +405,7 @@ def point_report(frame: pd.DataFrame, calibration: Calibration, parts: dict | No
         "row",
         "id",
         "source_group",
+        "publication",
         "gpu",
         "gpus",
         "framework",
@@ -420,15 +425,18 @@ def point_report(frame: pd.DataFrame, calibration: Calibration, parts: dict | No
 # ---------------------------------------------------------------- leave-one-source-out validation
 
 
-def cross_validate(frame: pd.DataFrame, full: Calibration, progress: Callable[[str], None] = lambda _: None):
-    """Fit without each source group, predict it: the per-point report of out-of-source predictions."""
+def cross_validate(
+    frame: pd.DataFrame, full: Calibration, progress: Callable[[str], None] = lambda _: None, by: str = "source_group"
+):
+    """Fit without each group (a measurement set, or with by="publication" a whole document), predict it: the
+    per-point report of out-of-source predictions."""
     layout = Parameters.for_frame(frame)
     start = np.array([_value(full, kind, key) for kind, key in layout.names])
     reports = []
-    groups = sorted(frame["source_group"].unique())
+    groups = sorted(frame[by].unique())
     for i, group in enumerate(groups, start=1):
-        progress(f"leave-one-source-out {i}/{len(groups)}: {group}")
-        train, test = frame[frame["source_group"] != group], frame[frame["source_group"] == group]
+        progress(f"leave-one-{by.replace('_group', '')}-out {i}/{len(groups)}: {group}")
+        train, test = frame[frame[by] != group], frame[frame[by] == group]
         cal = fit(train.reset_index(drop=True), "", start=_restrict(start, layout, Parameters.for_frame(train)))
         reports.append(point_report(test.reset_index(drop=True), cal))
     return pd.concat(reports, ignore_index=True)
@@ -444,7 +452,7 @@ def _value(cal: Calibration, kind: str, key: str) -> float:
         "latency": lambda: cal.latency_scale,
         "overhead": lambda: cal.step_overhead_for(key),
         "framework": lambda: cal.framework_efficiency_for(key),
-        "cpu_adam": lambda: cal.cpu_adam_params_per_s,
+        "cpu_adam": lambda: cal.cpu_adam_bytes_per_param,
         "attention": lambda: cal.attention_cost,
         "per_call": lambda: cal.collective_overhead_for(key),
     }[kind]()
@@ -475,9 +483,9 @@ def uncertainty(cv: pd.DataFrame) -> dict[str, dict[str, float]]:
     }
 
 
-def summary(report: pd.DataFrame) -> dict:
-    """Median and maximum absolute error over all points, and per source group."""
-    per_source = report.groupby("source_group")["abs_error"].agg(["median", "max", "size"])
+def summary(report: pd.DataFrame, by: str = "source_group") -> dict:
+    """Median and maximum absolute error over all points, and per source group (or publication)."""
+    per_source = report.groupby(by)["abs_error"].agg(["median", "max", "size"])
     return {
         "points": len(report),
         "median_abs_error": float(report["abs_error"].median()),
@@ -520,12 +528,12 @@ def calibrate(
     cv = None
     if validate and frame["source_group"].nunique() > 1:
         cv = cross_validate(frame, calibration, progress)
-        calibration = calibration.model_copy(
-            update={
-                "uncertainty": uncertainty(cv),
-                "fit": {**calibration.fit, "leave_one_source_out": _rounded(summary(cv))},
-            }
-        )
+        fit_record = {**calibration.fit, "leave_one_source_out": _rounded(summary(cv))}
+        documents = frame["publication"].nunique()
+        if 1 < documents < frame["source_group"].nunique():  # the stricter view: a whole document out
+            by_document = cross_validate(frame, calibration, progress, by="publication")
+            fit_record["leave_one_publication_out"] = _rounded(summary(by_document, by="publication"))
+        calibration = calibration.model_copy(update={"uncertainty": uncertainty(cv), "fit": fit_record})
     return calibration, report, cv
 
 

@@ -171,17 +171,19 @@ def zeropp_kernel_s(params, qwz, qgz, hbm_gb_per_s):
     return np.nan_to_num(np.asarray(params, float) * per_param / rate)
 
 
-def offload_s(params, gpus, gpus_per_node, offload, grad_accum, host_gbps, cpu_adam_params_per_s=None):
+def offload_s(params, gpus, gpus_per_node, offload, grad_accum, host_gbps, host_dram_gb_per_s, adam_bytes=None):
     """Optimizer offload per micro-step: fp32 gradients to the host every micro-step; per optimizer step
-    (shared by grad_accum micro-steps) the updated partitions back, CPU-Adam over the node's share, and
-    for NVMe the optimizer states read and written on the node's drives."""
+    (shared by grad_accum micro-steps) the updated partitions back, CPU-Adam over the node's share at the
+    host's DRAM bandwidth (memory-bound: adam_bytes per parameter), and for NVMe the optimizer states read
+    and written on the node's drives."""
     params, gpus = np.asarray(params, float), np.asarray(gpus, float)
     shard = params / gpus
     host = np.asarray(host_gbps, float) * 1e9 / 8 * A.PCIE_HOST_EFFICIENCY.value
     node_params = shard * np.asarray(gpus_per_node, float)
     per_micro = A.OFFLOAD_GRAD_BYTES.value * shard / host
-    adam = cpu_adam_params_per_s or A.CPU_ADAM_PARAMS_PER_S.value
-    per_step = A.OFFLOAD_PARAM_BYTES.value * shard / host + node_params / adam
+    adam_bytes = adam_bytes or A.CPU_ADAM_BYTES_PER_PARAM.value
+    adam_s = node_params * adam_bytes / (np.asarray(host_dram_gb_per_s, float) * 1e9)
+    per_step = A.OFFLOAD_PARAM_BYTES.value * shard / host + adam_s
     nvme = np.where(offload == "nvme", node_params * A.NVME_OPTIMIZER_BYTES.value / (A.NVME_GB_PER_S.value * 1e9), 0.0)
     total = per_micro + (per_step + nvme) / np.maximum(np.asarray(grad_accum, float), 1)
     return np.where(offload == "none", 0.0, total)
@@ -261,6 +263,7 @@ OPTIONAL = {
     "grad_accum": 1,
     "hbm_gb_per_s": np.nan,
     "host_gbps": np.nan,
+    "host_dram_gb_per_s": np.nan,
 }
 
 
@@ -304,6 +307,7 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     recompute = recompute_flops_per_gpu(c["params"], tokens, c["layers"], c["hidden"], c["seq_len"], c["checkpointing"])
     quant = {k: c[k].astype(bool) for k in ("qwz", "hpz", "qgz")}
     offload = c["offload"].astype(str)
+    offload_args = (c["params"], c["gpus"], c["gpus_per_node"], offload, c["grad_accum"])
     memory = memory_per_gpu_gib(
         c["params"], c["gpus"], c["gpus_per_node"], c["micro_batch"], c["seq_len"], c["layers"], c["hidden"],
         c["heads"], c["vocab"], c["checkpointing"], c["flash_attention"].astype(bool), quant["hpz"], offload,
@@ -320,8 +324,8 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
         ),
         "t_kernel_s": zeropp_kernel_s(c["params"], quant["qwz"], quant["qgz"], c["hbm_gb_per_s"])
         + vocabulary_s(tokens, c["vocab"], c["hbm_gb_per_s"]),
-        "t_offload_s": offload_s(c["params"], c["gpus"], c["gpus_per_node"], offload, c["grad_accum"], c["host_gbps"]),
-        "t_cpu_adam_ref_s": offload_s(c["params"], c["gpus"], c["gpus_per_node"], offload, c["grad_accum"], np.inf),
+        "t_offload_s": offload_s(*offload_args, c["host_gbps"], c["host_dram_gb_per_s"]),
+        "t_cpu_adam_ref_s": offload_s(*offload_args, np.inf, c["host_dram_gb_per_s"]),  # CPU-Adam alone
         **_traffic(c, nodes, quant),
         "memory_per_gpu_gib": memory,
         "usable_hbm_gib": usable_hbm_gib(c["hbm_gib"]),
@@ -349,7 +353,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     overlap = _per_value(framework, cal.overlap_for)
     overhead = _per_value(framework, cal.step_overhead_for)
     # offload = PCIe copies + CPU-Adam at the reference rate, rescaled to the calibration's CPU-Adam rate
-    adam = parts["t_cpu_adam_ref_s"] * (A.CPU_ADAM_PARAMS_PER_S.value / cal.cpu_adam_params_per_s)
+    adam = parts["t_cpu_adam_ref_s"] * (cal.cpu_adam_bytes_per_param / A.CPU_ADAM_BYTES_PER_PARAM.value)
     t_offload = parts["t_offload_s"] - parts["t_cpu_adam_ref_s"] + adam
     t_point = step_time_s(t_comp, t_comm, overlap) + t_offload + overhead
     factor = _confidence_factor(cal, gpu, framework, fabric, confidence)
@@ -389,7 +393,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         "fits_memory": parts["memory_per_gpu_gib"] <= parts["usable_hbm_gib"],
     }
     figures["binding"] = _binding(figures)
-    filled = ("layers", "hidden", "heads", "checkpointing", "hbm_gb_per_s", "host_gbps")
+    filled = ("layers", "hidden", "heads", "checkpointing", "hbm_gb_per_s", "host_gbps", "host_dram_gb_per_s")
     return {**{k: c[k] for k in filled}, **figures}
 
 
@@ -472,6 +476,8 @@ def _fill_architecture(c: dict) -> None:
     host = c["host_gbps"].astype(float)
     default_host = _per_value(c["gpu"].astype(str), lambda g: A.PCIE_X16_GBPS[A.GPU_PCIE_GEN.get(g, 5)].value)
     c["host_gbps"] = np.where(np.isnan(host), default_host, host)
+    dram = c["host_dram_gb_per_s"].astype(float)
+    c["host_dram_gb_per_s"] = np.where(np.isnan(dram), A.HOST_DRAM_GB_PER_S.value, dram)
     c["hbm_gb_per_s"] = c["hbm_gb_per_s"].astype(float)
 
 

@@ -194,6 +194,16 @@ def gpu_columns(catalog: Catalog, gpu: str) -> dict:
     }
 
 
+def host_dram_gb_per_s(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
+    """DRAM bandwidth of a catalog server of this GPU and size (NaN: the model's default host)."""
+    values = [
+        s.dram_gb_per_s
+        for s in catalog.items("servers")
+        if s.gpu == gpu and s.gpus_per_node == gpus_per_node and s.dram_gb_per_s
+    ]
+    return max(values) if values else np.nan
+
+
 def host_gbps(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
     """The x16 PCIe rate between a GPU and its host in a catalog server of this GPU and size (NaN: the
     model's default for the GPU)."""
@@ -228,6 +238,7 @@ def cluster_record(catalog: Catalog, work: Training, cluster: Cluster) -> dict:
         "fabric": cluster.fabric,
         "intra_node_gb_per_s": nvlink,
         "host_gbps": host_gbps(catalog, gpu["gpu"], cluster.gpus_per_node),
+        "host_dram_gb_per_s": host_dram_gb_per_s(catalog, gpu["gpu"], cluster.gpus_per_node),
     }
 
 

@@ -53,7 +53,7 @@ def synthetic(truth: Calibration) -> pd.DataFrame:
     frame["band_low"] = frame["band_high"] = np.nan
     frame["unit"], frame["weight"], frame["offload"] = "tokens", 1.0, "none"
     frame["row"] = range(2, len(frame) + 2)
-    frame["id"] = frame["source_group"] = frame["row"].astype(str)  # each point a source: the data outweigh priors
+    frame["id"] = frame["source_group"] = frame["publication"] = frame["row"].astype(str)  # each point a source
     return frame
 
 
@@ -194,4 +194,5 @@ def test_band_low_above_high_is_rejected(run, write):
 def test_validate_cli_prints_out_of_source_error(run):
     result = run("validate", "-q")
     assert result.exit_code == 0, result.output
-    assert "leave-one-source-out: median |error|" in result.stdout and "mosaicml-llm-foundry" in result.stdout
+    assert "leave-one-source-out: median |error|" in result.stdout and "mosaicml-a100-40gb" in result.stdout
+    assert "leave-one-publication-out (a whole document out)" in result.stdout

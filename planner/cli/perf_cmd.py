@@ -335,11 +335,21 @@ def validate(measurements: Sequence[str], **kw) -> None:
         from planner.fitting import summary
         from planner.report.jsonout import dumps
 
-        click.echo(dumps({"in_sample": summary(report), "leave_one_source_out": summary(cv)}))
+        by_publication = calibration.fit.get("leave_one_publication_out")
+        click.echo(
+            dumps(
+                {
+                    "in_sample": summary(report),
+                    "leave_one_source_out": summary(cv),
+                    "leave_one_publication_out": by_publication,
+                }
+            )
+        )
         return
     from planner.report.perf_text import validation_text
 
-    click.echo(validation_text(report, cv, show_points))
+    by_publication = calibration.fit.get("leave_one_publication_out")
+    click.echo(validation_text(report, cv, show_points, by_publication))
 
 
 def _fit(measurements: Sequence[str], kw: dict, validate: bool):

@@ -125,11 +125,13 @@ def calibration_text(calibration, report: pd.DataFrame, cv: pd.DataFrame | None)
     """The fitted parameters, and the error in sample and out of source."""
     lines = ["Fitted parameters:"]
     lines += [f"  {name:<28} {value:.4g}" for name, value in calibration.fit["parameters"].items()]
-    lines += ["", validation_text(report, cv, False)]
+    lines += ["", validation_text(report, cv, False, calibration.fit.get("leave_one_publication_out"))]
     return "\n".join(lines)
 
 
-def validation_text(report: pd.DataFrame, cv: pd.DataFrame | None, show_points: bool) -> str:
+def validation_text(
+    report: pd.DataFrame, cv: pd.DataFrame | None, show_points: bool, by_publication: dict | None = None
+) -> str:
     """Per-source error in sample and leave-one-source-out, with the headline medians."""
     from planner.fitting import summary
 
@@ -156,8 +158,14 @@ def validation_text(report: pd.DataFrame, cv: pd.DataFrame | None, show_points: 
         s = summary(cv)
         lines.append(
             f"leave-one-source-out: median |error| {s['median_abs_error'] * 100:.1f}%, max "
-            f"{s['max_abs_error'] * 100:.0f}%, signed median {s['signed_median'] * 100:+.1f}% (+: optimistic)"
+            f"{s['max_abs_error'] * 100:.0f}%, signed median {s['signed_median'] * 100:+.1f}% (+: optimistic); "
+            "a source is one measurement set (one table of a publication)"
         )
+        if by_publication:
+            lines.append(
+                f"leave-one-publication-out (a whole document out): median |error| "
+                f"{by_publication['median_abs_error'] * 100:.1f}%, max {by_publication['max_abs_error'] * 100:.0f}%"
+            )
         if show_points:
             points = cv.assign(error=(cv["abs_error"] * 100).round(1))
             lines += [
