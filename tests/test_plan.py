@@ -77,6 +77,7 @@ def test_deadline_sets_node_count():
     plan = purchase.run(tiny(), sc, CAL)
     assert plan.metrics.training_days <= 1.0
     key = {**workload.gpu_columns(tiny(), "T1"), "gpus_per_node": 8, "intra_node_gb_per_s": 300, "micro_batch": 1}
+    key |= {"host_gbps": 16 * 32 * 128 / 130, "host_dram_gb_per_s": float("nan")}  # the server's PCIe 5.0 slot
     key |= {"node_gbps_eff": plan.choice.node_gbps, "fabric": plan.choice.fabric}
     work = workload.scenario_training(tiny(), sc)
     fewer = candidates.evaluate_at(pd.DataFrame([key]), [plan.choice.nodes - 1], work, CAL)
