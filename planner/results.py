@@ -156,6 +156,12 @@ class CloudChoice(_Frozen):
     binding: str
     status: str
     meets_requirement: bool = True
+    billed_days: dict[str, float] = Field(
+        default_factory=dict, description="days billed per instance per pricing (a Capacity Block bills whole blocks)"
+    )
+    goodput: float | None = Field(None, description="share of wall-clock time that trains")
+    interruptions_expected: float | None = None
+    uninterrupted_days: float | None = Field(None, description="training days without interruptions")
 
 
 class RankedOffering(_Frozen):
@@ -175,6 +181,8 @@ class RankedOffering(_Frozen):
     usd_per_h: float
     cost_usd: float
     usd_per_pflop_day: float
+    billed_days: float | None = None
+    goodput: float | None = None
 
 
 class ExcludedOffering(_Frozen):
@@ -192,6 +200,7 @@ class CloudPlan(_Frozen):
     ranking: list[RankedOffering]
     excluded: list[ExcludedOffering]
     calibration: str
+    terms: list[str] = Field(default_factory=list, description="what the costs assume: pricing, spot, capacity")
 
 
 class BuyVsRent(_Frozen):
@@ -204,6 +213,8 @@ class BuyVsRent(_Frozen):
     break_even_months: float | None
     cloud: CloudChoice
     note: str
+    purchase_running_usd_per_h: float = Field(0.0, description="energy + colocation + support + staff per hour")
+    pricing_compared: str = Field("", description="the pricing models of the rental compared with")
 
 
 # ---------------------------------------------------------------- serving (planner inference)

@@ -170,13 +170,14 @@ def _workbook_context(catalog, scenario, plan, calibration, comparison):
 
 
 def _compare_cloud(catalog, scenario, calibration, plan, solver, progress):
-    from planner.cloud import cheapest_per_token, compare
+    from planner.cloud import cheapest_per_token, compare, like_for_like
     from planner.cloud import run as run_cloud
 
-    progress("best cloud option for the same scenario")
-    choice = run_cloud(catalog, scenario, calibration, solver).choice
+    progress("best cloud option for the same scenario (on-demand, reserved and capacity blocks)")
+    like = like_for_like(scenario)
+    choice = run_cloud(catalog, like, calibration, solver).choice
     if choice is None:
-        choice = cheapest_per_token(catalog, scenario, calibration, plan.metrics.tokens_per_s)
+        choice = cheapest_per_token(catalog, like, calibration, plan.metrics.tokens_per_s)
     if choice is None:
         return None
-    return compare(plan.cost, plan.metrics.tokens_per_s, choice, scenario)
+    return compare(plan, choice, like)
