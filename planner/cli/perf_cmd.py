@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from planner.cli.base import Quantity, calibration_option, catalog_option, main
+from planner.cli.base import Quantity, calibration_option, catalog_option, main, wrote
 
 
 def workload_options(func):
@@ -154,6 +154,7 @@ def bandwidth(**kw) -> None:
             raise UsageError(f"-o {output}: the bandwidth report is an .xlsx workbook")
         heading = f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU on {gpus} x {table.iloc[0]['gpu']}"
         write_bandwidth(table, [_needed_record(r) for _, r in answers.iterrows()], heading, calibration, Path(output))
+        wrote(output)
     if as_json:
         click.echo(
             dumps(

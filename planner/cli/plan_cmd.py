@@ -16,6 +16,8 @@ from planner.cli.base import (
     parse_settings,
     set_option,
     solver_option,
+    stderr_progress,
+    wrote,
 )
 
 
@@ -114,7 +116,7 @@ def _run_plan(path: str, kw: dict) -> None:
     loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
     calibration = load_calibration(kw.pop("calibration"))
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
-    progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
+    progress = stderr_progress(quiet)
     result = run(
         loaded,
         loaded_scenario,
@@ -142,6 +144,7 @@ def _run_plan(path: str, kw: dict) -> None:
         else:
             text = document if suffix == ".json" else bom_csv(result)
             write_text_atomic(Path(target), text if text.endswith("\n") else text + "\n")
+        wrote(target, quiet)
     click.echo(document if as_json else render(result))
     if compare and not as_json:
         from planner.report.cloud_text import render_comparison
