@@ -356,6 +356,7 @@ def describe(o: RentOption, n: int, v: Variant, mix: dict, scenario: Scenario, s
         goodput=v.goodput if trains else None,
         interruptions_expected=v.interruptions if trains else None,
         uninterrupted_days=o.hours[n] / 24 if trains else None,
+        usd_per_instance_h={pricing_label(o.row, p): hourly_rate(o.row, p) for p in mix},
     )
 
 

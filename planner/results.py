@@ -162,6 +162,7 @@ class CloudChoice(_Frozen):
     goodput: float | None = Field(None, description="share of wall-clock time that trains")
     interruptions_expected: float | None = None
     uninterrupted_days: float | None = Field(None, description="training days without interruptions")
+    usd_per_instance_h: dict[str, float] = Field(default_factory=dict, description="hourly rate per pricing model")
 
 
 class RankedOffering(_Frozen):

@@ -239,7 +239,13 @@ def test_cloud_workbook(run, tmp_path):
     wb = openpyxl.load_workbook(path)
     assert wb.sheetnames == ["Ranking", "Cost over time", "Excluded"]
     assert wb["Ranking"]._charts and wb["Cost over time"]._charts
-    assert wb["Cost over time"]["B8"].value == "=$B$4*24*A8"
+    assert wb["Cost over time"]["B8"].value == "=$B$5+$B$4*24*A8"
+    # the table ends at the stated calendar days with the stated cost (cached values: no recalculation)
+    choice = json.loads(run("cloud", CLOUD, "--json").stdout)["choice"]
+    values = openpyxl.load_workbook(path, data_only=True)["Cost over time"]
+    rows = [(values.cell(r, 1).value, values.cell(r, 2).value) for r in range(8, values.max_row + 1)]
+    rows = [(d, v) for d, v in rows if isinstance(d, float)]
+    assert rows[-1][0] == pytest.approx(choice["days"]) and rows[-1][1] == pytest.approx(choice["cost_usd"])
 
 
 def test_cloud_infeasible_exits_1(run):

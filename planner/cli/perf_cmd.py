@@ -198,6 +198,7 @@ def _needed_record(r) -> dict:
         "ceiling_tflops_per_gpu": r["ceiling_tflops_per_gpu"],
         "fits_memory": bool(r["fits_memory"]),
         "memory_per_gpu_gib": r["memory_per_gpu_gib"],
+        "usable_hbm_gib": r["usable_hbm_gib"],
     }
 
 
