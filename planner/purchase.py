@@ -19,7 +19,7 @@ from planner.optimize import buy, ranking
 from planner.resources import display_name
 from planner.results import BomLine, Choice, CostBreakdown, Metrics, Plan, Schedule, Summary
 from planner.scenario import Scenario
-from planner.units import format_count, format_usd
+from planner.units import SECONDS_PER_DAY, format_count, format_usd
 from planner.workload import Requirements, Training, scenario_training
 
 Progress = Callable[[str], None]
@@ -60,7 +60,7 @@ def run(
     sized, table = sized_candidates(catalog, scenario, calibration)
     feasible = table.feasible
     if feasible.empty:
-        raise InfeasibleError("\n".join(explain_infeasible(sized, calibration, table)))
+        raise InfeasibleError("\n".join(explain_infeasible(scenario, calibration, table)))
     groups = ranking.best_per_group(feasible, cand.GROUP).head(alternatives + 1)
     pool = feasible.merge(groups[cand.GROUP], on=cand.GROUP).reset_index(drop=True)
     progress(f"solving the MILP over the {len(pool):,} of {len(table.frame):,} candidates that can win")
@@ -338,10 +338,29 @@ def why(scenario: Scenario, row, head: Summary) -> list[str]:
 
 
 def explain_infeasible(scenario: Scenario, calibration: Calibration, table: cand.Candidates) -> list[str]:
-    lines = [f"no plan meets scenario '{scenario.name}':"]
+    lines = [f"no plan meets scenario '{scenario.name}':"] + _deadline_context(scenario, table.requirements)
     if table.frame.empty:
         return lines + _performance_reasons(scenario, calibration, table)
     return lines + _limit_reasons(scenario, table.frame)
+
+
+def _deadline_context(scenario: Scenario, req: Requirements) -> list[str]:
+    """What a deadline asks once its margin and goodput are counted (the need every reason refers to)."""
+    r = scenario.requirement
+    if r.tokens is None or req.tokens_per_s is None:
+        return []
+    allowed = r.days * (1 - r.schedule_margin)
+    goodput = r.tokens / (allowed * SECONDS_PER_DAY * req.tokens_per_s)  # the goodput the need was sized at
+    if goodput < 1 - 1e-9:
+        counted = f" at goodput {goodput:.1%} (interruptions, restarts, checkpoints)"
+    elif scenario.reliability.interruptions_per_1000_node_days > 0 and scenario.reliability.goodput is None:
+        counted = " even before interruptions, restarts and checkpoints are counted"
+    elif not r.schedule_margin:
+        return []
+    else:
+        counted = ""
+    margin = f" less its {r.schedule_margin:.0%} margin ({allowed:.1f} days)" if r.schedule_margin else ""
+    return [f"the deadline of {r.days:g} days{margin} needs {format_count(req.tokens_per_s)} tokens/s{counted}"]
 
 
 def _limit_reasons(scenario: Scenario, priced: pd.DataFrame) -> list[str]:

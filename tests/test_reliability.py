@@ -90,3 +90,14 @@ def test_plan_meets_the_deadline_in_calendar_days_with_its_margin():
 def test_no_deadline_no_schedule():
     plan = purchase.run(tiny(), scenario(), CAL)
     assert plan.schedule is None and plan.metrics.goodput is None
+
+
+def test_an_unmet_deadline_says_what_it_asks_with_margin_and_goodput():
+    from planner.errors import InfeasibleError
+
+    sc = scenario(requirement={"tokens": "100T", "days": 1, "schedule_margin": 0.5}, constraints__max_nodes=16)
+    with pytest.raises(InfeasibleError) as caught:
+        purchase.run(tiny(), sc, CAL)
+    first = str(caught.value).splitlines()[1]
+    assert "less its 50% margin (0.5 days) needs 2.31481B tokens/s" in first  # 100e12 / (0.5 x 86,400)
+    assert "before interruptions" in first

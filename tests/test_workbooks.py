@@ -24,7 +24,6 @@ from planner.resources import examples_dir
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 PDFTOTEXT, PDFTOPPM = shutil.which("pdftotext"), shutil.which("pdftoppm")
 EXAMPLES = examples_dir()
-LLAMA = ["--set", "requirement.days=35", "--set", "requirement.schedule_margin=0.1"]
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +43,7 @@ def books(tmp_path_factory) -> dict[str, Path]:
 
     paths = {name: folder / f"{name}.xlsx" for name in ("plan", "bloom", "cloud", "bandwidth", "inference")}
     plan = EXAMPLES / "llama-70b-h100.yaml"
-    (folder / "plan.json").write_text(
-        run("plan", plan, *LLAMA, "--compare-cloud", "-q", "--json", "-o", paths["plan"]).stdout
-    )
+    (folder / "plan.json").write_text(run("plan", plan, "--compare-cloud", "-q", "--json", "-o", paths["plan"]).stdout)
     run("plan", EXAMPLES / "bloom-176b-v100.yaml", "-q", "-o", paths["bloom"])
     run("cloud", EXAMPLES / "cloud-70b.yaml", "-q", "-o", paths["cloud"])
     run("bandwidth", *DS2928, "--target-tflops", "40", "-o", paths["bandwidth"])
