@@ -141,7 +141,19 @@ def _variants(o: RentOption, n: int, scenario: Scenario, params: float, req: Req
     return [v for v in found if v is not None]
 
 
-def _variant(o, n, pricings, spot, scenario, params, req) -> Variant | None:
+def _variant(
+    o: RentOption,
+    n: int,
+    pricings: tuple[str, ...],
+    spot: int,
+    scenario: Scenario,
+    params: float,
+    req: Requirements,
+) -> Variant | None:
+    """n instances, `spot` of them on spot and the rest on `pricings`: the job's wall-clock hours at its
+    goodput (spot preemptions included) and the hours each pricing bills; None when the deadline (less its
+    margin) is missed or no pricing can sell the job (a run longer than any Capacity Block, or more
+    instances than Capacity Blocks sell)."""
     trains = req.tokens is not None
     extra = (reliability.spot_interruptions(scenario.cloud, spot),) if spot else ()
     g = reliability.goodput(scenario.reliability, params, n, extra) if trains else None
@@ -152,6 +164,8 @@ def _variant(o, n, pricings, spot, scenario, params, req) -> Variant | None:
     billed = {p: billed_hours(o.row, p, wall) if trains else wall for p in pricings}
     pricings = tuple(p for p in pricings if billed[p] is not None)
     if not pricings and spot < n:
+        return None
+    if pricings == ("reserved",) and is_capacity_block(o.row, "reserved") and n - spot > rent.CAPACITY_BLOCK_CAP:
         return None
     billed = {p: billed[p] for p in pricings} | ({"spot": wall} if spot else {})
     interruptions = g.interruptions_per_day * wall / 24 if g else 0.0

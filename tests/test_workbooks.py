@@ -246,6 +246,31 @@ def test_pages_are_not_shrunk_to_unreadable(pdfs):
     assert statistics.median(word_heights(pdfs["plan"], 1)) >= 9.0
 
 
+def word_boxes(pdf: Path, page: int) -> tuple[np.ndarray, list[str]]:
+    command = [PDFTOTEXT, "-bbox", "-f", str(page), "-l", str(page), str(pdf), "-"]
+    html = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    found = re.findall(r'xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<', html)
+    return np.array([[float(v) for v in f[:4]] for f in found]).reshape(-1, 4), [f[4] for f in found]
+
+
+def overlapping_words(pdf: Path, page: int) -> list[tuple[str, str]]:
+    """Pairs of words printed over each other (wrapped text running into the next row, or a cell into its
+    neighbour): their boxes share over a quarter of the smaller one."""
+    b, text = word_boxes(pdf, page)
+    x = np.clip(np.minimum(b[:, None, 2], b[None, :, 2]) - np.maximum(b[:, None, 0], b[None, :, 0]), 0, None)
+    y = np.clip(np.minimum(b[:, None, 3], b[None, :, 3]) - np.maximum(b[:, None, 1], b[None, :, 1]), 0, None)
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    hits = np.triu(x * y > 0.25 * np.minimum(area[:, None], area[None, :]), 1)
+    return [(text[i], text[j]) for i, j in zip(*np.nonzero(hits), strict=True)]
+
+
+@rendered
+def test_no_text_prints_over_other_text(pdfs):
+    for name, pdf in pdfs.items():
+        for page in range(1, len(page_texts(pdf)) + 1):
+            assert not overlapping_words(pdf, page), f"{name} page {page}: {overlapping_words(pdf, page)[:5]}"
+
+
 def colour_pixels(pdf: Path, page: int, folder: Path) -> int:
     """Strongly coloured pixels on a page (chart series; text is black, fills are pale)."""
     prefix = folder / f"{pdf.stem}-{page}"

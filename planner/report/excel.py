@@ -338,10 +338,17 @@ def _question(scenario: dict) -> list[tuple[str, object]]:
         ("Micro-batches allowed", ", ".join(map(str, w.get("micro_batches", [])))),
         ("Global batch", w.get("global_batch") or "not fixed"),
         ("ZeRO++", ", ".join(k for k in ("qwz", "hpz", "qgz") if w.get(k)) or "off"),
-        ("Objective", f"{o.get('kind')} (TCO over {o.get('years', 5):g} years)"),
+        ("Objective", _objective(o)),
         ("Constraints", _constraints(c)),
         ("Schedule risk", _reliability(scenario.get("reliability", {}))),
     ]
+
+
+def _objective(o: dict) -> str:
+    years = f"{o.get('years', 5):g} years"
+    if o.get("kind") == "tco":
+        return f"least total cost of ownership over {years}"
+    return f"least capex (the TCO below is reported over {years})"
 
 
 def _requirement(r: dict) -> str:

@@ -136,7 +136,7 @@ def ranking_sheet(ws: Worksheet, result: CloudPlan) -> None:
         paragraph(ws, below + i, f"- {term}", len(RANKING_COLUMNS))
     if result.ranking and result.ranking[0].days is not None:
         ws.add_chart(_cost_vs_days(ws, first, last), f"B{below + len(result.terms) + 2}")
-    limits = {1: (8, 10), 2: (12, 34), 3: (10, 14), 4: (9, 11), 5: (10, 15), 6: (9, 10), 7: (8, 11)}
+    limits = {1: (8, 10), 2: (12, 34), 3: (10, 15), 4: (9, 12), 5: (10, 17), 6: (9, 10), 7: (8, 11)}
     limits |= {8: (7, 8), 9: (9, 11), 10: (9, 10), 11: (8, 9), 12: (12, 14), 13: (12, 14), 14: (12, 14)}
     fit_widths(ws, limits, from_row=row)
     fit_heights(ws)

@@ -16,7 +16,6 @@ fit one long line.
 
 from __future__ import annotations
 
-import math
 import re
 import zipfile
 from pathlib import Path
@@ -43,7 +42,10 @@ DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 MAX_SHEET_NAME = 31  # Excel's limit
 LINE_HEIGHT_PT = 15.0  # one line of 11 pt text
 BOLD_WIDTH = 1.1  # bold text is about a tenth wider
-TEXT_WIDTH = 0.92  # prose runs narrower than the digit "0" that column widths are measured in
+# Widths count the digit "0" of Calibri 11; where Calibri is missing LibreOffice draws a wider substitute
+# (DejaVu Sans, about a fifth wider), so text is measured with that slack: extra space in Excel, nothing
+# cut or overlapping anywhere.
+FONT_SLACK = 1.2
 CACHE = "_planner_cached_values"  # worksheet attribute: cell coordinate -> the value its formula gives
 
 
@@ -168,12 +170,24 @@ def fit_widths(ws: Worksheet, limits: dict[int, tuple[float, float]], from_row: 
         # text with an empty cell to its right overflows into it (as section headings should), so only
         # text a neighbour would cut, or in the last column, sets the width; beyond `high` it wraps
         bounded = [c for c in cells if _has_right_neighbour(ws, c)]
-        need = max((_text_width(c) for c in bounded), default=0.0) + 3  # a gap before the next column
+        need = max((_text_width(c) for c in bounded), default=0.0) * FONT_SLACK + 2  # and a gap
         width = min(max(need, low), high)
         ws.column_dimensions[get_column_letter(col)].width = width
         for c in bounded:
-            if _text_width(c) + 1 > width:
+            if _text_width(c) * FONT_SLACK + 1 > width:
                 c.alignment = _aligned(c, wrap_text=True, vertical="top")
+    separate_columns(ws, from_row)
+
+
+def separate_columns(ws: Worksheet, from_row: int = 3) -> None:
+    """Left-aligned text right after a right-aligned figure gets an indent, so the two never touch
+    ("$29,440,000.00catalogs/...")."""
+    for row in ws.iter_rows(min_row=from_row, min_col=2):
+        for c in row:
+            neighbour = ws.cell(c.row, c.column - 1)
+            left = cached(ws).get(neighbour.coordinate) if neighbour.data_type == "f" else neighbour.value
+            if c.data_type == "s" and isinstance(left, int | float) and not isinstance(left, bool):
+                c.alignment = _aligned(c, indent=max(1, c.alignment.indent or 0))
 
 
 def _has_right_neighbour(ws: Worksheet, cell) -> bool:
@@ -195,6 +209,29 @@ def _column_width(ws: Worksheet, col: int) -> float:
     return dim.width if dim is not None and dim.width else 8.43  # Excel's default width
 
 
+def _char_width(ch: str) -> float:
+    """Width of a character in units of the digit "0" (what column widths count), for a proportional font."""
+    if ch in " .,:;'|!ilIjft()[]-/":
+        return 0.5
+    if ch in "MWmw@%":
+        return 1.3
+    return 1.0 if ch.isupper() or ch.isdigit() or ch in "$#&_" else 0.85
+
+
+def wrapped_lines(text: str, width: float) -> int:
+    """Lines a spreadsheet needs to show `text` word-wrapped in `width` units (a word longer than the
+    line breaks where it must)."""
+    lines, used = 1, 0.0
+    for word in text.split(" "):
+        size = sum(_char_width(ch) for ch in word)
+        if used and used + _char_width(" ") + size > width:
+            lines, used = lines + 1, 0.0
+        used += (_char_width(" ") if used else 0.0) + size
+        while used > width:  # a word wider than the line
+            lines, used = lines + 1, used - width
+    return lines
+
+
 def fit_heights(ws: Worksheet) -> None:
     """Rows holding wrapped text get the height of their longest cell's lines (spreadsheets do not grow a
     row for wrapped text by themselves when a file is opened, so text would overlap the next row)."""
@@ -207,11 +244,8 @@ def fit_heights(ws: Worksheet) -> None:
             first, last = spans.get(c.coordinate, (c.column, c.column))
             width = sum(_column_width(ws, k) for k in range(first, last + 1)) - 1
             factor = BOLD_WIDTH if c.font and c.font.bold else 1.0
-            needed = sum(
-                max(1, math.ceil(len(part) * factor * TEXT_WIDTH / max(width, 1) - 0.05))
-                for part in shown(c).split("\n")
-            )
-            lines = max(lines, needed)
+            room = width / (factor * FONT_SLACK)
+            lines = max(lines, sum(wrapped_lines(part, room) for part in shown(c).split("\n")))
         if lines > 1:
             ws.row_dimensions[row[0].row].height = lines * LINE_HEIGHT_PT
             for c in row:  # figures beside wrapped text line up with its first line
