@@ -108,6 +108,9 @@ def test_assumptions_name_catalogs_relatively_with_rounded_values(books):
     assert 126.03 in values and not any(len(repr(v)) > 12 for v in values)
     text = " ".join(str(c.value) for row in ws.iter_rows() for c in row if c.value)
     assert "MODEL.md" not in text and "colocation_usd_per_kw_month" in text
+    repository = Path(__file__).resolve().parents[1]
+    cited = set(re.findall(r"docs/[\w-]+\.md", text))
+    assert cited and all((repository / doc).is_file() for doc in cited), cited
 
 
 def test_charts_are_drawn_to_be_seen(books):

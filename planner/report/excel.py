@@ -340,7 +340,7 @@ def _question(scenario: dict) -> list[tuple[str, object]]:
         ("ZeRO++", ", ".join(k for k in ("qwz", "hpz", "qgz") if w.get(k)) or "off"),
         ("Objective", _objective(o)),
         ("Constraints", _constraints(c)),
-        ("Schedule risk", _reliability(scenario.get("reliability", {}))),
+        *([("Schedule risk", _reliability(scenario.get("reliability", {})))] if r.get("tokens") else []),
     ]
 
 
