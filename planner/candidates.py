@@ -90,19 +90,20 @@ def max_nics(server: ServerRow, scenario: Scenario) -> int:
 # ---------------------------------------------------------------- performance over node counts
 
 
-def evaluate_at(keys: pd.DataFrame, nodes, work: Training, calibration: Calibration) -> dict:
-    """The model for each key at `nodes` nodes (array or scalar): the arrays of perf.evaluate_arrays."""
+def evaluate_at(keys: pd.DataFrame, nodes, work: Training, calibration: Calibration, confidence=None) -> dict:
+    """The model for each key at `nodes` nodes (array or scalar): the arrays of perf.evaluate_arrays (at the
+    pessimistic outcome of `confidence` when given)."""
     columns = {c: keys[c].to_numpy() for c in KEY}
     columns["node_gbps"] = columns.pop("node_gbps_eff")
     columns["gpus"] = np.asarray(nodes, dtype=np.int64) * keys["gpus_per_node"].to_numpy(dtype=np.int64)
     for name, value in work.perf_columns().items():
         columns.setdefault(name, value)
-    out = perf.evaluate_arrays(columns, calibration, len(keys))
+    out = perf.evaluate_arrays(columns, calibration, len(keys), confidence)
     out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], columns["node_gbps"]
     return out
 
 
-def _bisect(keys, lo, hi, test, work, calibration, want_max: bool) -> np.ndarray:
+def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=None) -> np.ndarray:
     """Per row, by bisection on [lo, hi]: with want_max, the largest N whose test is true (true for small N,
     false beyond), else lo - 1; otherwise the smallest N whose test is true (false, then true), else hi + 1."""
     lo, hi = lo.astype(np.int64).copy(), hi.astype(np.int64).copy()
@@ -110,13 +111,59 @@ def _bisect(keys, lo, hi, test, work, calibration, want_max: bool) -> np.ndarray
     while (active := lo <= hi).any():
         rows = np.flatnonzero(active)
         mid = (lo[rows] + hi[rows]) // 2
-        ok = test(evaluate_at(keys.iloc[rows], mid, work, calibration))
+        ok = test(evaluate_at(keys.iloc[rows], mid, work, calibration, confidence))
         found[rows] = np.where(ok, mid, found[rows])
         if want_max:
             lo[rows], hi[rows] = np.where(ok, mid + 1, lo[rows]), np.where(ok, hi[rows], mid - 1)
         else:
             lo[rows], hi[rows] = np.where(ok, lo[rows], mid + 1), np.where(ok, mid - 1, hi[rows])
     return found
+
+
+def _memory_bound(keys, lo, hi, work, calibration) -> np.ndarray:
+    """The smallest node count whose memory fits (hi + 1 when none): memory per GPU is A/n + B (sharded
+    states, and terms the GPU count does not change), so two evaluations give A and B per key, the bound
+    is ceil(A / ((usable - B) G)), and one more evaluation settles rounding."""
+    one, two = (evaluate_at(keys, nodes, work, calibration) for nodes in (1, 2))
+    per_node = keys["gpus_per_node"].to_numpy(dtype=float)
+    m1, m2 = np.asarray(one["memory_per_gpu_gib"]), np.asarray(two["memory_per_gpu_gib"])
+    a = (m1 - m2) / (1 / per_node - 1 / (2 * per_node))  # GiB x GPUs
+    b = m1 - a / per_node
+    room = np.asarray(one["usable_hbm_gib"]) - b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimate = np.where(room > 0, np.ceil(a / (room * per_node) - 1e-9), np.inf)
+    nodes = np.clip(np.nan_to_num(estimate, posinf=hi.max() + 1), lo, hi + 1).astype(np.int64)
+    inside = nodes <= hi
+    if inside.any():  # rounding: the model itself decides at the estimate
+        fits = fits_memory(evaluate_at(keys[inside], nodes[inside], work, calibration))
+        nodes[np.flatnonzero(inside)[~fits]] += 1
+    return np.where(nodes > hi, hi + 1, nodes)
+
+
+def _scan_target(keys, lo, hi, req, work, calibration, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """With offload, achieved TFLOPs/GPU first rises with N (less optimizer work per node) then falls (more
+    communication): per key, the first node count meeting the target and the end of that first run, by
+    evaluating every count (exact; used only for offloaded training)."""
+    first, last = hi + 1, lo - 1
+    done = np.zeros(len(keys), dtype=bool)
+    for start in range(int(lo.min()), int(hi.max()) + 1, chunk):
+        counts = np.arange(start, start + chunk)
+        rows = np.repeat(np.arange(len(keys)), len(counts))
+        nodes = np.tile(counts, len(keys))
+        ev = evaluate_at(keys.iloc[rows], nodes, work, calibration, req.confidence)
+        ok = meets_target(ev, req).reshape(len(keys), -1)
+        ok &= (counts >= lo[:, None]) & (counts <= hi[:, None])
+        for i in np.flatnonzero(~done):
+            run = np.flatnonzero(ok[i])
+            if first[i] > hi[i] and run.size:
+                first[i] = counts[run[0]]
+            if first[i] <= hi[i]:
+                beyond = np.flatnonzero(~ok[i] & (counts > first[i]) & (counts <= hi[i]))
+                if beyond.size:
+                    last[i], done[i] = counts[beyond[0]] - 1, True
+                elif start + chunk > hi[i]:
+                    last[i], done[i] = hi[i], True
+    return first, last
 
 
 def node_bounds(keys: pd.DataFrame, work: Training, req: Requirements, max_nodes: int, calibration) -> pd.DataFrame:
@@ -130,12 +177,17 @@ def node_bounds(keys: pd.DataFrame, work: Training, req: Requirements, max_nodes
         valid = np.where(single, n_fixed == 1, (n_fixed >= 2) & (n_fixed <= max_nodes))
         lo, hi = np.where(valid, n_fixed, 1), np.where(valid, n_fixed, 0)
 
-    n_target = _bisect(keys, lo, hi, lambda ev: meets_target(ev, req), work, calibration, want_max=True)
-    n_memory = _bisect(keys, lo, hi, fits_memory, work, calibration, want_max=False)
-    n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
+    c = req.confidence
+    n_memory = _memory_bound(keys, lo, hi, work, calibration)
+    if work.offload == "none":
+        n_target = _bisect(keys, lo, hi, lambda ev: meets_target(ev, req), work, calibration, True, c)
+        n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
+    else:  # offload time falls with N while communication grows: scan for the interval meeting the target
+        n_first, n_target = _scan_target(keys, lo, hi, req, work, calibration)
+        n_lo, n_hi = np.maximum.reduce([lo, n_memory, n_first]), np.minimum(hi, n_target)
     n_speed = lo
     if req.tokens_per_s is not None:
-        n_speed = _bisect(keys, lo, hi, lambda ev: fast_enough(ev, req), work, calibration, want_max=False)
+        n_speed = _bisect(keys, lo, hi, lambda ev: fast_enough(ev, req), work, calibration, False, c)
         n_lo = np.maximum(n_lo, n_speed)
     out = keys.copy()
     out["n_lo"], out["n_hi"] = n_lo, n_hi
@@ -157,8 +209,10 @@ def _server_table(catalog: Catalog, servers: list[ServerRow], scenario: Scenario
                 "gpu": gpu.name,
                 "peak_tflops": gpu.peak_bf16_tflops,
                 "hbm_gib": gpu.hbm_gib,
+                "hbm_gb_per_s": gpu.hbm_gb_per_s,
                 "gpus_per_node": s.gpus_per_node,
                 "intra_node_gb_per_s": s.intra_node_gb_per_s,
+                "host_gbps": pcie.x16_gbps(s.pcie_gen),
                 "pcie_gen": s.pcie_gen,
                 "max_nics": max_nics(s, scenario),
                 "server_usd": s.price_usd,
@@ -404,8 +458,10 @@ COLUMNS = [
     "gpu",
     "peak_tflops",
     "hbm_gib",
+    "hbm_gb_per_s",
     "gpus_per_node",
     "intra_node_gb_per_s",
+    "host_gbps",
     "micro_batch",
     "nic",
     "nic_speed_gbps",

@@ -71,7 +71,7 @@ def multi_node_fabric(row: CloudRow) -> str | None:
     return None if row.fabric == "none" or row.internode_gbps is None else row.fabric
 
 
-def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibration) -> pd.DataFrame:
+def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibration, confidence) -> pd.DataFrame:
     gpu = gpu_columns(catalog, row.gpu)
     clusters = {
         **gpu,
@@ -83,7 +83,7 @@ def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibrat
         "fabric": multi_node_fabric(row) or "ib",  # single instance: no network term
         "gpus": np.asarray(counts) * row.gpus,
     }
-    return perf.evaluate(perf_frame(work, clusters), calibration)
+    return perf.evaluate(perf_frame(work, clusters), calibration, confidence)
 
 
 def build_options(
@@ -193,7 +193,7 @@ def _options_of(catalog, scenario, work, req: Requirements, row: CloudRow, calib
         return [], ["GPU count not reachable in whole instances within quota"]
     options, reasons = [], []
     for mb in scenario.workload.micro_batches:
-        ev = _evaluate(catalog, work, row, mb, counts, calibration)
+        ev = _evaluate(catalog, work, row, mb, counts, calibration, req.confidence)
         good = [c for c, keep in zip(counts, feasible(ev, req), strict=True) if keep]
         if not good:
             reasons.append(_why_not(ev, req, row, mb))

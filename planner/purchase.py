@@ -195,19 +195,19 @@ def _cost(row: dict, q: Quantities, objective, lines: list[BomLine]) -> CostBrea
     )
 
 
-def performance(row: dict, nodes: int, work: Training, calibration: Calibration) -> dict:
+def performance(row: dict, nodes: int, work: Training, calibration: Calibration, confidence=None) -> dict:
     """The model's figures for a candidate at this node count (as scalars)."""
     keys = pd.DataFrame([row]).assign(
         node_gbps_eff=row["node_gbps"] / row["oversubscription"] if row["tier"] else 1.0,
         fabric=row["fabric"] if row["tier"] else "ib",
     )
-    figures = cand.evaluate_at(keys, np.array([nodes]), work, calibration)
+    figures = cand.evaluate_at(keys, np.array([nodes]), work, calibration, confidence)
     return {k: np.asarray(v)[0] for k, v in figures.items()}
 
 
 def _choice_and_metrics(scenario, calibration, work, row, q: Quantities) -> tuple[Choice, Metrics]:
-    r = performance(row, q.nodes, work, calibration)
     req = Requirements.of(scenario)
+    r = performance(row, q.nodes, work, calibration, req.confidence)
     gpus = q.nodes * int(row["gpus_per_node"])
     accum = req.global_batch // (gpus * int(row["micro_batch"])) if req.global_batch else None
     choice = Choice(
@@ -240,6 +240,10 @@ def _choice_and_metrics(scenario, calibration, work, row, q: Quantities) -> tupl
         t_step_s=r["t_step_s"],
         t_optimizer_step_s=r["t_step_s"] * accum if accum else None,
         tokens_per_s=r["tokens_per_s"],
+        tokens_per_s_point=r["tokens_per_s_point"],
+        tokens_per_s_p10=r["tokens_per_s_p10"],
+        tokens_per_s_p90=r["tokens_per_s_p90"],
+        confidence=req.confidence,
         training_days=days,
         memory_per_gpu_gib=r["memory_per_gpu_gib"],
         usable_hbm_gib=r["usable_hbm_gib"],
@@ -402,7 +406,7 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
     if not fits_somewhere.any():
         return [_memory_reason(keys, work, calibration)]
     keys = keys[fits_somewhere]
-    at = pd.DataFrame(cand.evaluate_at(keys, keys["n_memory_min"].to_numpy(), work, calibration))  # smallest fit
+    at = pd.DataFrame(cand.evaluate_at(keys, keys["n_memory_min"].to_numpy(), work, calibration, req.confidence))
     at["node_gbps_eff"] = keys["node_gbps_eff"].to_numpy()
     at["fabric"], at["gpu"] = keys["fabric"].to_numpy(), keys["gpu"].to_numpy()
     best = at.loc[at["achieved_tflops_per_gpu"].idxmax()]
@@ -419,7 +423,7 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
             "micro_batches, ZeRO++ (qwz/hpz/qgz) or faster NICs"
         ]
     if req.tokens_per_s is not None and (keys["n_speed_min"] > keys["range_hi"]).all():
-        top = cand.evaluate_at(keys, keys["range_hi"].to_numpy(), work, calibration)
+        top = cand.evaluate_at(keys, keys["range_hi"].to_numpy(), work, calibration, req.confidence)
         fastest = float(np.max(top["tokens_per_s"]))
         days = f" ({req.training_days(fastest):.1f} days)" if req.tokens else ""
         return [

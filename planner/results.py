@@ -51,7 +51,11 @@ class Metrics(_Frozen):
     t_comm_s: float
     t_step_s: float = Field(description="one micro-step")
     t_optimizer_step_s: float | None
-    tokens_per_s: float
+    tokens_per_s: float = Field(description="planned throughput: the pessimistic outcome when confidence is set")
+    tokens_per_s_point: float = Field(description="the model's point prediction")
+    tokens_per_s_p10: float = Field(description="p10 of the out-of-source error range")
+    tokens_per_s_p90: float = Field(description="p90 of the out-of-source error range")
+    confidence: float | None = Field(None, description="planned for the outcome reached with this probability")
     training_days: float | None
     memory_per_gpu_gib: float
     usable_hbm_gib: float

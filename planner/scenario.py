@@ -46,7 +46,11 @@ class Workload(_Strict):
     )
     precision: Literal["bf16", "fp16"] = "bf16"
     grad_dtype: Literal["bf16", "fp16", "fp32"] | None = Field(None, description="Default: the precision.")
-    checkpointing: bool = True
+    checkpointing: bool | Literal["full", "selective", "none"] = Field(
+        "full", description="Activation checkpointing: full, selective (attention core only) or none (true = full)."
+    )
+    framework: Literal["deepspeed", "fsdp"] = Field("deepspeed", description="DeepSpeed ZeRO-3 or PyTorch FSDP.")
+    offload: Literal["none", "cpu", "nvme"] = Field("none", description="Where the optimizer states and step live.")
     flash_attention: bool = True
     qwz: bool = False
     hpz: bool = False
@@ -58,6 +62,12 @@ class Workload(_Strict):
         if (self.model is None) == (self.params is None):
             raise ValueError("give exactly one of workload.model or workload.params")
         return self
+
+    @property
+    def checkpointing_mode(self) -> str:
+        if isinstance(self.checkpointing, bool):
+            return "full" if self.checkpointing else "none"
+        return self.checkpointing
 
     @property
     def grad_bytes(self) -> float:
@@ -214,6 +224,13 @@ class Scenario(_Strict):
     requirement: Requirement
     target_tflops: TFLOPs | None = Field(
         None, description="Achieved TFLOPs per GPU the plan must reach (none: no floor)."
+    )
+    confidence: float | None = Field(
+        None,
+        gt=0.5,
+        lt=1,
+        description="Plan for the pessimistic outcome reached with this probability (e.g. 0.9: the p10 of the "
+        "model's leave-one-source-out errors for the GPU, framework and fabric); none: the point prediction.",
     )
     objective: Objective = Field(default_factory=Objective)
     constraints: Constraints = Field(default_factory=Constraints)

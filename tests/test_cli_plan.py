@@ -129,3 +129,15 @@ def test_power_kw_takes_units_and_csv_must_be_csv(run, tmp_path):
     plan = json.loads(run("plan", GPT3, "-q", "--json", "--power-kw", "0.72MW").stdout)
     assert plan["cost"]["power_kw"] <= 720
     assert run("plan", BLOOM, "-q", "--csv", tmp_path / "bom.json").exit_code == 2
+
+
+def test_confidence_buys_for_the_pessimistic_outcome(run):
+    point = json.loads(run("plan", BLOOM, "--json", "-q").stdout)
+    careful = json.loads(run("plan", BLOOM, "--json", "-q", "--confidence", "0.7").stdout)
+    m = careful["metrics"]
+    assert m["confidence"] == 0.7 and m["tokens_per_s"] < m["tokens_per_s_point"]
+    assert m["achieved_tflops_per_gpu"] >= 40  # the target holds at the pessimistic outcome
+    assert careful["choice"]["node_gbps"] > point["choice"]["node_gbps"]
+    assert careful["cost"]["capex_usd"] > point["cost"]["capex_usd"]
+    text = run("plan", BLOOM, "-q", "--confidence", "0.7").stdout
+    assert "sized for the outcome met with probability 0.7" in text

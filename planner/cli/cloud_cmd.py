@@ -10,6 +10,7 @@ from planner.cli.base import (
     Quantity,
     calibration_option,
     catalog_option,
+    confidence_option,
     main,
     micro_batches_option,
     parse_settings,
@@ -38,6 +39,7 @@ from planner.cli.base import (
 @micro_batches_option
 @solver_option
 @calibration_option
+@confidence_option
 @click.option("-o", "--output", type=click.Path(), help="Write an .xlsx (ranking, cost over time, charts) or .json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @quiet_option
@@ -66,6 +68,7 @@ def cloud(scenario: str, **kw) -> None:
     overrides = {
         "constraints.budget_usd": kw.pop("budget"),
         "target_tflops": kw.pop("target_tflops"),
+        "confidence": kw.pop("confidence"),
         "cloud.providers": list(kw.pop("providers")) or None,
         "cloud.regions": list(kw.pop("regions")) or None,
         "cloud.pricing": list(kw.pop("pricings")) or None,

@@ -11,6 +11,7 @@ from planner.cli.base import (
     Quantity,
     calibration_option,
     catalog_option,
+    confidence_option,
     main,
     micro_batches_option,
     parse_settings,
@@ -44,6 +45,7 @@ from planner.cli.base import (
     "--alternatives", type=click.IntRange(min=0), default=3, show_default=True, help="Next-best distinct plans to list."
 )
 @calibration_option
+@confidence_option
 @click.option(
     "-o",
     "--output",
@@ -82,6 +84,7 @@ def _overrides(kw: dict) -> dict:
     zeropp = kw.pop("zeropp")
     return {
         "target_tflops": kw.pop("target_tflops"),
+        "confidence": kw.pop("confidence"),
         "constraints.budget_usd": kw.pop("budget"),
         "constraints.power_kw": kw.pop("power_kw"),
         "constraints.max_nodes": kw.pop("max_nodes"),

@@ -572,12 +572,19 @@ def _assumptions(ws: Worksheet, plan: Plan, context: PlanContext) -> None:
     row += 1
     cal = context.calibration
     entries = [(k.name, k.value, k.unit, k.source) for k in all_constants() + datacenter.all_constants()]
-    entries += [(f"calibrated eta_comp[{g}]", v, "fraction of peak", cal.source) for g, v in cal.eta_comp.items()]
-    entries += [(f"calibrated eta_net[{f}]", v, "fraction of line rate", cal.source) for f, v in cal.eta_net.items()]
-    entries += [("calibrated overlap", cal.overlap, "share hidden", cal.source)]
+    fitted = {k: v for k, v in cal.model_dump().items() if k not in ("source", "fit", "uncertainty")}
+    for k, v in fitted.items():  # one row per fitted value (per GPU, framework or fabric), rounded
+        entries += [(f"calibrated {k}[{g}]", x, "", cal.source) for g, x in v.items()] if isinstance(v, dict) else []
+        entries += [] if isinstance(v, dict) else [(f"calibrated {k}", v, "", cal.source)]
+    loso = cal.fit.get("leave_one_source_out", {})
+    if loso:
+        entries += [("leave-one-source-out median |error|", loso["median_abs_error"], "fraction", "planner validate")]
+    entries += [("confidence", plan.metrics.confidence or "none (point prediction)", "probability", "scenario")]
     for section in ("objective", "reliability", "cabling"):
         entries += [
-            (f"{section}.{k}", v, "", "scenario") for k, v in context.scenario.get(section, {}).items() if v is not None
+            (f"{section}.{k}", v, "m" if section == "cabling" else "", "scenario")
+            for k, v in context.scenario.get(section, {}).items()
+            if v is not None
         ]
     for name, value, unit, source in entries:
         put(ws, row, 1, name)

@@ -49,6 +49,7 @@ def render(plan: Plan) -> str:
         f", {m.t_optimizer_step_s:.3g} s per optimizer step" if m.t_optimizer_step_s else ""
     )
     out.append(f"  step         {step}; {m.tokens_per_s:,.0f} tokens/s")
+    out.append(f"  range        {_range_text(m)}")
     out += _schedule_lines(plan)
     out.append(f"  memory       {m.memory_per_gpu_gib:.1f} of {m.usable_hbm_gib:.1f} GiB usable per GPU")
     out.append("")
@@ -115,6 +116,18 @@ def _tco_lines(cost) -> list[str]:
         f"  running      over {years}: " + ", ".join(running),
         f"  TCO          {format_usd(cost.tco_usd)} over {years} (capex + running)",
     ]
+
+
+def _range_text(m) -> str:
+    """The throughput's validated range, and what the plan was sized for."""
+    span = f"{m.tokens_per_s_p10:,.0f} - {m.tokens_per_s_p90:,.0f} tokens/s (p10-p90 of out-of-source errors)"
+    if m.confidence is None:
+        return span + "; sized for the point prediction (--confidence 0.9 sizes for the p10)"
+    share = m.tokens_per_s / m.tokens_per_s_point
+    return (
+        f"sized for the outcome met with probability {m.confidence:g}: {m.tokens_per_s:,.0f} tokens/s "
+        f"({share:.0%} of the point prediction {m.tokens_per_s_point:,.0f}); {span}"
+    )
 
 
 def _bom_table(plan: Plan) -> str:

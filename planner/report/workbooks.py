@@ -295,9 +295,9 @@ def write_inference(result: InferencePlan, path: Path) -> None:
 
 def _inference_alternatives(alt: Worksheet, result: InferencePlan) -> None:
     c = result.choice
-    arow = title(alt, "Alternatives", "next-best distinct configurations; the delta is a live formula")
-    put(alt, 3, 1, "Chosen cost (USD)", bold=True)
-    put(alt, 3, 2, float(c.usd), USD0)
+    arow = title(alt, "Alternatives", "next-best distinct configurations; the delta is a live formula against G3")
+    put(alt, 3, 1, "Chosen configuration's cost (USD)", bold=True)
+    put(alt, 3, 7, float(c.usd), USD0)
     header(alt, arow, ["Machines", "Server", "NVMe", "NIC", "Latency (s)", "Bottleneck", "Cost (USD)", "Delta (USD)"])
     for i, a in enumerate(result.alternatives, start=arow + 1):
         for col, value in enumerate(
@@ -308,7 +308,7 @@ def _inference_alternatives(alt: Worksheet, result: InferencePlan) -> None:
         put(alt, i, 5, float(a.latency_s), NUM3)
         put(alt, i, 6, a.bottleneck)
         put(alt, i, 7, float(a.usd), USD0)
-        formula(alt, i, 8, f"=G{i}-$B$3", USD0, value=float(a.usd) - float(c.usd))
+        formula(alt, i, 8, f"=G{i}-$G$3", USD0, value=float(a.usd) - float(c.usd))
     limits = {1: (10, 18), 2: (16, 44), 3: (8, 24), 4: (8, 24), 5: (10, 12), 6: (12, 20), 7: (12, 14), 8: (12, 14)}
     fit_widths(alt, limits, from_row=arow)
     fit_heights(alt)
