@@ -52,7 +52,10 @@ def price(catalog: Catalog, row: dict, nodes: int, size: fabric.Switches, scenar
     network_w += links["port"][1] * size.down_ports + links["uplink"][1] * size.uplinks
     o = scenario.objective
     kwh = (o.server_draw_fraction * servers_w + network_w) / 1e3 * HOURS_PER_YEAR * o.years * o.pue
-    objective = capex + (kwh * o.usd_per_kwh if o.kind == "tco" else 0.0)
+    months = 12 * o.years
+    running = kwh * o.usd_per_kwh + (servers_w + network_w) / 1e3 * o.colocation_usd_per_kw_month * months
+    running += capex * o.support_share_of_capex_per_year * o.years + o.staff_fte * o.staff_usd_per_fte_year * o.years
+    objective = capex + (running if o.kind == "tco" else 0.0)
     return {"capex_usd": capex, "power_w": servers_w + network_w, "objective_usd": objective}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from planner import datacenter as D
 from planner.rows import CloudRow, NicRow, ServerRow
 from planner.units import HOURS_PER_YEAR
 
@@ -80,9 +81,53 @@ def energy_usd_per_hour(draw_kw: float, objective) -> float:
     return draw_kw * objective.pue * objective.usd_per_kwh
 
 
+# ---------------------------------------------------------------- running the cluster (TCO beyond energy)
+
+
+def colocation_usd(power_w, objective):
+    """Space, cooling and power delivery over the horizon, per kW of nameplate IT power: a colocation
+    contract reserves the capacity the cluster can draw, not its average draw."""
+    return power_w / 1e3 * objective.colocation_usd_per_kw_month * 12 * objective.years
+
+
+def support_usd(capex_usd, objective):
+    """Hardware support contracts over the horizon, as a yearly share of capex."""
+    return capex_usd * objective.support_share_of_capex_per_year * objective.years
+
+
+def staff_usd(objective) -> float:
+    """Operations staff charged to the cluster over the horizon (0 unless the scenario names FTEs)."""
+    return objective.staff_fte * objective.staff_usd_per_fte_year * objective.years
+
+
+def tco_lines(cost: Cost, objective) -> dict[str, object]:
+    """The total cost of ownership, line by line: capex, energy, colocation, support, staff."""
+    return {
+        "capex": cost.capex_usd,
+        "energy": energy_usd(cost, objective),
+        "colocation": colocation_usd(cost.power_w, objective),
+        "support": support_usd(cost.capex_usd, objective),
+        "staff": staff_usd(objective),
+    }
+
+
+def tco_usd(cost: Cost, objective):
+    lines = tco_lines(cost, objective)
+    return lines["capex"] + lines["energy"] + lines["colocation"] + lines["support"] + lines["staff"]
+
+
+def running_usd_per_hour(power_kw: float, draw_kw: float, capex_usd: float, objective) -> float:
+    """What owning the cluster costs per hour beyond its purchase: energy, colocation, support, staff (the
+    purchase side of buy-vs-rent, like with like against a rental's all-in hourly rate)."""
+    per_hour = energy_usd_per_hour(draw_kw, objective)
+    per_hour += power_kw * objective.colocation_usd_per_kw_month * 12 / HOURS_PER_YEAR
+    per_hour += capex_usd * objective.support_share_of_capex_per_year / HOURS_PER_YEAR
+    return per_hour + objective.staff_fte * objective.staff_usd_per_fte_year / HOURS_PER_YEAR
+
+
 def objective_usd(cost: Cost, objective):
-    """What the purchase minimises: capex, or capex + energy over the horizon (TCO)."""
-    return cost.capex_usd + (energy_usd(cost, objective) if objective.kind == "tco" else 0.0)
+    """What the purchase minimises: capex, or the total cost of ownership over the horizon (tco_lines)."""
+    return tco_usd(cost, objective) if objective.kind == "tco" else cost.capex_usd
 
 
 # ---------------------------------------------------------------- renting
@@ -104,3 +149,35 @@ def best_mix(row: CloudRow, n: int, pricings: list[str], spot_share: float) -> t
         if take:
             mix[p], cost, left = take, cost + take * rate, left - take
     return (cost, mix) if left == 0 else (math.inf, {})
+
+
+CAPACITY_BLOCK = "capacity-block"
+
+
+def is_capacity_block(row: CloudRow, pricing: str) -> bool:
+    """Reserved pricing of a row whose reserved_kind is capacity-block (AWS Capacity Blocks for ML)."""
+    return pricing == "reserved" and (row.reserved_kind or "").strip().lower() == CAPACITY_BLOCK
+
+
+def capacity_block_days(days: float) -> float | None:
+    """The shortest Capacity Block covering `days`, as AWS sells them: whole days up to 14, then 7-day steps
+    up to 182 (None: longer than any block)."""
+    daily, step, most = (
+        D.CAPACITY_BLOCK_DAILY_UP_TO_DAYS.value,
+        D.CAPACITY_BLOCK_STEP_DAYS.value,
+        D.CAPACITY_BLOCK_MAX_DAYS.value,
+    )
+    slack = 1e-9  # 14.000000001 days of float arithmetic is 14 days
+    if days <= daily:
+        return float(max(1, math.ceil(days - slack)))
+    block = daily + math.ceil((days - daily) / step - slack) * step
+    return block if block <= most else None
+
+
+def billed_hours(row: CloudRow, pricing: str, wall_hours: float) -> float | None:
+    """Hours charged per instance for a job of `wall_hours`: the whole block for a Capacity Block (paid up
+    front, not refundable), the hours used otherwise. None when no block is long enough."""
+    if not is_capacity_block(row, pricing):
+        return wall_hours
+    days = capacity_block_days(wall_hours / 24)
+    return None if days is None else days * 24

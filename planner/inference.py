@@ -25,6 +25,7 @@ not modelled.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -449,13 +450,16 @@ def plan(
     budget_usd: float | None = None,
     alternatives: int = 3,
     solver: str = "auto",
+    progress: Callable[[str], None] = lambda _: None,
 ) -> InferencePlan:
+    progress(f"evaluating every machine option at 1 to {max_machines} machines")
     pool = candidates(catalog, job, latency_s, max_machines, calibration, gpus, budget_usd)
     need = required_gb_per_s(job.weights_bytes, latency_s)
     if pool.frame.empty:
         raise InfeasibleError(_explain(pool.fastest, job.weights_bytes, latency_s, need, budget_usd, max_machines))
     machines, p = pool.machines, pool.passes
     heads = ranking.best_per_group(pool.frame, GROUP)
+    progress(f"choosing among {len(heads):,} configurations that meet {latency_s:g} s per token")
     k = serve.optimize(heads["usd"].tolist(), solver)
     best = heads.iloc[k]
 

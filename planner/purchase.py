@@ -9,16 +9,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from planner import binding, costing, reliability
 from planner import candidates as cand
-from planner import costing
 from planner.analysis import plan_sweep
 from planner.calibration import Calibration
 from planner.catalog import Catalog
 from planner.errors import InfeasibleError, SolverError
 from planner.optimize import buy, ranking
-from planner.results import BomLine, Choice, CostBreakdown, Metrics, Plan, Summary
+from planner.resources import display_name
+from planner.results import BomLine, Choice, CostBreakdown, Metrics, Plan, Schedule, Summary
 from planner.scenario import Scenario
-from planner.units import format_count, format_usd
+from planner.units import SECONDS_PER_DAY, format_count, format_usd
 from planner.workload import Requirements, Training, scenario_training
 
 Progress = Callable[[str], None]
@@ -56,14 +57,14 @@ def run(
     progress: Progress = lambda _: None,
 ) -> Plan:
     progress("building candidate configurations")
-    table = cand.build(catalog, scenario, calibration)
+    sized, table = sized_candidates(catalog, scenario, calibration)
     feasible = table.feasible
     if feasible.empty:
         raise InfeasibleError("\n".join(explain_infeasible(scenario, calibration, table)))
     groups = ranking.best_per_group(feasible, cand.GROUP).head(alternatives + 1)
     pool = feasible.merge(groups[cand.GROUP], on=cand.GROUP).reset_index(drop=True)
     progress(f"solving the MILP over the {len(pool):,} of {len(table.frame):,} candidates that can win")
-    sol = buy.optimize(pool, scenario, solver, time_limit_s, gap)
+    sol = buy.optimize(pool, sized, solver, time_limit_s, gap)
     if sol is None:  # the pool holds only candidates within every limit, so this is a fault
         raise SolverError("the MILP found no plan although feasible candidates exist; report this as a bug")
     row = pool.iloc[sol.k]
@@ -97,6 +98,51 @@ def run(
         ],
         candidates=len(table.frame),
         calibration=calibration.source,
+        schedule=plan_schedule(scenario, table.training, head),
+    )
+
+
+def sized_candidates(
+    catalog: Catalog, scenario: Scenario, calibration: Calibration
+) -> tuple[Scenario, cand.Candidates]:
+    """The candidate table of a deadline run sized for its goodput at the plan's own node count (goodput
+    falls as nodes are added): plan at goodput g(N) until the cheapest plan's node count N' is no larger
+    than N, so g(N') >= g(N) and it meets the deadline. Returns the scenario with its goodput resolved."""
+    if not reliability.applies(scenario) or scenario.reliability.goodput is not None:
+        return scenario, cand.build(catalog, scenario, calibration)
+    params = scenario_training(catalog, scenario).params
+    fraction, sized_for = 1.0, None
+    while True:
+        resolved = reliability.with_goodput(scenario, fraction)
+        table = cand.build(catalog, resolved, calibration)
+        if table.feasible.empty:
+            return resolved, table
+        nodes = int(table.feasible.iloc[0]["nodes"])
+        if sized_for is not None and nodes <= sized_for:
+            return resolved, table
+        fraction, sized_for = reliability.goodput(scenario.reliability, params, nodes).fraction, nodes
+
+
+def plan_schedule(scenario: Scenario, work: Training, head: Summary) -> Schedule | None:
+    """The deadline in calendar days at the chosen plan's goodput (None without a deadline)."""
+    if head.metrics.training_days is None or not reliability.applies(scenario):
+        return None
+    g = reliability.goodput(scenario.reliability, work.params, head.choice.nodes)
+    return reliability.schedule(scenario, g, head.metrics.training_days)
+
+
+def _deadline_note(scenario: Scenario, m: Metrics) -> str:
+    r = scenario.requirement
+    allowed = f"{r.days:g} days" + (
+        f" less a {r.schedule_margin:.0%} margin ({r.days * (1 - r.schedule_margin):.1f} days)"
+        if r.schedule_margin
+        else ""
+    )
+    if m.effective_training_days is None:
+        return f"the deadline of {allowed} sets the node count ({m.training_days:.1f} days predicted)."
+    return (
+        f"the deadline of {allowed} sets the node count: {m.training_days:.1f} days of training at goodput "
+        f"{m.goodput:.1%} take {m.effective_training_days:.1f} calendar days."
     )
 
 
@@ -130,7 +176,7 @@ def summarize(catalog, scenario, calibration, work: Training, row, q: Quantities
 
 def _cost(row: dict, q: Quantities, objective, lines: list[BomLine]) -> CostBreakdown:
     cost = costing.configuration_cost(row, q.nodes, q.down_ports, sum(q.switches.values()), q.uplinks)
-    energy = costing.energy_usd(cost, objective)
+    tco = costing.tco_lines(cost, objective)
     by_category: dict[str, float] = {}
     for line in lines:
         by_category[line.category] = by_category.get(line.category, 0.0) + line.extended_usd
@@ -139,9 +185,13 @@ def _cost(row: dict, q: Quantities, objective, lines: list[BomLine]) -> CostBrea
         by_category=by_category,
         power_kw=cost.power_w / 1e3,
         draw_kw=costing.draw_w(cost.node_w, cost.network_w, objective) / 1e3,
-        energy_usd=energy,
-        tco_usd=cost.capex_usd + energy,
+        energy_usd=tco["energy"],
+        tco_usd=costing.tco_usd(cost, objective),
         objective_usd=costing.objective_usd(cost, objective),
+        years=objective.years,
+        colocation_usd=tco["colocation"],
+        support_usd=tco["support"],
+        staff_usd=tco["staff"],
     )
 
 
@@ -180,6 +230,8 @@ def _choice_and_metrics(scenario, calibration, work, row, q: Quantities) -> tupl
         grad_accum=accum,
         fabric_text=cand.fabric_text(row),
     )
+    days = req.training_days(r["tokens_per_s"])
+    g = reliability.goodput(scenario.reliability, work.params, q.nodes) if reliability.applies(scenario) else None
     metrics = Metrics(
         achieved_tflops_per_gpu=r["achieved_tflops_per_gpu"],
         mfu=r["mfu"],
@@ -192,11 +244,15 @@ def _choice_and_metrics(scenario, calibration, work, row, q: Quantities) -> tupl
         tokens_per_s_p10=r["tokens_per_s_p10"],
         tokens_per_s_p90=r["tokens_per_s_p90"],
         confidence=req.confidence,
-        training_days=req.training_days(r["tokens_per_s"]),
+        training_days=days,
         memory_per_gpu_gib=r["memory_per_gpu_gib"],
         usable_hbm_gib=r["usable_hbm_gib"],
         bytes_per_node_per_step=r["bytes_per_node_per_step"],
         binding=str(r["binding"]),
+        t_comm_exposed_s=r["t_comm_exposed_s"],
+        binding_label=binding.label(str(r["binding"]), r["t_comm_exposed_s"], r["t_step_s"]),
+        goodput=g.fraction if g else None,
+        effective_training_days=g.wall_days(days) if g and days is not None else None,
     )
     return choice, metrics
 
@@ -248,7 +304,7 @@ def _line(catalog, kind, key, quantity, tier: str | None = None, included_in: st
         unit_usd=unit,
         extended_usd=unit * quantity,
         unit_w=item.power_w,
-        source=f"{origin.file}:{origin.row}",
+        source=f"{display_name(origin.file)}:{origin.row}",
         confidence=item.confidence,
     )
 
@@ -256,19 +312,17 @@ def _line(catalog, kind, key, quantity, tier: str | None = None, included_in: st
 def why(scenario: Scenario, row, head: Summary) -> list[str]:
     """What binds the chosen plan, in words."""
     notes = []
+    m = head.metrics
     if scenario.requirement.gpus is not None:
         notes.append(f"GPU count fixed at {scenario.requirement.gpus}: the choice is about network and micro-batch.")
-    if scenario.target_tflops and head.metrics.achieved_tflops_per_gpu < scenario.target_tflops * 1.05:
+    if scenario.target_tflops and m.achieved_tflops_per_gpu < scenario.target_tflops * 1.05:
         notes.append(
             f"the target of {scenario.target_tflops:g} TFLOPs/GPU binds: this plan reaches "
-            f"{head.metrics.achieved_tflops_per_gpu:.1f}; cheaper networks or scales fall short of it "
-            f"(the step is {head.metrics.binding}-bound)."
+            f"{m.achieved_tflops_per_gpu:.1f}; cheaper networks or scales fall short of it "
+            f"(bound by {binding.label(m.binding, m.t_comm_exposed_s, m.t_step_s)})."
         )
     if scenario.requirement.tokens is not None:
-        notes.append(
-            f"the deadline of {scenario.requirement.days:g} days sets the node count "
-            f"({head.metrics.training_days:.1f} days predicted)."
-        )
+        notes.append(_deadline_note(scenario, m))
     if scenario.workload.global_batch:
         notes.append(
             f"global batch {scenario.workload.global_batch}: micro-batch {int(row['micro_batch'])} x "
@@ -288,10 +342,29 @@ def why(scenario: Scenario, row, head: Summary) -> list[str]:
 
 
 def explain_infeasible(scenario: Scenario, calibration: Calibration, table: cand.Candidates) -> list[str]:
-    lines = [f"no plan meets scenario '{scenario.name}':"]
+    lines = [f"no plan meets scenario '{scenario.name}':"] + _deadline_context(scenario, table.requirements)
     if table.frame.empty:
         return lines + _performance_reasons(scenario, calibration, table)
     return lines + _limit_reasons(scenario, table.frame)
+
+
+def _deadline_context(scenario: Scenario, req: Requirements) -> list[str]:
+    """What a deadline asks once its margin and goodput are counted (the need every reason refers to)."""
+    r = scenario.requirement
+    if r.tokens is None or req.tokens_per_s is None:
+        return []
+    allowed = r.days * (1 - r.schedule_margin)
+    goodput = r.tokens / (allowed * SECONDS_PER_DAY * req.tokens_per_s)  # the goodput the need was sized at
+    if goodput < 1 - 1e-9:
+        counted = f" at goodput {goodput:.1%} (interruptions, restarts, checkpoints)"
+    elif scenario.reliability.interruptions_per_1000_node_days > 0 and scenario.reliability.goodput is None:
+        counted = " even before interruptions, restarts and checkpoints are counted"
+    elif not r.schedule_margin:
+        return []
+    else:
+        counted = ""
+    margin = f" less its {r.schedule_margin:.0%} margin ({allowed:.1f} days)" if r.schedule_margin else ""
+    return [f"the deadline of {r.days:g} days{margin} needs {format_count(req.tokens_per_s)} tokens/s{counted}"]
 
 
 def _limit_reasons(scenario: Scenario, priced: pd.DataFrame) -> list[str]:
@@ -399,7 +472,7 @@ COST_CURVE_FACTORS = (0.75, 0.9, 1.0, 1.1, 1.25)
 def cheapest_capex(catalog: Catalog, scenario: Scenario, calibration: Calibration) -> float | None:
     """Capex of the cheapest plan (by the scenario's objective), or None when there is none. Exact: the
     priced table holds every candidate at its optimum."""
-    feasible = cand.build(catalog, scenario, calibration).feasible
+    feasible = sized_candidates(catalog, scenario, calibration)[1].feasible
     return None if feasible.empty else float(feasible.iloc[0]["capex_usd"])
 
 

@@ -61,6 +61,10 @@ class Metrics(_Frozen):
     usable_hbm_gib: float
     bytes_per_node_per_step: float
     binding: str
+    t_comm_exposed_s: float = Field(0.0, description="communication not hidden behind compute, per micro-step")
+    binding_label: str = Field("", description="binding, weighed by the exposed-communication share")
+    goodput: float | None = Field(None, description="share of wall-clock time that trains (deadline runs)")
+    effective_training_days: float | None = Field(None, description="training days / goodput: calendar days")
 
 
 class CostBreakdown(_Frozen):
@@ -69,8 +73,34 @@ class CostBreakdown(_Frozen):
     power_kw: float = Field(description="nameplate IT power")
     draw_kw: float = Field(description="expected training draw (server_draw_fraction x servers + network)")
     energy_usd: float = Field(description="energy over the objective horizon, with PUE")
-    tco_usd: float
+    tco_usd: float = Field(description="capex + energy + colocation + support + staff over the horizon")
     objective_usd: float
+    years: float = Field(0.0, description="the horizon of energy, colocation, support and staff")
+    colocation_usd: float = Field(0.0, description="nameplate kW x $/kW-month over the horizon")
+    support_usd: float = Field(0.0, description="support contracts: a yearly share of capex over the horizon")
+    staff_usd: float = Field(0.0, description="FTEs x cost per FTE-year over the horizon")
+
+
+class Schedule(_Frozen):
+    """How a run with a deadline meets it once interruptions, restarts and checkpoints are counted."""
+
+    deadline_days: float
+    schedule_margin: float
+    goodput: float
+    goodput_given: bool = Field(description="the scenario gave the goodput instead of the model")
+    nodes: int
+    training_days: float = Field(description="uninterrupted training time")
+    effective_days: float = Field(description="calendar days: training days / goodput")
+    interruptions_expected: float
+    interruptions_per_1000_node_days: float
+    restart_minutes: float
+    checkpoint_interval_minutes: float | None = Field(description="None: no interruptions, no need")
+    checkpoint_interval_young_daly: bool
+    checkpoint_write_s: float
+    checkpoint_share: float
+    lost_work_share: float
+    restart_share: float
+    meets_deadline: bool
 
 
 class Summary(_Frozen):
@@ -100,6 +130,7 @@ class Plan(_Frozen):
     alternatives: list[Summary] = Field(default_factory=list)
     candidates: int = 0
     calibration: str = ""
+    schedule: Schedule | None = None
 
 
 # ---------------------------------------------------------------- renting (planner cloud)
@@ -129,6 +160,13 @@ class CloudChoice(_Frozen):
     binding: str
     status: str
     meets_requirement: bool = True
+    billed_days: dict[str, float] = Field(
+        default_factory=dict, description="days billed per instance per pricing (a Capacity Block bills whole blocks)"
+    )
+    goodput: float | None = Field(None, description="share of wall-clock time that trains")
+    interruptions_expected: float | None = None
+    uninterrupted_days: float | None = Field(None, description="training days without interruptions")
+    usd_per_instance_h: dict[str, float] = Field(default_factory=dict, description="hourly rate per pricing model")
 
 
 class RankedOffering(_Frozen):
@@ -148,6 +186,8 @@ class RankedOffering(_Frozen):
     usd_per_h: float
     cost_usd: float
     usd_per_pflop_day: float
+    billed_days: float | None = None
+    goodput: float | None = None
 
 
 class ExcludedOffering(_Frozen):
@@ -165,6 +205,7 @@ class CloudPlan(_Frozen):
     ranking: list[RankedOffering]
     excluded: list[ExcludedOffering]
     calibration: str
+    terms: list[str] = Field(default_factory=list, description="what the costs assume: pricing, spot, capacity")
 
 
 class BuyVsRent(_Frozen):
@@ -177,6 +218,8 @@ class BuyVsRent(_Frozen):
     break_even_months: float | None
     cloud: CloudChoice
     note: str
+    purchase_running_usd_per_h: float = Field(0.0, description="energy + colocation + support + staff per hour")
+    pricing_compared: str = Field("", description="the pricing models of the rental compared with")
 
 
 # ---------------------------------------------------------------- serving (planner inference)

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from planner import datacenter as D
 from planner.errors import ScenarioError
 from planner.rows import Count, Params, quantity_type
 
@@ -78,6 +79,13 @@ class Requirement(_Strict):
     tokens: Params | None = Field(None, description="Tokens to train, with days (a deadline).")
     days: Days | None = None
     min_tokens_per_s: Params | None = Field(None, description="A minimum total throughput.")
+    schedule_margin: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="With a deadline: finish this share of it early (0.1: within 27 of 30 days), counting "
+        "the time interruptions cost (see reliability).",
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> Requirement:
@@ -101,6 +109,22 @@ class Objective(_Strict):
         1.25, ge=1, description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale)."
     )
     server_draw_fraction: float = Field(0.75, gt=0, le=1, description="Training draw / server max power (Epoch AI).")
+    colocation_usd_per_kw_month: float = Field(
+        D.COLOCATION_USD_PER_KW_MONTH.value,
+        ge=0,
+        description="Space, cooling and power delivery per kW of nameplate IT power per month (CBRE H2 2025 "
+        "wholesale; 0 when you own the building and count it elsewhere).",
+    )
+    support_share_of_capex_per_year: float = Field(
+        D.SUPPORT_SHARE_OF_CAPEX_PER_YEAR.value,
+        ge=0,
+        le=1,
+        description="Hardware support contracts per year, as a share of capex (CTWatch 2006: 4-8%; low confidence).",
+    )
+    staff_fte: float = Field(0.0, ge=0, description="Operations staff (full-time equivalents) charged to the cluster.")
+    staff_usd_per_fte_year: float = Field(
+        D.STAFF_USD_PER_FTE_YEAR.value, ge=0, description="Cost per FTE-year (BLS median base wage; add overhead)."
+    )
 
 
 class Constraints(_Strict):
@@ -136,7 +160,62 @@ class CloudOptions(_Strict):
         default_factory=dict, description="Most instances per instance type (or provider/instance)."
     )
     max_instances: Count = Field(256, ge=1, description="Most instances of any one offering.")
-    spot_share_max: float = Field(1.0, ge=0, le=1, description="Largest share of instances on spot pricing.")
+    spot_share_max: float = Field(
+        1.0, ge=0, le=1, description="Largest share of instances on spot pricing (with mix_pricing)."
+    )
+    mix_pricing: bool = Field(
+        False,
+        description="Allow one job to mix pricing models (e.g. some instances on-demand, some reserved or "
+        "spot); false: every instance of the job on one pricing model.",
+    )
+    spot_multi_instance: bool = Field(
+        False,
+        description="Allow spot/preemptible instances in a job spanning several instances, priced with the "
+        "preemption model below. False: one preemption stalls every rank of a synchronous job, so spot only "
+        "serves single-instance jobs.",
+    )
+    spot_interruptions_per_1000_instance_days: float = Field(
+        D.SPOT_INTERRUPTIONS_PER_1000_INSTANCE_DAYS.value,
+        ge=0,
+        description="Preemptions per 1000 spot instance-days (estimate from AWS Spot Advisor's top bucket).",
+    )
+    spot_restart_minutes: float = Field(
+        D.SPOT_RESTART_MINUTES.value,
+        ge=0,
+        description="Minutes per preemption to get replacement capacity and restart (estimate).",
+    )
+
+
+class Reliability(_Strict):
+    """Schedule risk of a training run with a deadline: interruptions cost restarts, recomputed work and
+    checkpoint writes, so the run needs more throughput than tokens / days. Goodput = 1 - the lost share."""
+
+    interruptions_per_1000_node_days: float = Field(
+        D.INTERRUPTIONS_PER_1000_NODE_DAYS.value,
+        ge=0,
+        description="Job interruptions per 1000 node-days (Llama 3: ~4); 0 turns the goodput model off.",
+    )
+    restart_minutes: float = Field(
+        D.RESTART_MINUTES.value, ge=0, description="Minutes per interruption to detect, reschedule and reload."
+    )
+    checkpoint_interval_minutes: float | None = Field(
+        None, gt=0, description="Minutes between checkpoints (default: the Young/Daly optimum)."
+    )
+    checkpoint_write_gb_per_s_per_node: float = Field(
+        D.CHECKPOINT_WRITE_GB_PER_S_PER_NODE.value,
+        gt=0,
+        description="Sustained write to shared storage per node while every node writes its shard.",
+    )
+    checkpoint_bytes_per_param: float = Field(
+        D.CHECKPOINT_BYTES_PER_PARAM.value, gt=0, description="Bytes saved per parameter (14: bf16 + fp32 Adam)."
+    )
+    goodput: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="A measured share of wall-clock time that trains, instead of the model above (Llama 3 "
+        "reports over 0.9). Default: the model's, at the plan's node count.",
+    )
 
 
 class Scenario(_Strict):
@@ -157,6 +236,7 @@ class Scenario(_Strict):
     constraints: Constraints = Field(default_factory=Constraints)
     cabling: Cabling = Field(default_factory=Cabling)
     cloud: CloudOptions = Field(default_factory=CloudOptions)
+    reliability: Reliability = Field(default_factory=Reliability)
     catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
 
 

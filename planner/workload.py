@@ -265,7 +265,9 @@ class Requirements:
     @classmethod
     def of(cls, scenario) -> Requirements:
         r = scenario.requirement
-        need = r.tokens / (r.days * SECONDS_PER_DAY) if r.tokens is not None else r.min_tokens_per_s
+        need = r.min_tokens_per_s
+        if r.tokens is not None:  # a deadline, met in effective time: less the margin, times goodput (reliability.py)
+            need = r.tokens / (r.days * (1 - r.schedule_margin) * SECONDS_PER_DAY * (scenario.reliability.goodput or 1))
         target = scenario.target_tflops or 0.0
         return cls(target, need, r.gpus, scenario.workload.global_batch, r.tokens, scenario.confidence)
 

@@ -57,9 +57,14 @@ def test_progress_goes_to_stderr(run):
 
 def test_llama_deadline_and_global_batch(run):
     plan = json.loads(run("plan", LLAMA, "--json", "-q").stdout)
-    assert plan["metrics"]["training_days"] <= 40
+    s = plan["schedule"]  # 40 days less the example's 10% margin, in calendar days with interruptions
+    assert s["meets_deadline"] and s["effective_days"] <= 40 * 0.9 * (1 + 1e-9) and s["schedule_margin"] == 0.1
+    assert s["effective_days"] == pytest.approx(plan["metrics"]["training_days"] / s["goodput"])
+    assert 0.9 < s["goodput"] < 1 and s["interruptions_expected"] > 0
     c = plan["choice"]
     assert c["micro_batch"] * c["gpus"] * c["grad_accum"] == 1024
+    text = run("plan", LLAMA, "-q").stdout
+    assert "effective training days" in text and "interruptions expected" in text and "margin" in text
 
 
 def test_budget_and_power_example_respects_caps(run):

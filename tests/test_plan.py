@@ -50,15 +50,18 @@ def test_fabric_restriction_and_alternatives():
     assert ("N100", 1, "SW-A") not in keys  # alternatives are distinct configurations
 
 
-def test_tco_counts_energy():
-    plan = purchase.run(
-        tiny(),
-        scenario(objective={"kind": "tco", "years": 1, "usd_per_kwh": 0.1, "pue": 1.0, "server_draw_fraction": 1.0}),
-        CAL,
-    )
+def test_tco_counts_energy_colocation_support_and_staff():
+    objective = {"kind": "tco", "years": 1, "usd_per_kwh": 0.1, "pue": 1.0, "server_draw_fraction": 1.0}
+    objective |= {"colocation_usd_per_kw_month": 100, "support_share_of_capex_per_year": 0.1, "staff_fte": 0.5}
+    plan = purchase.run(tiny(), scenario(objective=objective), CAL)
+    c = plan.cost
     # nameplate: 4 x 5,000 W servers + 4 x 10 W NICs + 50 W switch (DACs 0 W) = 20,090 W, one year at $0.1/kWh
-    assert plan.cost.energy_usd == pytest.approx(20.09 * 8760 * 0.1)
-    assert plan.cost.objective_usd == pytest.approx(plan.cost.capex_usd + plan.cost.energy_usd)
+    assert c.energy_usd == pytest.approx(20.09 * 8760 * 0.1)
+    assert c.colocation_usd == pytest.approx(20.09 * 100 * 12)  # nameplate kW x $/kW-month x 12 months
+    assert c.support_usd == pytest.approx(0.1 * c.capex_usd)
+    assert c.staff_usd == pytest.approx(0.5 * 96_800)  # BLS median salary, the default
+    assert c.tco_usd == pytest.approx(c.capex_usd + c.energy_usd + c.colocation_usd + c.support_usd + c.staff_usd)
+    assert c.objective_usd == pytest.approx(c.tco_usd) and c.years == 1
 
 
 def test_global_batch_couples_micro_batch_and_scale():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from planner.cli.base import Quantity, calibration_option, catalog_option, main
+from planner.cli.base import Quantity, calibration_option, catalog_option, main, wrote
 
 FABRICS = ("ib", "roce", "efa", "tcpx", "tcp")  # planner.assumptions.FABRICS, without importing the model
 
@@ -196,6 +196,7 @@ def bandwidth(**kw) -> None:
             raise UsageError(f"-o {output}: the bandwidth report is an .xlsx workbook")
         heading = f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU on {gpus} x {table.iloc[0]['gpu']}"
         write_bandwidth(table, [_needed_record(r) for _, r in answers.iterrows()], heading, calibration, Path(output))
+        wrote(output)
     if as_json:
         click.echo(
             dumps(
@@ -239,6 +240,7 @@ def _needed_record(r) -> dict:
         "ceiling_tflops_per_gpu": r["ceiling_tflops_per_gpu"],
         "fits_memory": bool(r["fits_memory"]),
         "memory_per_gpu_gib": r["memory_per_gpu_gib"],
+        "usable_hbm_gib": r["usable_hbm_gib"],
     }
 
 

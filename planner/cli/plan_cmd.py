@@ -17,6 +17,8 @@ from planner.cli.base import (
     parse_settings,
     set_option,
     solver_option,
+    stderr_progress,
+    wrote,
 )
 
 
@@ -117,7 +119,7 @@ def _run_plan(path: str, kw: dict) -> None:
     loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
     calibration = load_calibration(kw.pop("calibration"))
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
-    progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
+    progress = stderr_progress(quiet)
     result = run(
         loaded,
         loaded_scenario,
@@ -145,6 +147,7 @@ def _run_plan(path: str, kw: dict) -> None:
         else:
             text = document if suffix == ".json" else bom_csv(result)
             write_text_atomic(Path(target), text if text.endswith("\n") else text + "\n")
+        wrote(target, quiet)
     click.echo(document if as_json else render(result))
     if compare and not as_json:
         from planner.report.cloud_text import render_comparison
@@ -173,13 +176,14 @@ def _workbook_context(catalog, scenario, plan, calibration, comparison):
 
 
 def _compare_cloud(catalog, scenario, calibration, plan, solver, progress):
-    from planner.cloud import cheapest_per_token, compare
+    from planner.cloud import cheapest_per_token, compare, like_for_like
     from planner.cloud import run as run_cloud
 
-    progress("best cloud option for the same scenario")
-    choice = run_cloud(catalog, scenario, calibration, solver).choice
+    progress("best cloud option for the same scenario (on-demand, reserved and capacity blocks)")
+    like = like_for_like(scenario)
+    choice = run_cloud(catalog, like, calibration, solver).choice
     if choice is None:
-        choice = cheapest_per_token(catalog, scenario, calibration, plan.metrics.tokens_per_s)
+        choice = cheapest_per_token(catalog, like, calibration, plan.metrics.tokens_per_s)
     if choice is None:
         return None
-    return compare(plan.cost, plan.metrics.tokens_per_s, choice, scenario)
+    return compare(plan, choice, like)

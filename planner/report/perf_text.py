@@ -6,19 +6,12 @@ import math
 
 import pandas as pd
 
+from planner import binding
 from planner.report.terminal import format_table
 from planner.units import format_count, format_gbps
 
 FABRIC_LABEL = {"ib": "IB", "roce": "RoCE", "efa": "EFA", "tcpx": "TCPX", "tcp": "TCP", "none": "none"}
 FRAMEWORK_LABEL = {"deepspeed": "DeepSpeed ZeRO-3", "fsdp": "PyTorch FSDP"}
-
-BINDING_TEXT = {
-    "compute": "compute: the GPUs are busy more than the network; more bandwidth buys little",
-    "bandwidth": "network bandwidth: communication takes longer than compute; a faster node link helps",
-    "latency": "collective latency: many small collectives; larger micro-batches or fewer nodes help",
-    "nvlink": "NVLink: intra-node traffic takes longest",
-    "memory": "memory: the configuration does not fit in GPU memory",
-}
 
 
 def _s(seconds: float) -> str:
@@ -98,7 +91,7 @@ def explain(r: dict, calibration_source: str) -> str:
             f"{r['memory_per_gpu_gib']:.1f} GiB",
             f"per GPU of {r['usable_hbm_gib']:.1f} GiB usable ({r['hbm_gib']:g} GiB HBM): {fits}",
         ),
-        _line("binding", "", BINDING_TEXT[r["binding"]]),
+        _line("binding", "", binding.advice(r["binding"], r["t_comm_exposed_s"], r["t_step_s"])),
         "",
         f"  calibration: {calibration_source}",
     ]

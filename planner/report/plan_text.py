@@ -42,15 +42,15 @@ def render(plan: Plan) -> str:
     out.append(f"  batch        micro-batch {c.micro_batch}{accum}")
     out.append("")
     out.append(
-        f"  achieved     {m.achieved_tflops_per_gpu:.1f} TFLOPs/GPU (MFU {m.mfu * 100:.1f}%), bound by {m.binding}"
+        f"  achieved     {m.achieved_tflops_per_gpu:.1f} TFLOPs/GPU (MFU {m.mfu * 100:.1f}%), "
+        f"bound by {m.binding_label or m.binding}"
     )
     step = f"{m.t_step_s:.3g} s per micro-step" + (
         f", {m.t_optimizer_step_s:.3g} s per optimizer step" if m.t_optimizer_step_s else ""
     )
     out.append(f"  step         {step}; {m.tokens_per_s:,.0f} tokens/s")
     out.append(f"  range        {_range_text(m)}")
-    if m.training_days is not None:
-        out.append(f"  training     {m.training_days:.1f} days")
+    out += _schedule_lines(plan)
     out.append(f"  memory       {m.memory_per_gpu_gib:.1f} of {m.usable_hbm_gib:.1f} GiB usable per GPU")
     out.append("")
     out.append(
@@ -59,7 +59,7 @@ def render(plan: Plan) -> str:
         + ")"
     )
     out.append(f"  power        {cost.power_kw:,.1f} kW nameplate, {cost.draw_kw:,.1f} kW training draw")
-    out.append(f"  energy       {format_usd(cost.energy_usd)} over the horizon; TCO {format_usd(cost.tco_usd)}")
+    out += _tco_lines(cost)
     if plan.why:
         out += ["", "Why this plan:"] + [f"  - {w}" for w in plan.why]
     out += ["", "Bill of materials:", _bom_table(plan)]
@@ -72,6 +72,50 @@ def render(plan: Plan) -> str:
             out += ["", f"{title}:", _summary_table(items, plan.objective)]
     out += ["", f"calibration: {plan.calibration}"]
     return "\n".join(out)
+
+
+def _schedule_lines(plan: Plan) -> list[str]:
+    """Training days, and with a deadline the calendar days once interruptions are counted."""
+    m, s = plan.metrics, plan.schedule
+    if m.training_days is None:
+        return []
+    if s is None:
+        return [f"  training     {m.training_days:.1f} days"]
+    allowed = s.deadline_days * (1 - s.schedule_margin)
+    margin = f" less a {s.schedule_margin:.0%} margin = {allowed:.1f} days" if s.schedule_margin else ""
+    if s.goodput_given:
+        how = "goodput given in the scenario"
+    else:
+        interval = (
+            f"checkpoint every {s.checkpoint_interval_minutes:.0f} min"
+            + (" (Young/Daly)" if s.checkpoint_interval_young_daly else "")
+            + f", {s.checkpoint_write_s:.3g} s to write"
+            if s.checkpoint_interval_minutes is not None
+            else "no checkpoints needed"
+        )
+        how = (
+            f"{s.interruptions_per_1000_node_days:g} interruptions per 1000 node-days, "
+            f"{s.restart_minutes:g} min restart each, {interval}"
+        )
+    return [
+        f"  training     {s.effective_days:.1f} effective training days (calendar) = {s.training_days:.1f} days "
+        f"uninterrupted / goodput {s.goodput:.1%}, with {s.interruptions_expected:.0f} interruptions expected",
+        f"               ({how})",
+        f"  deadline     {s.deadline_days:g} days{margin}: " + ("met" if s.meets_deadline else "MISSED"),
+    ]
+
+
+def _tco_lines(cost) -> list[str]:
+    years = f"{cost.years:g} years"
+    running = [
+        f"energy {format_usd(cost.energy_usd)}",
+        f"colocation {format_usd(cost.colocation_usd)}",
+        f"support {format_usd(cost.support_usd)}",
+    ] + ([f"staff {format_usd(cost.staff_usd)}"] if cost.staff_usd else [])
+    return [
+        f"  running      over {years}: " + ", ".join(running),
+        f"  TCO          {format_usd(cost.tco_usd)} over {years} (capex + running)",
+    ]
 
 
 def _range_text(m) -> str:
@@ -94,12 +138,13 @@ def _bom_table(plan: Plan) -> str:
             "qty": b.quantity,
             "unit_usd": b.unit_usd,
             "extended_usd": b.extended_usd,
-            "source": b.source.rsplit("/", 1)[-1],
+            "source": b.source,
         }
         for b in plan.bom
     ]
     records.append({"category": "total", "extended_usd": plan.cost.capex_usd})
-    return format_table(records, ["category", "sku", "qty", "unit_usd", "extended_usd", "source"], max_width=44)
+    columns = ["category", "sku", "qty", "unit_usd", "extended_usd", "source"]
+    return format_table(records, columns, max_width=44, wrap=("sku", "source"))
 
 
 def _summary_table(items: list[Summary], objective: str) -> str:
@@ -110,14 +155,23 @@ def _summary_table(items: list[Summary], objective: str) -> str:
             "option": s.label,
             "configuration": _config(s),
             "tflops": f"{s.metrics.achieved_tflops_per_gpu:.1f}",
+            "days": _days(s),
             "capex_usd": s.cost.capex_usd,
             "tco_usd": s.cost.tco_usd,
             delta: s.delta_usd,
         }
         for s in items
     ]
-    columns = ["option", "configuration", "tflops", "capex_usd"] + (["tco_usd"] if objective == "tco" else []) + [delta]
-    return format_table(records, columns, max_width=100)
+    days = ["days"] if any(s.metrics.training_days is not None for s in items) else []
+    columns = ["option", "configuration", "tflops", *days, "capex_usd"]
+    columns += (["tco_usd"] if objective == "tco" else []) + [delta]
+    return format_table(records, columns, max_width=72, wrap=("configuration",))
+
+
+def _days(s: Summary) -> str:
+    """Calendar days with interruptions counted (training days when there is no goodput)."""
+    days = s.metrics.effective_training_days or s.metrics.training_days
+    return "" if days is None else f"{days:.1f}"
 
 
 def bom_csv(plan: Plan) -> str:
