@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from planner import assumptions as A
-from planner import costing, fabric, pcie, perf
+from planner import connectors, costing, fabric, pcie, perf
 from planner.calibration import Calibration
 from planner.catalog import Catalog
 from planner.errors import InfeasibleError
@@ -252,26 +252,28 @@ def machine_cost(machine: Machine) -> tuple[float, float]:
 
 
 def network_costs(catalog: Catalog, nic: NicRow, nics: int, machines: np.ndarray, reach_m: float = 3.0):
-    """(USD, W, text) arrays over machine counts: the cheapest single switch, with its links, for the
-    machines' NIC ports (inf where no switch holds them)."""
+    """(USD, W, text) arrays over machine counts: the cheapest single switch, with its links (valid per
+    planner/connectors.py over an in-rack run of reach_m), for the machines' NIC ports (inf where no switch
+    holds them)."""
     usd = np.full(len(machines), np.inf)
     watts, text = np.full(len(machines), np.inf), np.full(len(machines), "no switch for these NICs", dtype=object)
     fabric_name = nic.fabrics[0]  # the fabric _network_s times the all-reduces on
-    for switch in (s for s in catalog.items("switches") if s.fabric == fabric_name):
-        b = fabric.breakout(switch.port_gbps, nic.port_gbps)
-        if not b or b > switch.max_breakout:
+    book = connectors.LinkBook(catalog.items("optics"))
+    for switch in (s for s in catalog.items("switches") if fabric_name in s.fabrics and "compute" in s.uses):
+        ends = connectors.nic_end(nic), connectors.switch_end(switch)
+        link = connectors.cheapest(book.node_links(*ends, fabric_name, reach_m))
+        if link is None:
             continue
-        links = fabric.node_links(catalog.items("optics"), switch.fabric, nic.port_gbps, switch.port_gbps, b, reach_m)
-        if links is None:
-            continue
-        size = fabric.size_arrays(machines * nics * nic.ports, np.ones(len(machines), int), switch.ports, b, 1.0)
+        endpoints = machines * nics * nic.ports
+        size = fabric.size_arrays(endpoints, np.ones(len(machines), int), switch.ports, link.breakout, 1.0)
+        cages = -(-endpoints.astype(np.int64) // link.endpoints_per_cage)
         coef = {"endpoints_per_node": nics * nic.ports, "node_usd": 0.0, "node_w": 0.0, "switch_usd": switch.price_usd}
-        coef |= {"switch_w": switch.power_w, "endpoint_usd": links[0].usd, "endpoint_w": links[0].watts}
-        coef |= {"port_usd": links[1].usd, "port_w": links[1].watts, "uplink_usd": 0.0, "uplink_w": 0.0}
-        cost = costing.configuration_cost(coef, machines, size["down_ports"], 1, 0)
+        coef |= {"switch_w": switch.power_w, "endpoint_usd": link.usd("endpoint"), "endpoint_w": link.watts("endpoint")}
+        coef |= {"cage_usd": link.usd("cage"), "cage_w": link.watts("cage")}
+        cost = costing.configuration_cost(coef, machines, switches=1, cages=cages)
         better = size["fits"] & (cost.capex_usd < usd)
         usd, watts = np.where(better, cost.capex_usd, usd), np.where(better, cost.power_w, watts)
-        text = np.where(better, f"1 x {switch.sku}, {links[2]}", text)
+        text = np.where(better, f"1 x {switch.sku}, {link.text}", text)
     return usd, watts, text
 
 
