@@ -95,10 +95,10 @@ def _quote(ws: Worksheet, plan: Plan) -> dict[str, str]:
     head_row = row
     row += 1
     subtotals: dict[str, str] = {}
-    categories = list(dict.fromkeys(b.category for b in plan.bom))
-    for category in categories:
+    sections = list(dict.fromkeys(b.section for b in plan.bom))  # servers, compute fabric, storage, ... racks
+    for category in sections:
         first = row
-        for line in (b for b in plan.bom if b.category == category):
+        for line in (b for b in plan.bom if b.section == category):
             for col, value in enumerate([line.category, line.vendor, line.sku, line.description], start=1):
                 put(ws, row, col, value)
             put(ws, row, QTY, line.quantity, NUM0).fill = INPUT_FILL
@@ -136,6 +136,7 @@ def _quote(ws: Worksheet, plan: Plan) -> dict[str, str]:
     formula(ws, row + 2, EXT, f"=(G{subtotal}+G{row + 1})*F{row + 2}", USD)
     put(ws, row + 3, 4, "Grand total", bold=True)
     formula(ws, row + 3, EXT, f"=G{subtotal}+G{row + 1}+G{row + 2}", USD, bold=True)
+    _not_priced(ws, row + 5, plan, column=4)
     widths(ws, {1: 13, 2: 22, 3: 30, 4: 60, 5: 10, 6: 16, 7: 18, 8: 26, 9: 12})
     ws.freeze_panes = ws.cell(head_row + 1, 1)
     print_setup(ws)
@@ -170,6 +171,7 @@ def _summary(ws: Worksheet, plan: Plan, context: PlanContext, totals: dict[str, 
             + ("; " + ", ".join(f"{n} {t}" for t, n in c.switches_by_tier.items() if n) if c.tier else ""),
         ),
         ("Links", c.links or "none"),
+        ("Racks and networks", _layout_text(plan)),
         ("Micro-batch", c.micro_batch),
         ("Gradient accumulation", c.grad_accum if c.grad_accum else "not fixed (no global batch)"),
         ("Achieved TFLOPs per GPU", (m.achieved_tflops_per_gpu, NUM1)),
@@ -204,8 +206,31 @@ def _summary(ws: Worksheet, plan: Plan, context: PlanContext, totals: dict[str, 
     row += 1
     put(ws, row, 1, "Why this plan", bold=True)
     put(ws, row + 1, 1, " ".join(plan.why) or "The cheapest configuration meeting every requirement.")
+    _not_priced(ws, row + 3, plan, column=1)
     widths(ws, {1: 44, 2: 90})
     print_setup(ws, landscape=False)
+
+
+def _not_priced(ws: Worksheet, row: int, plan: Plan, column: int) -> int:
+    """What the totals leave out, listed where finance reads the totals."""
+    put(ws, row, column, "Not priced (not in these totals)", bold=True)
+    for i, item in enumerate(plan.not_priced, start=1):
+        put(ws, row + i, column, item)
+    return row + len(plan.not_priced) + 1
+
+
+def _layout_text(plan: Plan) -> str:
+    lay = plan.layout
+    if not lay:
+        return "none"
+    parts = [
+        f"{lay['nodes_per_rack']} nodes per rack",
+        f"{lay['compute_racks']} compute + {lay['network_racks']} network racks",
+        f"{lay['pdus']} PDUs",
+        f"{lay['storage_switches']} storage, {lay['inband_switches']} in-band, {lay['oob_switches']} out-of-band "
+        f"switches, {lay['ufm_appliances']} UFM appliances",
+    ]
+    return "; ".join(parts)
 
 
 def _question(scenario: dict) -> list[tuple[str, object]]:

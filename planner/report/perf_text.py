@@ -10,7 +10,7 @@ from planner.assumptions import COLLECTIVES_PER_LAYER
 from planner.report.terminal import format_table
 from planner.units import format_count, format_gbps
 
-FABRIC_LABEL = {"ib": "IB", "roce": "RoCE"}
+FABRIC_LABEL = {"ib": "IB", "roce": "RoCE", "spectrum-x": "Spectrum-X"}
 
 BINDING_TEXT = {
     "compute": "compute: the GPUs are busy more than the network; more bandwidth buys little",
