@@ -1,4 +1,4 @@
-"""The bill of materials of a candidate at N nodes (docs/plan.md section 2): one line per orderable part and
+"""The bill of materials of a candidate at N nodes (docs/plan.md section 6): one line per orderable part and
 section, with its catalog file:row; cables and fibres split by the orderable lengths their runs need (from
 planner/layout.py at this N); the links as records planner/connectors.py can validate; and what is not
 priced. Quantities are sizing.quantities at N, so the lines sum to the candidate's capex.
@@ -43,7 +43,6 @@ ALWAYS_EXCLUDED = (
     "uplinks from the in-band and out-of-band switches to the data-centre network",
     "management servers (e.g. Base Command Manager head nodes) and software licences (UFM Enterprise per-node "
     "licences, NVIDIA AI Enterprise)",
-    "the UFM appliances' own fabric links and the leaf ports they take",
     "support contracts, installation and cabling labour (enter quotes on the workbook's Quote sheet)",
     "facility: floor space, cooling, power distribution upstream of the rack PDUs; spares; shipping and duties",
 )
@@ -324,4 +323,6 @@ def not_priced(row: dict, q: dict) -> list[str]:
         notes.append("a single node: storage, in-band and out-of-band networks not sized (connect it to existing ones)")
     if q.get("oob_ports"):
         notes.append(f"{int(q['oob_ports'])} Cat6 patch cords for the out-of-band ports (no sourced price)")
+    if q.get("ufm"):
+        notes.append("the UFM appliances' own fabric links and the leaf ports they take")
     return list(dict.fromkeys(notes)) + list(ALWAYS_EXCLUDED)

@@ -68,7 +68,7 @@ def priced_quantities(q: dict) -> dict:
 
 # How far a price may be off, by the confidence its catalog row states: a quote or list price ("solid") to
 # within 5%, a street price or approximate list ("medium") 15%, a developer or single undated figure ("low")
-# 30%, a derived estimate 40%. The planner's own convention (docs/plan.md section 5), used to call two plans
+# 30%, a derived estimate 40%. The planner's own convention (docs/plan.md section 3, Ties), used to call two plans
 # a tie when their price difference is within the uncertainty of the parts they do not share.
 PRICE_UNCERTAINTY = {"solid": 0.05, "medium": 0.15, "low": 0.30, "estimate": 0.40}
 
