@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner import connectors, layout, networks, pcie
+from planner import connectors, costing, layout, networks, pcie
 from planner.catalog import Catalog
 from planner.fabric import leaf_split
 from planner.rows import ServerRow
@@ -97,8 +97,6 @@ class _Context:
         self.geometry = layout.Geometry.of(scenario.layout)
         self.include = scenario.include
         objective = scenario.objective
-        from planner import costing
-
         # with a TCO objective a link option's watts cost energy over the horizon; for capex only its price
         self.usd_per_w = costing.usd_per_watt_drawn(objective) if objective.kind == "tco" else 0.0
         self.optics = catalog.items("optics")
@@ -617,16 +615,6 @@ def _storage_params(design: networks.StorageDesign) -> dict:
         if uplink
         else f"no switch-to-switch link for the storage {sw.sku}s: one storage leaf at most",
     }
-
-
-def price_skus(catalog: Catalog, skus: tuple) -> tuple[float, float]:
-    """(USD, W) of a tuple of (kind, key, quantity) from the catalog rows."""
-    usd = watts = 0.0
-    for kind, key, qty in skus:
-        row = catalog.rows[kind][(key.lower(),)]
-        usd += row.price_usd * qty
-        watts += row.power_w * qty
-    return usd, watts
 
 
 def note_columns() -> list[str]:

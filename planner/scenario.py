@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from planner.errors import ScenarioError
-from planner.rows import Count, Params, quantity_type
+from planner.rows import Count, Params, PlanFabric, quantity_type
 
 USD = quantity_type("usd", "$30M", gt=0)
 KW = Annotated[float, BeforeValidator(lambda v: _kw(v)), Field(gt=0)]
@@ -101,7 +101,7 @@ class Constraints(_Strict):
     servers: list[str] | None = Field(None, description="Allowed server names.")
     gpus_per_node: list[Annotated[Count, Field(ge=1)]] | None = Field(None, description="Allowed node sizes.")
     vendors: list[str] | None = Field(None, description="Allowed server vendors (substring, case-insensitive).")
-    fabrics: list[Literal["ib", "roce", "spectrum-x"]] = Field(
+    fabrics: list[PlanFabric] = Field(
         default_factory=lambda: ["ib", "roce", "spectrum-x"],
         min_length=1,
         description="ib (InfiniBand), roce (lossless RoCE: PFC and ECN configured), spectrum-x (Spectrum-4 "
