@@ -44,7 +44,6 @@ from planner.workload import Serving
 GB = 1e9
 LINKS = ("HBM", "PCIe to GPUs", "platform PCIe", "DRAM", "NVMe", "compute")
 DRIVE_COUNTS = (1, 2, 4, 8)
-NIC_COUNTS = (1, 2, 4, 8)
 GROUP = ["server", "nvme", "nic"]  # a distinct configuration: counts of drives, NICs and machines vary within
 
 
@@ -106,7 +105,7 @@ def _attributes(machines: list[Machine], calibration: Calibration) -> dict[str, 
             **server_figures[id(m.server)],
             "nvme_bytes": m.drives * m.drive.capacity_tb * 1e12 if m.drive else 0.0,
             "nvme_gb_per_s": m.drives * m.drive.read_gb_per_s if m.drive else 0.0,
-            "node_bytes_per_s": m.nics * m.nic.speed_gbps * 1e9 / 8 * calibration.eta_net_for(m.nic.fabrics[0])
+            "node_bytes_per_s": m.nics * usable_nic_gbps(m) * 1e9 / 8 * calibration.eta_net_for(m.nic.fabrics[0])
             if m.nic
             else 0.0,
             # the fabric the all-reduces run on
@@ -222,10 +221,10 @@ def _distinct_nics(catalog: Catalog) -> list[NicRow]:
 
 
 def machine_options(catalog: Catalog, gpus: list[str] | None, max_drives: int | None = None) -> list[Machine]:
-    """Every server x (no drive | drive SKU x count within its NVMe slots) x (no NIC | NIC x count within its
-    NIC slots). Multi-machine splits need a NIC; single machines use the NIC-less options. (GPUs, NICs and
-    drives hang off PCIe switches on these platforms, so the CPU's lane count limits bandwidth, the
-    'platform PCIe' link, not how many devices fit.)"""
+    """Every server x (no drive | drive SKU x count within its NVMe slots) x (no NIC | NIC x one of the
+    server's NIC counts; a DGX only its built-in NICs). Multi-machine splits need a NIC; single machines use
+    the NIC-less options. (GPUs, NICs and drives hang off PCIe switches on these platforms, so the CPU's lane
+    count limits bandwidth, the 'platform PCIe' link, not how many devices fit.)"""
     servers = catalog.items("servers")
     if gpus:
         names = {catalog.gpu(g).name for g in gpus}
@@ -236,9 +235,20 @@ def machine_options(catalog: Catalog, gpus: list[str] | None, max_drives: int | 
         gpu = catalog.gpu(server.gpu)
         slots = min(server.nvme_slots, max_drives if max_drives is not None else server.nvme_slots)
         drive_options = [(None, 0)] + [(d, k) for d in catalog.items("nvme") for k in DRIVE_COUNTS if k <= slots]
-        nic_options = [(None, 0)] + [(n, k) for n in nics for k in NIC_COUNTS if k <= server.max_nics_per_node]
+        # the server's real NIC configurations (a DGX: only its built-in NICs, as built)
+        fitted = [n for n in nics if not server.nics_fixed or n.sku.lower() == (server.included_nic or "").lower()]
+        if server.nics_fixed and not fitted:
+            fitted = [catalog.nic(server.included_nic)]
+        nic_options = [(None, 0)] + [(n, k) for n in fitted for k in server.nic_configurations()]
         out += [Machine(server, gpu, d, dk, n, nk) for d, dk in drive_options for n, nk in nic_options]
     return out
+
+
+def usable_nic_gbps(machine: Machine) -> float:
+    """A NIC's usable rate in this server: min(line rate, its PCIe slot's effective rate; planner/pcie.py)."""
+    nic, server = machine.nic, machine.server
+    gen, lanes = pcie.link_gen_lanes(nic.pcie_gen, nic.pcie_lanes, server.slot_gen, server.nic_slot_lanes)
+    return float(pcie.nic_usable_gbps(nic.speed_gbps, gen, lanes))
 
 
 def machine_cost(machine: Machine) -> tuple[float, float]:
@@ -393,7 +403,7 @@ def ladder(machine: Machine, p: Pass) -> list[LadderStep]:
         ("platform PCIe", platform_gb_per_s(s), streamed, platform),
         ("DRAM", s.dram_gb_per_s or math.inf, p.bytes_dram + 2 * p.bytes_nvme, f"{s.dram_gib or 0:g} GiB"),
         ("NVMe", nvme, p.bytes_nvme, f"{machine.drives} x {machine.drive.sku}" if machine.drive else "no drives"),
-        ("network", machine.nics * machine.nic.speed_gbps / 8 if machine.nic else 0.0, None, network),
+        ("network", machine.nics * usable_nic_gbps(machine) / 8 if machine.nic else 0.0, None, network),
     ]
     steps = [
         LadderStep(
