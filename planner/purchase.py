@@ -131,9 +131,10 @@ def _override(scenario: Scenario) -> tuple[float | None, float | None]:
 def _detail(catalog: Catalog, scenario: Scenario, row: dict, nodes: int) -> dict:
     q = cand.quantities_at(row, nodes)
     g, over = _geometry(scenario), _override(scenario)
+    links = bom.link_lines(catalog, row, nodes, q, g, over)
     return {
         "bom": bom.bill_of_materials(catalog, row, nodes, q, g, over),
-        "links": bom.link_lines(catalog, row, nodes, q, g, over),
+        "links": links,
         "not_priced": bom.not_priced(row, q),
         "layout": {
             "nodes_per_rack": int(row["nodes_per_rack"]),
@@ -142,14 +143,20 @@ def _detail(catalog: Catalog, scenario: Scenario, row: dict, nodes: int) -> dict
             "rows": int(q["rows"]),
             "pdus": int(q["pdus"]),
             "leaf_placement": row["placement"] or "",
-            "longest_node_run_m": round(float(row["node_run_m"]), 1),
-            "longest_switch_run_m": round(float(row["uplink_run_m"]), 1),
+            "longest_node_run_m": _longest(links, "node-leaf"),
+            "longest_switch_run_m": _longest(links, "switch-switch"),
             "storage_switches": int(q["storage_switches"]),
             "inband_switches": int(q["inband_switches"]),
             "oob_switches": int(q["oob_switches"]),
             "ufm_appliances": int(q["ufm"]),
         },
     }
+
+
+def _longest(links, segment: str) -> float:
+    """The plan's longest run of a compute-fabric segment (metres; 0 when it has none)."""
+    runs = [float(x) for line in links if line.segment == segment for x in line.lengths]
+    return max(runs, default=0.0)
 
 
 def summarize(catalog, scenario, calibration, work: Training, row, nodes: int, label, head=None) -> Summary:
