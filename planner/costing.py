@@ -37,27 +37,52 @@ class Cost:
         return self.power_w - self.node_w
 
 
-def configuration_cost(coef, nodes, down_ports, switches, uplinks) -> Cost:
-    """capex and power from the per-unit coefficients of a candidate (node_usd/_w per node, switch_usd/_w per
-    switch, endpoint_usd/_w per NIC port, port_usd/_w per switch down-port, uplink_usd/_w per switch-to-switch
-    link) and its quantities. `coef` is a mapping of numbers or of arrays; quantities may be numbers, arrays
-    or pulp expressions (the MILP's objective is this very formula)."""
+def configuration_cost(coef, nodes, down_ports=0, switches=0, uplinks=0, **more) -> Cost:
+    """capex and power from the per-unit coefficients of a candidate and its quantities: node_usd/_w per
+    node, endpoint_usd/_w per NIC port (endpoints_per_node x nodes), and for every other quantity q of
+    sizing.PRICED (switch down-ports, cages, switches, uplinks, racks, storage, management, subnet managers)
+    coef[f"{prefix}_usd"] x q (a missing coefficient is 0). `coef` is a mapping of numbers or of arrays;
+    quantities may be numbers, arrays or pulp expressions (the MILP's objective is this very formula)."""
+    from planner.sizing import PRICED
+
+    quantities = {"down_ports": down_ports, "switches": switches, "uplinks": uplinks, **more}
     endpoints = coef["endpoints_per_node"] * nodes
-    capex = (
-        coef["node_usd"] * nodes
-        + coef["switch_usd"] * switches
-        + coef["endpoint_usd"] * endpoints
-        + coef["port_usd"] * down_ports
-        + coef["uplink_usd"] * uplinks
-    )
+    capex = coef["node_usd"] * nodes + coef["endpoint_usd"] * endpoints
     node_w = coef["node_w"] * nodes
-    network_w = (
-        coef["switch_w"] * switches
-        + coef["endpoint_w"] * endpoints
-        + coef["port_w"] * down_ports
-        + coef["uplink_w"] * uplinks
-    )
+    network_w = coef["endpoint_w"] * endpoints
+    for name, quantity in quantities.items():
+        prefix = PRICED[name]
+        if f"{prefix}_usd" in coef:
+            capex = capex + coef[f"{prefix}_usd"] * quantity
+            network_w = network_w + coef[f"{prefix}_w"] * quantity
     return Cost(capex, node_w + network_w, node_w)
+
+
+def priced_quantities(q: dict) -> dict:
+    """The keyword arguments configuration_cost takes, from a sizing.quantities result."""
+    from planner.sizing import PRICED
+
+    return {name: q[name] for name in PRICED}
+
+
+# ---------------------------------------------------------------- price uncertainty
+
+# How far a price may be off, by the confidence its catalog row states: a quote or list price ("solid") to
+# within 5%, a street price or approximate list ("medium") 15%, a developer or single undated figure ("low")
+# 30%, a derived estimate 40%. The planner's own convention (docs/plan.md section 3, Ties), used to call two plans
+# a tie when their price difference is within the uncertainty of the parts they do not share.
+PRICE_UNCERTAINTY = {"solid": 0.05, "medium": 0.15, "low": 0.30, "estimate": 0.40}
+
+
+def difference_uncertainty_usd(lines_a, lines_b) -> float:
+    """Uncertainty of capex(a) - capex(b) from the BOM lines: per SKU, the extended difference times that
+    SKU's uncertainty (lines they share at equal quantity cancel)."""
+    totals: dict[str, list] = {}
+    for sign, lines in ((1.0, lines_a), (-1.0, lines_b)):
+        for line in lines:
+            entry = totals.setdefault(line.sku, [0.0, PRICE_UNCERTAINTY.get(line.confidence, 0.40)])
+            entry[0] += sign * line.extended_usd
+    return sum(abs(diff) * share for diff, share in totals.values())
 
 
 # ---------------------------------------------------------------- energy

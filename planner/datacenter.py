@@ -1,7 +1,7 @@
 """Named, sourced defaults for what a plan costs and risks beyond its hardware: run interruptions and
 checkpoints (goodput), colocation, support and staff (TCO), and the terms cloud capacity is sold on.
 
-Each value is a Constant with its unit and source (the research behind them: docs/plan.md section 6). The
+Each value is a Constant with its unit and source (the research behind them: docs/plan.md section 7). The
 scenario's `reliability:` and `objective:` sections take their defaults from here, so a reviewer finds one
 figure in one place; `all_constants()` lists them on the workbook's Assumptions sheet. Figures labelled
 "estimate" are derived or assumed, not quoted.

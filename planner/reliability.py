@@ -9,7 +9,7 @@ restart time R and, on average, half an interval of recomputed work. So the lost
     w / tau  +  (tau / 2) / M  +  R / M,     minimised at tau = sqrt(2 w M) (Young/Daly),
 
 and goodput = 1 - that share. Spot preemptions (cloud) are a second interruption source with their own rate
-and restart time. Inputs and sources: planner/datacenter.py; docs/plan.md section 6 works an example.
+and restart time. Inputs and sources: planner/datacenter.py; docs/plan.md section 7 works an example.
 """
 
 from __future__ import annotations

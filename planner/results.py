@@ -11,8 +11,8 @@ class _Frozen(BaseModel):
 
 
 class BomLine(_Frozen):
-    category: str  # servers, nics, switches, transceivers, cables
-    sku: str
+    category: str  # servers, nics, switches, transceivers, cables, racks, pdus, appliances
+    sku: str = Field(description="the orderable part (a cable's part number for its length)")
     description: str
     vendor: str = ""
     quantity: int
@@ -21,6 +21,28 @@ class BomLine(_Frozen):
     unit_w: float = 0.0
     source: str = Field(description="catalog file:row the price comes from")
     confidence: str = ""
+    section: str = Field("compute", description="compute, storage, in-band, out-of-band, subnet manager, racks")
+    catalog_sku: str = Field("", description="the catalog row's key, when the part number is one of its lengths")
+    length_m: float | None = None
+    note: str = ""
+
+
+class LinkLine(_Frozen):
+    """One kind of link of the plan: its two ends (catalog rows) and the parts along it, with how many such
+    links at each orderable length; what `planner.connectors` validates."""
+
+    section: str
+    segment: str  # node-leaf, switch-switch, storage node-leaf, in-band node-switch, ...
+    fabric: str
+    a_kind: str  # nics or switches
+    a_sku: str
+    a_server: str | None = Field(None, description="the server whose own cages the NIC ports use (DGX)")
+    b_sku: str  # the switch
+    parts: list[str]  # optics skus, switch side first
+    medium: str
+    full_rate: bool = True
+    count: int
+    lengths: dict[str, int] = Field(default_factory=dict, description="run length (m) -> links")
 
 
 class Choice(_Frozen):
@@ -32,10 +54,15 @@ class Choice(_Frozen):
     nic: str | None
     nics_per_node: int
     nic_speed_gbps: float
+    nic_usable_gbps: float = Field(0.0, description="per NIC: min(line rate, its PCIe slot's effective rate)")
+    nic_pcie: str = ""
+    gpus_per_nic: float = 0.0
     node_gbps: float = Field(description="usable inter-node Gbps per node (NIC rate capped by PCIe)")
     fabric: str
     switch: str | None
     tier: int
+    topology: str = ""
+    placement: str = ""
     oversubscription: float
     switches_by_tier: dict[str, int]
     links: str
@@ -70,6 +97,7 @@ class Metrics(_Frozen):
 class CostBreakdown(_Frozen):
     capex_usd: float
     by_category: dict[str, float]
+    by_section: dict[str, float] = Field(default_factory=dict, description="servers, compute fabric, storage, ...")
     power_kw: float = Field(description="nameplate IT power")
     draw_kw: float = Field(description="expected training draw (server_draw_fraction x servers + network)")
     energy_usd: float = Field(description="energy over the objective horizon, with PUE")
@@ -111,6 +139,9 @@ class Summary(_Frozen):
     metrics: Metrics
     cost: CostBreakdown
     delta_usd: float = 0.0
+    uncertainty_usd: float = Field(0.0, description="price uncertainty of the parts it does not share with the plan")
+    tie: bool = Field(False, description="the difference is within that uncertainty")
+    decides: str = ""
 
 
 class Plan(_Frozen):
@@ -124,6 +155,9 @@ class Plan(_Frozen):
     metrics: Metrics
     cost: CostBreakdown
     bom: list[BomLine]
+    links: list[LinkLine] = Field(default_factory=list)
+    layout: dict[str, float | int | str] = Field(default_factory=dict)
+    not_priced: list[str] = Field(default_factory=list)
     why: list[str] = Field(default_factory=list)
     per_fabric: list[Summary] = Field(default_factory=list)
     per_nic_speed: list[Summary] = Field(default_factory=list)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from planner import datacenter as D
 from planner.errors import ScenarioError
-from planner.rows import Count, Params, quantity_type
+from planner.rows import Count, Params, PlanFabric, quantity_type
 
 USD = quantity_type("usd", "$30M", gt=0)
 KW = Annotated[float, BeforeValidator(lambda v: _kw(v)), Field(gt=0)]
@@ -135,7 +135,18 @@ class Constraints(_Strict):
     servers: list[str] | None = Field(None, description="Allowed server names.")
     gpus_per_node: list[Annotated[Count, Field(ge=1)]] | None = Field(None, description="Allowed node sizes.")
     vendors: list[str] | None = Field(None, description="Allowed server vendors (substring, case-insensitive).")
-    fabrics: list[Literal["ib", "roce"]] = Field(default_factory=lambda: ["ib", "roce"], min_length=1)
+    fabrics: list[PlanFabric] = Field(
+        default_factory=lambda: ["ib", "roce", "spectrum-x"],
+        min_length=1,
+        description="ib (InfiniBand), roce (lossless RoCE: PFC and ECN configured), spectrum-x (Spectrum-4 "
+        "switches with SuperNIC-class NICs).",
+    )
+    switches: list[str] | None = Field(None, description="Allowed compute-fabric switch SKUs.")
+    topologies: list[Literal["rail", "leaf-spine"]] | None = Field(
+        None,
+        description="Fabric topologies above one switch: rail-optimised and/or plain leaf-spine. Default: "
+        "rail-optimised for nodes with one NIC per GPU (HGX/DGX, as DGX SuperPOD), else leaf-spine.",
+    )
     oversubscription: list[Annotated[float, Field(ge=1)]] = Field(
         default_factory=lambda: [1.0], min_length=1, description="Allowed leaf oversubscription ratios o (o:1)."
     )
@@ -143,8 +154,41 @@ class Constraints(_Strict):
 
 
 class Cabling(_Strict):
-    node_leaf_reach_m: float = Field(3.0, gt=0, description="Cable length NIC to leaf (in-rack: DAC reaches).")
-    switch_reach_m: float = Field(30.0, gt=0, description="Cable length between switch tiers (fibre).")
+    """Overrides of the cable runs the layout gives (None: from the layout)."""
+
+    node_leaf_reach_m: float | None = Field(None, gt=0, description="Run NIC to leaf, metres (default: layout).")
+    switch_reach_m: float | None = Field(None, gt=0, description="Run between switch tiers, metres (default: layout).")
+
+
+class Layout(_Strict):
+    """Racks and rows (planner/layout.py): nodes per rack from power and space, where leaves sit, cable runs."""
+
+    rack_kw: float = Field(
+        40.8, gt=0, description="IT power per rack, kW (DGX SuperPOD H100: 4 x 10.2 kW DGX, RA-11333-001)."
+    )
+    rack_units: int = Field(48, ge=4, description="Rack height, U.")
+    reserved_units: int = Field(
+        4, ge=0, description="U kept free in a compute rack (patch panels, ToR and OOB switches)."
+    )
+    rack_width_m: float = Field(0.6, gt=0)
+    row_pitch_m: float = Field(2.4, gt=0, description="Row to row: rack depth plus an aisle.")
+    racks_per_row: int = Field(
+        8, ge=1, description="Compute racks per row (a rail-optimised fabric: one scalable unit)."
+    )
+    leaf_placement: Literal["auto", "top-of-rack", "middle-of-row", "end-of-row"] = Field(
+        "auto", description="auto: top-of-rack for leaf-spine, middle-of-row for rail-optimised (as SuperPOD)."
+    )
+    slack_m: float = Field(0.5, ge=0, description="Added to every cable run (service loops, dressing).")
+
+
+class Include(_Strict):
+    """Sections of the bill of materials beside the servers and the compute fabric; each on by default."""
+
+    storage_network: bool = True
+    inband_network: bool = True
+    oob_network: bool = True
+    subnet_manager: bool = Field(True, description="UFM appliances where InfiniBand switches are unmanaged.")
+    racks: bool = Field(True, description="Racks and PDUs.")
 
 
 class CloudOptions(_Strict):
@@ -235,6 +279,8 @@ class Scenario(_Strict):
     objective: Objective = Field(default_factory=Objective)
     constraints: Constraints = Field(default_factory=Constraints)
     cabling: Cabling = Field(default_factory=Cabling)
+    layout: Layout = Field(default_factory=Layout)
+    include: Include = Field(default_factory=Include)
     cloud: CloudOptions = Field(default_factory=CloudOptions)
     reliability: Reliability = Field(default_factory=Reliability)
     catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")

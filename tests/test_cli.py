@@ -51,7 +51,7 @@ def test_catalog_list_formats(run):
 def test_validate_shipped_catalogs(run):
     result = run("catalog", "validate", catalogs_dir())
     assert result.exit_code == 0
-    assert result.output.startswith("OK: 8 file(s)")
+    assert result.output.startswith("OK: 9 file(s)")
 
 
 def test_validate_reports_every_problem_and_exits_1(run, write):
@@ -89,7 +89,7 @@ def test_installed_package_finds_its_data_from_any_folder(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("OK: 8 file(s)")
+    assert result.stdout.startswith("OK: 9 file(s)")
 
 
 # ---------------------------------------------------------------- predict

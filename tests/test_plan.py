@@ -141,6 +141,16 @@ def random_catalog(draw):
             power_w=draw(st.integers(2, 10)) * 1000,
             max_nics_per_node=draw(st.integers(1, 3)),
             pcie_gen=draw(st.sampled_from([3, 4, 5])),
+            rack_units=draw(st.sampled_from([None, 4, 8])),
+            **draw(
+                st.sampled_from(
+                    [
+                        {},
+                        {"storage_nic": "N0", "storage_nics": 2},
+                        {"storage_nic": "N0", "storage_nics": 1, "storage_nics_included": True},
+                    ]
+                )
+            ),
         )
         for i in range(draw(st.integers(1, 2)))
     ]
@@ -168,9 +178,35 @@ def random_catalog(draw):
             max_breakout=draw(st.sampled_from([1, 2, 4])),
             price_usd=draw(st.integers(2, 40)) * 1000,
             power_w=draw(st.integers(50, 500)),
+            managed=draw(st.sampled_from([None, True, False])),
         )
         for i in range(draw(st.integers(1, 3)))
     ]
+    if draw(st.booleans()):  # management switches: in-band at 100G, out-of-band 48 x 1G
+        switches += [
+            dict(
+                sku="IB-MGMT",
+                name="m",
+                vendor="Acme",
+                fabric="roce",
+                ports=16,
+                port_gbps=100,
+                uses="inband",
+                price_usd=5000,
+                power_w=200,
+            ),
+            dict(
+                sku="OOB",
+                name="o",
+                vendor="Acme",
+                fabric="roce",
+                ports=8,
+                port_gbps=1,
+                uses="oob",
+                price_usd=900,
+                power_w=40,
+            ),
+        ]
     optics = []
     for gbps in speeds:
         optics += [
@@ -215,8 +251,28 @@ def random_catalog(draw):
                 price_usd=draw(st.integers(5, 90)),
                 power_w=0,
             ),
+            dict(
+                sku=f"A{gbps:g}",
+                name="a",
+                kind="aoc",
+                fabric="any",
+                gbps=gbps,
+                reach_m=30,
+                lengths=f"5:A{gbps:g}-5M;30:A{gbps:g}-30M",
+                price_usd=draw(st.integers(100, 900)),
+                power_w=draw(st.integers(0, 5)),
+            ),
         ]
-    return tiny(servers=servers, nics=nics, switches=switches, optics=optics)
+    infra = [
+        dict(sku="RACK", name="r", vendor="Acme", kind="rack", rack_units=42, price_usd=draw(st.integers(500, 3000))),
+        dict(
+            sku="PDU", name="p", vendor="Acme", kind="pdu", capacity_kw=draw(st.sampled_from([11, 22])), price_usd=900
+        ),
+        dict(sku="SM", name="s", vendor="Acme", kind="subnet-manager", rack_units=1, price_usd=7000, power_w=300),
+    ]
+    return tiny(
+        servers=servers, nics=nics, switches=switches, optics=optics, infra=infra if draw(st.booleans()) else []
+    )
 
 
 @st.composite
@@ -246,7 +302,14 @@ def problems(draw):
                 "oversubscription": draw(st.sampled_from([[1.0], [1.0, 2.0]])),
                 "budget_usd": draw(st.sampled_from([None, 2e6, 8e6])),
                 "power_kw": draw(st.sampled_from([None, 100, 400])),
+                "topologies": draw(st.sampled_from([None, ["rail"], ["rail", "leaf-spine"]])),
             },
+            "layout": {
+                "rack_kw": draw(st.sampled_from([12, 40.8])),
+                "racks_per_row": draw(st.sampled_from([2, 8])),
+                "leaf_placement": draw(st.sampled_from(["auto", "end-of-row", "top-of-rack"])),
+            },
+            "include": {name: draw(st.booleans()) for name in ("storage_network", "inband_network", "racks")},
         }
     )
     return catalog, sc

@@ -9,7 +9,7 @@ import click
 
 from planner.cli.base import Quantity, calibration_option, catalog_option, main, wrote
 
-FABRICS = ("ib", "roce", "efa", "tcpx", "tcp")  # planner.assumptions.FABRICS, without importing the model
+FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")  # planner.assumptions.FABRICS, without importing the model
 
 
 def workload_options(func):

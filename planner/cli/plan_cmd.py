@@ -32,7 +32,11 @@ from planner.cli.base import (
 @click.option("--gpus", "fixed_gpus", type=click.IntRange(min=1), help="Require exactly this many GPUs.")
 @click.option("--gpu", "allowed_gpus", multiple=True, help="Allowed GPU (repeatable); overrides constraints.gpus.")
 @click.option(
-    "--fabric", "fabrics", multiple=True, type=click.Choice(["ib", "roce"]), help="Allowed fabric (repeatable)."
+    "--fabric",
+    "fabrics",
+    multiple=True,
+    type=click.Choice(["ib", "roce", "spectrum-x"]),
+    help="Allowed fabric (repeatable): ib, roce (lossless RoCE), spectrum-x.",
 )
 @micro_batches_option
 @click.option("--global-batch", type=click.IntRange(min=1), help="Override workload.global_batch.")

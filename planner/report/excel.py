@@ -17,6 +17,7 @@ import pandas as pd
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference
 from openpyxl.styles import Alignment
+from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__, binding, datacenter
@@ -105,10 +106,10 @@ def _quote(ws: Worksheet, plan: Plan) -> dict[str, object]:
     row += 1
     subtotals: dict[str, str] = {}
     sums: dict[str, float] = {}
-    categories = list(dict.fromkeys(b.category for b in plan.bom))
-    for category in categories:
+    sections = list(dict.fromkeys(b.section for b in plan.bom))  # servers, compute fabric, storage, ... racks
+    for category in sections:
         first = row
-        for line in (b for b in plan.bom if b.category == category):
+        for line in (b for b in plan.bom if b.section == category):
             for col, value in enumerate([line.category, line.vendor, line.sku, line.description], start=1):
                 put(ws, row, col, value)
             put(ws, row, QTY, line.quantity, NUM0).fill = INPUT_FILL
@@ -117,7 +118,7 @@ def _quote(ws: Worksheet, plan: Plan) -> dict[str, object]:
             put(ws, row, 8, line.source)
             put(ws, row, 9, line.confidence)
             row += 1
-        sums[category] = sum(b.quantity * b.unit_usd for b in plan.bom if b.category == category)
+        sums[category] = sum(b.quantity * b.unit_usd for b in plan.bom if b.section == category)
         put(ws, row, 4, f"Subtotal {category}", bold=True)
         formula(ws, row, EXT, f"=SUM(G{first}:G{row - 1})", USD, bold=True, value=sums[category])
         subtotals[category] = ref(ws, row, EXT, absolute=True)
@@ -156,6 +157,7 @@ def _quote(ws: Worksheet, plan: Plan) -> dict[str, object]:
     formula(ws, row + 2, EXT, f"=(G{subtotal}+G{row + 1})*F{row + 2}", USD, value=0.0)
     put(ws, row + 3, 4, "Grand total", bold=True)
     formula(ws, row + 3, EXT, f"=G{subtotal}+G{row + 1}+G{row + 2}", USD, bold=True, value=hardware)
+    _not_priced(ws, row + 5, plan, column=4)
     limits = {1: (10, 14), 2: (8, 18), 3: (8, 26), 4: (20, 40), 5: (9, 10), 6: (12, 15), 7: (14, 18)}
     fit_widths(ws, limits | {8: (12, 24), 9: (10, 12)}, from_row=head_row)
     fit_heights(ws)
@@ -192,15 +194,17 @@ def _summary(ws: Worksheet, plan: Plan, context: PlanContext, totals: dict) -> N
             + ("; " + ", ".join(f"{n} {t}" for t, n in c.switches_by_tier.items() if n) if c.tier else ""),
         ),
         ("Links", c.links or "none"),
-        ("Micro-batch", c.micro_batch),
-        ("Gradient accumulation", c.grad_accum if c.grad_accum else "not fixed (no global batch)"),
+        ("Racks and networks", _layout_text(plan)),
+        (
+            "Micro-batch x gradient accumulation",
+            f"{c.micro_batch} x {c.grad_accum}" if c.grad_accum else f"{c.micro_batch} (no global batch)",
+        ),
         ("Achieved TFLOPs per GPU", (m.achieved_tflops_per_gpu, NUM1)),
         ("MFU", (m.mfu, PCT)),
         ("Micro-step time (s)", (m.t_step_s, NUM1)),
         ("Tokens per second", (m.tokens_per_s, NUM0)),
         *_schedule_items(plan),
-        ("Memory per GPU (GiB)", (m.memory_per_gpu_gib, NUM1)),
-        ("Usable HBM (GiB)", (m.usable_hbm_gib, NUM1)),
+        ("Memory per GPU (GiB)", f"{m.memory_per_gpu_gib:.1f} of {m.usable_hbm_gib:.1f} usable"),
         ("Bound by", binding.label(m.binding, m.t_comm_exposed_s, m.t_step_s)),
     ]
     row = pairs(ws, row, "The answer", answer)
@@ -210,9 +214,11 @@ def _summary(ws: Worksheet, plan: Plan, context: PlanContext, totals: dict) -> N
     for note in plan.why or ["The cheapest configuration meeting every requirement."]:
         paragraph(ws, row, f"- {note}", 2)
         row += 1
+    if plan.not_priced:
+        put(ws, row + 1, 1, f"Not priced: {len(plan.not_priced)} items the totals leave out, listed on the Quote")
     fit_widths(ws, {1: (30, 46), 2: (24, 62)})
     fit_heights(ws)
-    print_setup(ws, landscape=False, pages_tall=1)  # the one page a reviewer reads first
+    print_setup(ws, landscape=False)  # the answer on page 1, running costs and reasons on page 2 (row break)
 
 
 def _schedule_items(plan: Plan) -> list[tuple[str, object]]:
@@ -252,12 +258,13 @@ def _cost_block(ws: Worksheet, row: int, plan: Plan, context: PlanContext, total
     for category, cell in totals.items():
         if category not in ("grand_total", "_capex"):
             put(ws, row, 1, category)
-            formula(ws, row, 2, f"={cell}", USD, value=cost.by_category.get(category, 0.0))
+            formula(ws, row, 2, f"={cell}", USD, value=cost.by_section.get(category, 0.0))
             row += 1
     capex = row
     put(ws, row, 1, "Capex: grand total (Quote, after discount and tax)", bold=True)
     formula(ws, row, 2, f"={totals['grand_total']}", USD, bold=True, value=totals["_capex"])
     row += 2
+    ws.row_breaks.append(Break(id=row - 1))  # page 1 answers and prices; page 2 runs the costs and says why
     put(ws, row, 1, "Running costs and TCO (yellow cells are inputs)", bold=True)
     row += 1
     cells: dict[str, int] = {}
@@ -326,6 +333,30 @@ def _line(ws: Worksheet, row: int, label: str, text: str, value: float, cells: d
     formula(ws, row, 2, text, USD0, value=value)
     cells[key] = row
     return row + 1
+
+
+def _not_priced(ws: Worksheet, row: int, plan: Plan, column: int) -> int:
+    """What the totals leave out, listed where finance reads the totals."""
+    if not plan.not_priced:
+        return row
+    put(ws, row, column, "Not priced (not in these totals)", bold=True)
+    for i, item in enumerate(plan.not_priced, start=1):
+        put(ws, row + i, column, item)
+    return row + len(plan.not_priced) + 1
+
+
+def _layout_text(plan: Plan) -> str:
+    lay = plan.layout
+    if not lay:
+        return "none"
+    parts = [
+        f"{lay['nodes_per_rack']} nodes per rack",
+        f"{lay['compute_racks']} compute + {lay['network_racks']} network racks",
+        f"{lay['pdus']} PDUs",
+        f"{lay['storage_switches']} storage, {lay['inband_switches']} in-band, {lay['oob_switches']} out-of-band "
+        f"switches, {lay['ufm_appliances']} UFM appliances",
+    ]
+    return "; ".join(parts)
 
 
 def _question(scenario: dict) -> list[tuple[str, object]]:

@@ -10,7 +10,15 @@ from planner import binding
 from planner.report.terminal import format_table
 from planner.units import format_count, format_gbps
 
-FABRIC_LABEL = {"ib": "IB", "roce": "RoCE", "efa": "EFA", "tcpx": "TCPX", "tcp": "TCP", "none": "none"}
+FABRIC_LABEL = {
+    "ib": "IB",
+    "roce": "RoCE",
+    "spectrum-x": "Spectrum-X",
+    "efa": "EFA",
+    "tcpx": "TCPX",
+    "tcp": "TCP",
+    "none": "none",
+}
 FRAMEWORK_LABEL = {"deepspeed": "DeepSpeed ZeRO-3", "fsdp": "PyTorch FSDP"}
 
 

@@ -31,13 +31,16 @@ def render(plan: Plan) -> str:
     out.append(f"  buy          {c.nodes} x {c.server}  ({c.gpus} x {c.gpu}, {c.gpus_per_node} per node)")
     if c.tier:
         switches = ", ".join(f"{n} {t}" for t, n in c.switches_by_tier.items() if n)
+        per_gpu = "one per GPU" if c.gpus_per_nic == 1 else f"one per {c.gpus_per_nic:g} GPUs"
         out.append(
-            f"  network      {c.nics_per_node} x {c.nic} per node = {_gbps(c.node_gbps)} usable, "
-            f"{FABRIC_LABEL[c.fabric]}"
+            f"  network      {c.nics_per_node} x {c.nic} per node ({per_gpu}) = {_gbps(c.node_gbps)} usable "
+            f"({_gbps(c.nic_usable_gbps)} per NIC in {c.nic_pcie}), {FABRIC_LABEL[c.fabric]}"
         )
-        out.append(f"  fabric       {c.fabric_text}: {switches} switch(es); links: {c.links}")
+        out.append(f"  fabric       {c.fabric_text}: {switches} switch(es)")
+        out.append(f"  links        {c.links}")
     else:
         out.append("  network      none: one node, collectives on NVLink")
+    out += _layout_lines(plan)
     accum = f", grad_accum {c.grad_accum}" if c.grad_accum else ""
     out.append(f"  batch        micro-batch {c.micro_batch}{accum}")
     out.append("")
@@ -55,7 +58,7 @@ def render(plan: Plan) -> str:
     out.append("")
     out.append(
         f"  capex        {format_usd(cost.capex_usd)}  ("
-        + ", ".join(f"{k} {format_usd(v)}" for k, v in cost.by_category.items())
+        + ", ".join(f"{k} {format_usd(v)}" for k, v in (cost.by_section or cost.by_category).items())
         + ")"
     )
     out.append(f"  power        {cost.power_kw:,.1f} kW nameplate, {cost.draw_kw:,.1f} kW training draw")
@@ -63,6 +66,8 @@ def render(plan: Plan) -> str:
     if plan.why:
         out += ["", "Why this plan:"] + [f"  - {w}" for w in plan.why]
     out += ["", "Bill of materials:", _bom_table(plan)]
+    if plan.not_priced:
+        out += ["", "Not priced (not in the capex above):"] + [f"  - {n}" for n in plan.not_priced]
     for title, items in (
         ("Best per fabric", plan.per_fabric),
         ("Best per NIC speed", plan.per_nic_speed),
@@ -130,20 +135,54 @@ def _range_text(m) -> str:
     )
 
 
-def _bom_table(plan: Plan) -> str:
-    records = [
-        {
-            "category": b.category,
-            "sku": b.sku,
-            "qty": b.quantity,
-            "unit_usd": b.unit_usd,
-            "extended_usd": b.extended_usd,
-            "source": b.source,
-        }
-        for b in plan.bom
+def _layout_lines(plan: Plan) -> list[str]:
+    """Racks, rows and the networks beside the compute fabric, in one glance."""
+    lay = plan.layout
+    if not lay:
+        return []
+    racks = f"{lay['compute_racks']} compute + {lay['network_racks']} network racks"
+    rows = f" in {lay['rows']} rows" if lay.get("rows") else ""
+    out = [
+        f"  layout       {lay['nodes_per_rack']} nodes per rack; {racks}{rows}; {lay['pdus']} PDUs; leaves "
+        f"{lay['leaf_placement'] or 'none'}; longest runs {lay['longest_node_run_m']:g} m node-leaf"
+        + (f", {lay['longest_switch_run_m']:g} m switch-switch" if lay.get("longest_switch_run_m") else "")
     ]
-    records.append({"category": "total", "extended_usd": plan.cost.capex_usd})
-    columns = ["category", "sku", "qty", "unit_usd", "extended_usd", "source"]
+    others = [
+        f"{lay[k]} {label}"
+        for k, label in (
+            ("storage_switches", "storage switches"),
+            ("inband_switches", "in-band switches"),
+            ("oob_switches", "out-of-band switches"),
+            ("ufm_appliances", "UFM appliances"),
+        )
+        if lay.get(k)
+    ]
+    if others:
+        out.append(f"  networks     {', '.join(others)}")
+    return out
+
+
+def _bom_table(plan: Plan) -> str:
+    """Lines grouped by section (compute fabric, storage, management, racks), each with its subtotal."""
+    records = []
+    sections = list(dict.fromkeys(b.section for b in plan.bom))
+    for section in sections:
+        lines = [b for b in plan.bom if b.section == section]
+        for b in lines:
+            records.append(
+                {
+                    "section": section,
+                    "category": b.category,
+                    "sku": b.sku,
+                    "qty": b.quantity,
+                    "unit_usd": b.unit_usd,
+                    "extended_usd": b.extended_usd,
+                    "source": b.source + (" (included)" if b.note else ""),
+                }
+            )
+        records.append({"section": f"  subtotal {section}", "extended_usd": sum(b.extended_usd for b in lines)})
+    records.append({"section": "total", "extended_usd": plan.cost.capex_usd})
+    columns = ["section", "category", "sku", "qty", "unit_usd", "extended_usd", "source"]
     return format_table(records, columns, max_width=44, wrap=("sku", "source"))
 
 
@@ -159,12 +198,13 @@ def _summary_table(items: list[Summary], objective: str) -> str:
             "capex_usd": s.cost.capex_usd,
             "tco_usd": s.cost.tco_usd,
             delta: s.delta_usd,
+            "tie": "tie" if s.tie else "",
         }
         for s in items
     ]
     days = ["days"] if any(s.metrics.training_days is not None for s in items) else []
     columns = ["option", "configuration", "tflops", *days, "capex_usd"]
-    columns += (["tco_usd"] if objective == "tco" else []) + [delta]
+    columns += (["tco_usd"] if objective == "tco" else []) + [delta, "tie"]
     return format_table(records, columns, max_width=72, wrap=("configuration",))
 
 
@@ -175,12 +215,12 @@ def _days(s: Summary) -> str:
 
 
 def bom_csv(plan: Plan) -> str:
-    """Bill of materials as CSV text. Cells that a spreadsheet would read as a formula are prefixed with '."""
+    """Bill of materials as CSV text: the lines, what is not priced, then the total (last). Cells that a
+    spreadsheet would read as a formula are prefixed with '."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(
-        ["category", "sku", "description", "vendor", "quantity", "unit_usd", "extended_usd", "source", "confidence"]
-    )
+    header = ["category", "sku", "description", "vendor", "quantity", "unit_usd", "extended_usd", "source"]
+    writer.writerow(header + ["confidence", "section", "note"])
     for b in plan.bom:
         writer.writerow(
             [
@@ -193,9 +233,13 @@ def bom_csv(plan: Plan) -> str:
                 f"{b.extended_usd:.2f}",
                 _text(b.source),
                 _text(b.confidence),
+                _text(b.section),
+                _text(b.note),
             ]
         )
-    writer.writerow(["total", "", "", "", "", "", f"{plan.cost.capex_usd:.2f}", "", ""])
+    for item in plan.not_priced:
+        writer.writerow(["not priced", "", _text(item), "", "", "", "", "", "", "", ""])
+    writer.writerow(["total", "", "", "", "", "", f"{plan.cost.capex_usd:.2f}", "", "", "", ""])
     return buffer.getvalue()
 
 
