@@ -67,6 +67,11 @@ class Candidates:
         return self.frame[self.frame["within_limits"]] if not self.frame.empty else self.frame
 
 
+def part_designs(catalog: Catalog, scenario: Scenario) -> Designs:
+    """Every node design of the scenario's allowed servers (planner/design.py)."""
+    return designs(catalog, scenario, allowed_servers(catalog, scenario))
+
+
 def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
     c = scenario.constraints
     servers = catalog.items("servers")
@@ -463,12 +468,13 @@ COLUMNS = list(
 )
 
 
-def build(catalog: Catalog, scenario: Scenario, calibration: Calibration) -> Candidates:
-    """The priced candidate table (cheapest first) and the bounds table of every performance key."""
+def build(catalog: Catalog, scenario: Scenario, calibration: Calibration, parts: Designs | None = None) -> Candidates:
+    """The priced candidate table (cheapest first) and the bounds table of every performance key. `parts`:
+    the scenario's designs when already built (they depend on its hardware, not on its requirement)."""
     work = scenario_training(catalog, scenario)
     req = Requirements.of(scenario)
-    servers = allowed_servers(catalog, scenario)
-    parts: Designs = designs(catalog, scenario, servers)
+    if parts is None:
+        parts = part_designs(catalog, scenario)
     rows = [_single_node_rows(parts.single, scenario)]
     if not parts.multi.empty:
         rows.append(_multi_node_rows(parts.multi, scenario))

@@ -275,13 +275,13 @@ class _Context:
         """The cheapest valid NIC-to-leaf link for each row's run; rows no link joins are dropped."""
         g, override = self.geometry, self.scenario.cabling.node_leaf_reach_m
         rows = self._one_rack(rows)
-        runs: dict = {}
-        rows["node_run_m"] = [
-            override or runs.setdefault(k, layout.longest_node_run_m(k[0], k[1], k[2] or None, g.racks_per_row, g))
-            for k in zip(rows["placement"], rows["nodes_per_rack"], rows["server_units"], strict=True)
-        ]
-        keys = list(zip(rows["server"], rows["nic"], rows["switch"], rows["fabric"], rows["node_run_m"], strict=True))
-        links = [self._link(*k) for k in keys]
+        codes, unique = pd.factorize(pd.MultiIndex.from_frame(rows[["placement", "nodes_per_rack", "server_units"]]))
+        runs = [override or layout.longest_node_run_m(p, npr, u or None, g.racks_per_row, g) for p, npr, u in unique]
+        rows["node_run_m"] = np.asarray(runs, dtype=float)[codes]
+        keys = pd.MultiIndex.from_frame(rows[["server", "nic", "switch", "fabric", "node_run_m"]])
+        codes, unique = pd.factorize(keys)  # a few dozen distinct links among thousands of rows
+        distinct = [self._link(*k) for k in unique]
+        links = [distinct[c] for c in codes]
         rows["link"] = links
         rows = rows[[lk is not None for lk in links]].reset_index(drop=True)
         rows["breakout"] = [lk.breakout for lk in rows["link"]]
@@ -398,16 +398,14 @@ class _Context:
 
     def _storage(self, rows: pd.DataFrame) -> pd.DataFrame:
         g = self.geometry
+        columns = ["server", "fabric", "switch", "nodes_per_rack", "server_units", "uplink_run_m"]
+        codes, unique = pd.factorize(pd.MultiIndex.from_frame(rows[columns]))  # designed once per distinct key
         out = []
-        for r in rows[
-            ["server", "fabric", "switch", "nodes_per_rack", "server_units", "uplink_run_m", "tier"]
-        ].itertuples(index=False):
-            run = layout.longest_node_run_m(
-                "middle-of-row", r.nodes_per_rack, r.server_units or None, g.racks_per_row, g
-            )
-            uplink_run = r.uplink_run_m or layout.uplink_run_m(0, g.racks_per_row, g)
-            out.append(self._storage_design(r.server, r.fabric, r.switch, run, uplink_run))
-        params = pd.DataFrame.from_records(out, index=rows.index)
+        for server, fabric, switch, npr, units, uplink_run_m in unique:
+            run = layout.longest_node_run_m("middle-of-row", npr, units or None, g.racks_per_row, g)
+            uplink_run = uplink_run_m or layout.uplink_run_m(0, g.racks_per_row, g)
+            out.append(self._storage_design(server, fabric, switch, run, uplink_run))
+        params = pd.DataFrame.from_records(out).iloc[codes].set_axis(rows.index)
         return pd.concat([rows, params], axis=1)
 
     def _storage_design(self, server: str, fabric: str, switch: str, run: float, uplink_run: float) -> dict:

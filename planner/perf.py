@@ -442,11 +442,22 @@ def _checkpointing(values) -> np.ndarray:
     return mapped.astype(str) if mapped.ndim else np.asarray(str(mapped))
 
 
+def _groups(*columns) -> tuple[np.ndarray, list[tuple]]:
+    """Each entry's group index and the distinct groups (tuples of the columns' values), by factorising each
+    column and combining the codes (far cheaper than a MultiIndex)."""
+    arrays = np.broadcast_arrays(*(np.atleast_1d(np.asarray(c, dtype=object)) for c in columns))
+    codes, uniques = zip(*(pd.factorize(a) for a in arrays), strict=True)
+    sizes = [max(len(u), 1) for u in uniques]
+    keys, inverse = np.unique(np.ravel_multi_index(codes, sizes), return_inverse=True)
+    indices = zip(*np.unravel_index(keys, sizes), strict=True)
+    groups = [tuple(u[i] for u, i in zip(uniques, index, strict=True)) for index in indices]
+    return inverse.reshape(-1), groups
+
+
 def _per_group(gpu, framework, fabric, lookup) -> np.ndarray:
     """lookup(gpu, framework, fabric) per entry, computed once per distinct combination."""
-    frame = pd.DataFrame({"g": gpu, "w": framework, "f": fabric})
-    codes, unique = pd.factorize(pd.MultiIndex.from_frame(frame))
-    return np.array([lookup(*key) for key in unique], dtype=float)[codes]
+    inverse, groups = _groups(gpu, framework, fabric)
+    return np.array([lookup(*key) for key in groups], dtype=float)[inverse]
 
 
 def _confidence_factor(cal: Calibration, gpu, framework, fabric, confidence) -> np.ndarray:
@@ -457,9 +468,9 @@ def _confidence_factor(cal: Calibration, gpu, framework, fabric, confidence) -> 
 
 def _range(cal: Calibration, gpu, framework, fabric) -> tuple[np.ndarray, np.ndarray]:
     """Measured / predicted at p10 and p90 for each entry's group (calibration.uncertainty)."""
-    low = _per_group(gpu, framework, fabric, lambda g, w, f: cal.range_factors(g, w, f)[0])
-    high = _per_group(gpu, framework, fabric, lambda g, w, f: cal.range_factors(g, w, f)[1])
-    return low, high
+    inverse, groups = _groups(gpu, framework, fabric)
+    factors = np.array([cal.range_factors(*key)[:2] for key in groups], dtype=float).reshape(-1, 2)[inverse]
+    return factors[:, 0], factors[:, 1]
 
 
 def _fill_architecture(c: dict) -> None:

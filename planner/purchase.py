@@ -97,10 +97,11 @@ def sized_candidates(
     if not reliability.applies(scenario) or scenario.reliability.goodput is not None:
         return scenario, cand.build(catalog, scenario, calibration)
     params = scenario_training(catalog, scenario).params
+    parts = cand.part_designs(catalog, scenario)  # goodput changes the need, not the hardware
     fraction, sized_for = 1.0, None
     while True:
         resolved = reliability.with_goodput(scenario, fraction)
-        table = cand.build(catalog, resolved, calibration)
+        table = cand.build(catalog, resolved, calibration, parts)
         if table.feasible.empty:
             return resolved, table
         nodes = int(table.feasible.iloc[0]["nodes"])
