@@ -416,15 +416,7 @@ COLUMNS = list(
     dict.fromkeys(
         [
             "server",
-            "gpu",
-            "peak_tflops",
-            "hbm_gib",
-            "hbm_gb_per_s",
-            "gpus_per_node",
-            "intra_node_gb_per_s",
-            "host_gbps",
-            "host_dram_gb_per_s",
-            "micro_batch",
+            *KEY,
             "nic",
             "nic_speed_gbps",
             "nics_per_node",
