@@ -7,16 +7,18 @@ reproduces planner/data/calibration_default.json.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from planner import assumptions as A
 from planner.errors import PlannerError
+from planner.fileio import read_text
+from planner.limits import MAX_CALIBRATION_BYTES, check_value, cut, short
+from planner.models import error_text
 from planner.resources import data_dir
+from planner.safeyaml import YamlProblem, load_json, load_yaml
 
 DEFAULT_FILE = "calibration_default.json"
 Fraction = Annotated[float, Field(gt=0, le=1)]  # an efficiency: above 0, at most all of peak
@@ -25,13 +27,16 @@ Fraction = Annotated[float, Field(gt=0, le=1)]  # an efficiency: above 0, at mos
 class Calibration(BaseModel):
     """Efficiencies that replace the priors in planner.assumptions. Missing entries fall back to them."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     eta_comp: dict[str, Fraction] = Field(default_factory=dict, description="GPU name -> fraction of peak")
     eta_net: dict[str, Fraction] = Field(default_factory=dict, description="fabric -> fraction of line rate")
     overlap: float = Field(A.OVERLAP_PRIOR.value, ge=0, le=1)
     source: str = "priors of planner.assumptions (no fit)"
     fit: dict = Field(default_factory=dict, description="how it was fitted: inputs, per-point errors, RMS")
+
+    # names and source end up in reports and workbooks: no control characters (planner.limits)
+    _text = field_validator("*", mode="before")(check_value)
 
     def eta_comp_for(self, gpu: str) -> float:
         if gpu in self.eta_comp:
@@ -69,19 +74,19 @@ def load_calibration(path: str | Path | None) -> Calibration:
     if path is None:
         return Calibration.default()
     path = Path(path)
+    text = read_text(path, MAX_CALIBRATION_BYTES, "calibration")
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlannerError(f"{path}: cannot read calibration file ({exc.strerror}); check the path") from None
+        data = load_json(text) if path.suffix.lower() == ".json" else load_yaml(text)
+    except YamlProblem as exc:
+        raise PlannerError(f"{path}: not valid JSON/YAML ({exc})") from None
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
         return Calibration.model_validate(data)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise PlannerError(f"{path}: not valid JSON/YAML ({str(exc).splitlines()[0]})") from None
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"]) or "(top level)"
-        raise PlannerError(f"{path}: {where}: {err['msg']}; write it with `planner calibrate`") from None
+        value = "" if err["type"] == "missing" else f" = {short(err.get('input'))}"
+        message = error_text(err) if err["type"] != "missing" else str(err["msg"])
+        raise PlannerError(f"{path}: {cut(where, 60)}{value}: {message}; write it with `planner calibrate`") from None
 
 
 _DEFAULT: Calibration | None = None

@@ -9,16 +9,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from planner import limits as L
 from planner.errors import ScenarioError
-from planner.models import Count, Params, _quantity
+from planner.fileio import InputFileError, read_text
+from planner.models import Count, Params, _quantity, count, error_text
+from planner.safeyaml import YamlProblem, load_yaml
 
 USD = _quantity("usd", "$30M", gt=0)
-KW = Annotated[float, BeforeValidator(lambda v: _kw(v)), Field(gt=0)]
+KW = Annotated[float, BeforeValidator(lambda v: _kw(v)), Field(gt=0, le=L.MAX_QUANTITY["w"] / 1e3)]
 Days = _quantity("days", "30d", gt=0)
 TFLOPs = _quantity("tflops", "40", gt=0)
+ModelParams = _quantity("count", "176B", gt=0, le=L.MAX_PARAMS)
 
 
 def _kw(value: object) -> object:
@@ -30,14 +42,25 @@ def _kw(value: object) -> object:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    # allow_inf_nan=False: a .inf or .nan in any float field is refused, never handed to the solver
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _sane(cls, value: object, info: ValidationInfo) -> object:
+        """Text without control characters, lists and dicts of at most MAX_LIST_ITEMS (sections are
+        checked field by field by their own model, so a problem names the field)."""
+        annotation = cls.model_fields[info.field_name].annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return value
+        return L.check_value(value, L.MAX_NAME_CHARS)
 
 
 class Workload(_Strict):
     model: str | None = Field(None, description="A model name from models.csv (gives params and architecture).")
-    params: Params | None = Field(None, description="Parameter count when no model is named, e.g. 176B.")
+    params: ModelParams | None = Field(None, description="Parameter count when no model is named, e.g. 176B.")
     seq_len: Count | None = Field(None, ge=1, description="Tokens per sequence (default: the model's).")
-    micro_batches: list[Annotated[Count, Field(ge=1)]] = Field(
+    micro_batches: list[count(ge=1, le=L.MAX_MICRO_BATCH)] = Field(
         default_factory=lambda: [1, 2, 4, 8], min_length=1, description="Micro-batch sizes the plan may pick."
     )
     global_batch: Count | None = Field(
@@ -64,7 +87,7 @@ class Workload(_Strict):
 
 
 class Requirement(_Strict):
-    gpus: Count | None = Field(None, ge=1, description="A fixed GPU count.")
+    gpus: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="A fixed GPU count.")
     tokens: Params | None = Field(None, description="Tokens to train, with days (a deadline).")
     days: Days | None = None
     min_tokens_per_s: Params | None = Field(None, description="A minimum total throughput.")
@@ -85,10 +108,12 @@ class Requirement(_Strict):
 
 class Objective(_Strict):
     kind: Literal["capex", "tco"] = "capex"
-    years: float = Field(5.0, gt=0, description="TCO horizon (Epoch AI: 5-year server life).")
-    usd_per_kwh: float = Field(0.0826, ge=0, description="US industrial 2025 (Epoch AI), datacenter_assumptions.")
+    years: float = Field(5.0, gt=0, le=L.MAX_YEARS, description="TCO horizon (Epoch AI: 5-year server life).")
+    usd_per_kwh: float = Field(
+        0.0826, ge=0, le=L.MAX_USD_PER_KWH, description="US industrial 2025 (Epoch AI), datacenter_assumptions."
+    )
     pue: float = Field(
-        1.25, ge=1, description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale)."
+        1.25, ge=1, le=L.MAX_PUE, description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale)."
     )
     server_draw_fraction: float = Field(0.75, gt=0, le=1, description="Training draw / server max power (Epoch AI).")
 
@@ -96,21 +121,25 @@ class Objective(_Strict):
 class Constraints(_Strict):
     budget_usd: USD | None = None
     power_kw: KW | None = Field(None, description="Cap on IT power at nameplate (servers, NICs, switches, optics).")
-    max_nodes: Count = Field(2048, ge=1)
+    max_nodes: Count = Field(2048, ge=1, le=L.MAX_NODES)
     gpus: list[str] | None = Field(None, description="Allowed GPU names or aliases.")
     servers: list[str] | None = Field(None, description="Allowed server names.")
-    gpus_per_node: list[Annotated[Count, Field(ge=1)]] | None = Field(None, description="Allowed node sizes.")
+    gpus_per_node: list[count(ge=1, le=L.MAX_GPUS_PER_NODE)] | None = Field(None, description="Allowed node sizes.")
     vendors: list[str] | None = Field(None, description="Allowed server vendors (substring, case-insensitive).")
     fabrics: list[Literal["ib", "roce"]] = Field(default_factory=lambda: ["ib", "roce"], min_length=1)
-    oversubscription: list[Annotated[float, Field(ge=1)]] = Field(
+    oversubscription: list[Annotated[float, Field(ge=1, le=L.MAX_OVERSUBSCRIPTION)]] = Field(
         default_factory=lambda: [1.0], min_length=1, description="Allowed leaf oversubscription ratios o (o:1)."
     )
-    max_nics_per_node: Count | None = Field(None, ge=1)
+    max_nics_per_node: count(ge=1, le=L.MAX_NICS_PER_NODE) | None = None
 
 
 class Cabling(_Strict):
-    node_leaf_reach_m: float = Field(3.0, gt=0, description="Cable length NIC to leaf (in-rack: DAC reaches).")
-    switch_reach_m: float = Field(30.0, gt=0, description="Cable length between switch tiers (fibre).")
+    node_leaf_reach_m: float = Field(
+        3.0, gt=0, le=L.MAX_REACH_M, description="Cable length NIC to leaf (in-rack: DAC reaches)."
+    )
+    switch_reach_m: float = Field(
+        30.0, gt=0, le=L.MAX_REACH_M, description="Cable length between switch tiers (fibre)."
+    )
 
 
 class CloudOptions(_Strict):
@@ -122,10 +151,10 @@ class CloudOptions(_Strict):
     pricing: list[Literal["ondemand", "spot", "reserved"]] = Field(
         default_factory=lambda: ["ondemand", "spot", "reserved"], min_length=1
     )
-    quota: dict[str, Annotated[Count, Field(ge=0)]] = Field(
+    quota: dict[str, count(ge=0, le=L.MAX_INSTANCES)] = Field(
         default_factory=dict, description="Most instances per instance type (or provider/instance)."
     )
-    max_instances: Count = Field(256, ge=1, description="Most instances of any one offering.")
+    max_instances: Count = Field(256, ge=1, le=L.MAX_INSTANCES, description="Most instances of any one offering.")
     spot_share_max: float = Field(1.0, ge=0, le=1, description="Largest share of instances on spot pricing.")
 
 
@@ -151,10 +180,12 @@ def apply_overrides(data: dict, overrides: dict[str, object], keep_none: bool = 
             continue
         node = data
         *parents, leaf = dotted.split(".")
+        if len(parents) >= L.MAX_NESTING_DEPTH:
+            raise ScenarioError(f"cannot override {L.short(dotted)}: at most {L.MAX_NESTING_DEPTH} dotted parts")
         for key in parents:
             node = node.setdefault(key, {})
             if not isinstance(node, dict):
-                raise ScenarioError(f"cannot override {dotted}: {key} is not a section")
+                raise ScenarioError(f"cannot override {L.short(dotted)}: {L.short(key)} is not a section")
         node[leaf] = value
     return data
 
@@ -164,11 +195,11 @@ def load_scenario(
 ) -> Scenario:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read scenario ({exc.strerror}); check the path") from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        data = load_yaml(read_text(path, L.MAX_SCENARIO_BYTES, "scenario"))
+    except InputFileError as exc:
+        raise ScenarioError(str(exc)) from None
+    except YamlProblem as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a YAML mapping with workload, requirement, target_tflops")
     data = apply_overrides(data, overrides or {})
@@ -176,14 +207,24 @@ def load_scenario(
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError("\n".join(_message(path, e) for e in exc.errors())) from None
+        raise ScenarioError("\n".join(validation_messages(str(path), exc))) from None
     base = path.parent
     return scenario.model_copy(update={"catalogs": [str((base / c).resolve()) for c in scenario.catalogs]})
 
 
-def _message(path: Path, err: dict) -> str:
-    where = ".".join(str(x) for x in err["loc"]) or "(top level)"
-    message = str(err["msg"]).removeprefix("Value error, ")
-    value = "" if err["type"] == "missing" else f" = {err.get('input')!r}"
+def validation_messages(label: str, exc: ValidationError) -> list[str]:
+    """One line per problem (the first MAX_ERROR_LINES, then how many more), each naming the field."""
+    errors = exc.errors()
+    lines = [_message(label, e) for e in errors[: L.MAX_ERROR_LINES]]
+    if len(errors) > L.MAX_ERROR_LINES:
+        lines.append(f"{label}: ... and {len(errors) - L.MAX_ERROR_LINES:,} more problems")
+    return lines
+
+
+def _message(label: str, err: dict) -> str:
+    """file: field = value: what is wrong. The value is cut to MAX_VALUE_CHARS: the input may be huge."""
+    where = ".".join(L.short(x, 40) if not isinstance(x, str) or len(x) > 40 else x for x in err["loc"])
+    message = L.cut(error_text(err) if err["type"] != "missing" else str(err["msg"]))
+    value = "" if err["type"] == "missing" else f" = {L.short(err.get('input'))}"
     hint = " (see `planner plan --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
-    return f"{path}: {where}{value}: {message}{hint}"
+    return f"{label}: {where or '(top level)'}{value}: {message}{hint}"

@@ -220,4 +220,4 @@ def test_bandwidth_single_node_is_not_called_reachable(run):
 def test_calibration_values_are_fractions(run, write):
     bad = write("c.json", '{"eta_comp": {"V100-32GB": 5}}')
     result = run("predict", *DS2928, "--node-gbps", "100", "--calibration", bad)
-    assert result.exit_code == 1 and "less than or equal to 1" in result.stderr
+    assert result.exit_code == 1 and "eta_comp.V100-32GB = 5: must be at most 1" in result.stderr
