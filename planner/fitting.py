@@ -21,13 +21,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 from scipy.optimize import least_squares
 
 from planner import perf
-from planner.api import Cluster, configuration_frame, workload
+from planner.api import Cluster, Workload, check_cluster, configuration_frame, workload
 from planner.calibration import Calibration
 from planner.catalog import Catalog, problem_from_pydantic
 from planner.errors import CatalogError, CatalogProblem, PlannerError
+from planner.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, text_problem
 from planner.models import CloudFabricField, Count, Gbps, Params
 from planner.tables import read_csv
 
@@ -38,7 +40,8 @@ BOUNDS = {"eta_comp": (0.05, 1.0), "eta_net": (0.05, 1.0), "overlap": (0.0, 1.0)
 
 
 class Measurement(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True)
+    # allow_inf_nan=False: an inf or nan cell is refused here, not found later as non-finite residuals
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True, allow_inf_nan=False)
 
     gpu: str
     gpus: Count = Field(ge=1)
@@ -54,11 +57,19 @@ class Measurement(BaseModel):
     qwz: bool = False
     hpz: bool = False
     qgz: bool = False
-    grad_bytes: float = 2.0
-    measured_tflops: float | None = Field(None, gt=0)
-    tflops_per_gpu_low: float | None = Field(None, ge=0)
-    tflops_per_gpu_high: float | None = Field(None, gt=0)
+    grad_bytes: float = Field(2.0, gt=0, le=8)
+    measured_tflops: float | None = Field(None, gt=0, le=1e7)
+    tflops_per_gpu_low: float | None = Field(None, ge=0, le=1e7)
+    tflops_per_gpu_high: float | None = Field(None, gt=0, le=1e7)
     note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_text(cls, data: object) -> object:
+        problem = text_problem(data) if isinstance(data, dict) else None
+        if problem:
+            raise PydanticCustomError("text", "{message}", {"column": problem[0], "message": problem[1]})
+        return data
 
     @model_validator(mode="after")
     def _has_target(self) -> Measurement:
@@ -74,7 +85,7 @@ class Measurement(BaseModel):
 
 def read_measurements(path: Path) -> list[tuple[int, Measurement]]:
     tables, problems = (
-        read_csv(path)
+        read_csv(path, MAX_MEASUREMENTS_BYTES, "measurements")
         if path.exists()
         else ([], [CatalogProblem(str(path), None, None, None, "file not found; check the path")])
     )
@@ -82,6 +93,9 @@ def read_measurements(path: Path) -> list[tuple[int, Measurement]]:
     for table in tables:
         if not table.header:
             problems.append(CatalogProblem(table.label, None, None, None, "empty: no header row found"))
+        if len(table.rows) > MAX_MEASUREMENT_ROWS:
+            message = f"{len(table.rows):,} measurements, more than {MAX_MEASUREMENT_ROWS:,}; fit a sample of them"
+            raise CatalogError([CatalogProblem(table.label, None, None, None, message)])
         for number, values in table.rows:
             record = {c: v for c, v in zip(table.header, values, strict=False) if c and v is not None}
             if "params" in record:
@@ -100,17 +114,32 @@ def read_measurements(path: Path) -> list[tuple[int, Measurement]]:
 def measurement_frame(
     catalog: Catalog, rows: list[tuple[int, Measurement]], tokens_per_gpu: float | None, label: str = "measurements"
 ) -> pd.DataFrame:
-    """The rows as one table for perf.evaluate. A row the model rejects is named by file and row."""
-    frames = []
+    """The rows as one table for perf.evaluate, in row order. A row the model rejects is named by file and
+    row. Rows of one workload become one frame (one pandas call, not one per row: 5,000 rows took 15 s)."""
+    groups: dict[Workload, list[tuple[int, Measurement, Cluster]]] = {}
     for number, m in rows:
         try:
-            frames.append(_row_frame(catalog, number, m, tokens_per_gpu))
+            work, cluster = _row_inputs(catalog, m, tokens_per_gpu)
         except PlannerError as exc:
             raise PlannerError(f"{label}:{number}: {exc}") from None
-    return pd.concat(frames, ignore_index=True)
+        groups.setdefault(work, []).append((number, m, cluster))
+    frames = []
+    for work, members in groups.items():
+        frame = configuration_frame(catalog, work, [cluster for _, _, cluster in members])
+        frame["row"] = [number for number, _, _ in members]
+        for column, field in (
+            ("measured_tflops", "measured_tflops"),
+            ("band_low", "tflops_per_gpu_low"),
+            ("band_high", "tflops_per_gpu_high"),
+        ):
+            values = [getattr(m, field) for _, m, _ in members]
+            frame[column] = [np.nan if v is None else float(v) for v in values]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True).sort_values("row", kind="stable", ignore_index=True)
 
 
-def _row_frame(catalog: Catalog, number: int, m: Measurement, tokens_per_gpu: float | None) -> pd.DataFrame:
+def _row_inputs(catalog: Catalog, m: Measurement, tokens_per_gpu: float | None) -> tuple[Workload, Cluster]:
+    """The workload and cluster of one row, checked (so an error names this row, not a group)."""
     tokens = m.tokens_per_gpu if m.tokens_per_gpu is not None else (None if m.micro_batch else tokens_per_gpu)
     if tokens is None and m.micro_batch is None:
         raise PlannerError("tokens per GPU unknown; add a tokens_per_gpu column or pass --tokens-per-gpu")
@@ -127,15 +156,10 @@ def _row_frame(catalog: Catalog, number: int, m: Measurement, tokens_per_gpu: fl
         qgz=m.qgz,
         grad_bytes=m.grad_bytes,
     )
-    frame = configuration_frame(catalog, work, [Cluster(m.gpu, m.gpus, m.gpus_per_node, m.node_gbps, m.fabric)])
-    frame["row"] = number
-    for column, value in (
-        ("measured_tflops", m.measured_tflops),
-        ("band_low", m.tflops_per_gpu_low),
-        ("band_high", m.tflops_per_gpu_high),
-    ):
-        frame[column] = np.nan if value is None else float(value)
-    return frame
+    cluster = Cluster(m.gpu, m.gpus, m.gpus_per_node, m.node_gbps, m.fabric)
+    check_cluster(cluster)
+    catalog.gpu(cluster.gpu)
+    return work, cluster
 
 
 def _unpack(x: np.ndarray, gpus: list[str], fabrics: list[str], source: str) -> Calibration:
