@@ -3,27 +3,46 @@ module per family; none of them holds modelling logic."""
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
 from planner import __version__
+from planner import limits as L
 from planner.errors import CatalogError, PlannerError
 from planner.units import parse_quantity
 
 
 class PlannerGroup(click.Group):
-    """Turns PlannerError into a one-line message per problem and its exit code: never a traceback."""
+    """Turns PlannerError into a one-line message per problem and its exit code: never a traceback. At
+    most MAX_ERROR_LINES lines of MAX_LINE_CHARS each: an error never floods the terminal."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except PlannerError as exc:
-            for line in str(exc).splitlines():
-                click.echo(f"error: {line}", err=True)
+            _echo_errors(str(exc).splitlines())
             if isinstance(exc, CatalogError) and len(exc.problems) > 1:
-                click.echo(f"error: {len(exc.problems)} problems found", err=True)
+                click.echo(f"error: {len(exc.problems):,} problems found", err=True)
             ctx.exit(exc.exit_code)
+        except OSError as exc:  # outside planner's own files: the solver's temporaries on a full disk
+            where = f"{exc.filename}: " if exc.filename else ""
+            full = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+            hint = " (a full disk or a file-size limit stopped the run; no output file was changed)" if full else ""
+            _echo_errors([f"{where}{exc.strerror or exc}{hint}"])
+            ctx.exit(1)
+        except (MemoryError, RecursionError) as exc:  # a last guard: the limits are meant to stop it first
+            _echo_errors([f"the input is too large or too deeply nested for this machine ({type(exc).__name__})"])
+            ctx.exit(1)
+
+
+def _echo_errors(lines: list[str]) -> None:
+    for line in lines[: L.MAX_ERROR_LINES + 1]:  # +1: a "... and N more" line of the error itself
+        click.echo(f"error: {L.cut(line)}", err=True)
+    if len(lines) > L.MAX_ERROR_LINES + 1:
+        click.echo(f"error: ... and {len(lines) - L.MAX_ERROR_LINES - 1:,} more lines", err=True)
 
 
 catalog_option = click.option(
@@ -49,10 +68,12 @@ def main() -> None:
 
 
 class Quantity(click.ParamType):
-    """A number with optional unit ("176B", "400Gbps"); must be > 0 unless allow_zero."""
+    """A number with optional unit ("176B", "400Gbps"); must be > 0 unless allow_zero, and at most
+    maximum (by default the dimension's ceiling in planner.limits)."""
 
-    def __init__(self, dimension: str, allow_zero: bool = False):
+    def __init__(self, dimension: str, allow_zero: bool = False, maximum: float | None = None):
         self.dimension, self.allow_zero = dimension, allow_zero
+        self.maximum = L.MAX_QUANTITY[dimension] if maximum is None else maximum
         self.name = dimension
 
     def convert(self, value, param, ctx):
@@ -61,7 +82,9 @@ class Quantity(click.ParamType):
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
         if number < 0 or (number == 0 and not self.allow_zero):
-            self.fail(f"must be positive, got {value!r}", param, ctx)
+            self.fail(f"must be positive, got {L.short(value)}", param, ctx)
+        if number > self.maximum:
+            self.fail(f"{L.short(value)} is out of range: at most {self.maximum:,.0f}", param, ctx)
         return number
 
 
@@ -76,19 +99,41 @@ set_option = click.option(
 
 
 def parse_settings(settings: Sequence[str]) -> dict[str, object]:
-    """--set KEY=VALUE pairs as scenario overrides; errors are usage errors (exit 2)."""
-    import yaml
+    """--set KEY=VALUE pairs as scenario overrides; errors are usage errors (exit 2). Values are read by
+    the same counting YAML loader as scenario files."""
+    from planner.safeyaml import YamlProblem, load_yaml
 
     out: dict[str, object] = {}
     for item in settings:
         key, sep, value = item.partition("=")
+        shown = L.short(item)
         if not sep or not key.strip():
-            raise click.UsageError(f"--set {item!r}: write it as KEY=VALUE, e.g. constraints.max_nodes=64")
+            raise click.UsageError(f"--set {shown}: write it as KEY=VALUE, e.g. constraints.max_nodes=64")
+        if key.count(".") >= L.MAX_NESTING_DEPTH:
+            raise click.UsageError(f"--set {shown}: the KEY has more than {L.MAX_NESTING_DEPTH} dotted parts")
         try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise click.UsageError(f"--set {item!r}: the value is not valid YAML") from None
+            out[key.strip()] = load_yaml(value)
+        except YamlProblem as exc:
+            raise click.UsageError(f"--set {shown}: the value is not valid YAML ({exc})") from None
     return out
+
+
+def command_inputs(
+    scenario: str | Path | None = None,
+    catalogs: Sequence[str | Path] = (),
+    calibration: str | Path | None = None,
+    measurements: str | Path | None = None,
+) -> list[tuple[str, str | Path | None]]:
+    """What a command reads, for planner.fileio.Outputs: an output may not overwrite any of them."""
+    from planner.resources import catalogs_dir
+
+    return [
+        ("scenario", scenario),
+        ("shipped catalog folder", catalogs_dir()),
+        *(("catalog", c) for c in catalogs),
+        ("calibration file", calibration),
+        ("measurements file", measurements),
+    ]
 
 
 solver_option = click.option(

@@ -11,6 +11,7 @@ from planner.cli.base import (
     Quantity,
     calibration_option,
     catalog_option,
+    command_inputs,
     main,
     micro_batches_option,
     parse_settings,
@@ -51,7 +52,7 @@ def cloud(scenario: str, **kw) -> None:
     """
     from planner.cloud import run as run_cloud
     from planner.errors import UsageError
-    from planner.fileio import write_text_atomic
+    from planner.fileio import Outputs
     from planner.report.cloud_text import render
     from planner.report.jsonout import dumps
     from planner.scenario import load_scenario
@@ -71,15 +72,19 @@ def cloud(scenario: str, **kw) -> None:
     loaded_scenario = load_scenario(scenario, overrides, parse_settings(kw.pop("settings")))
     from planner.calibration import load_calibration
 
-    loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
-    result = run_cloud(loaded, loaded_scenario, load_calibration(kw.pop("calibration")), kw.pop("solver"))
+    catalogs, calibration_path = [*loaded_scenario.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
+    outputs = Outputs(command_inputs(scenario, catalogs, calibration_path))
+    outputs.check("-o", output)
+    loaded = load_catalog(catalogs)
+    result = run_cloud(loaded, loaded_scenario, load_calibration(calibration_path), kw.pop("solver"))
     if output:
         if Path(output).suffix.lower() == ".xlsx":
             from planner.report.workbooks import write_cloud
 
-            write_cloud(result, Path(output))
+            outputs.add("-o", output, lambda tmp: write_cloud(result, tmp))
         else:
-            write_text_atomic(Path(output), dumps(result) + "\n")
+            outputs.add_text("-o", output, dumps(result))
+        outputs.commit()
     click.echo(dumps(result) if kw.pop("as_json") else render(result))
     if result["choice"] is None:
         from planner.errors import InfeasibleError

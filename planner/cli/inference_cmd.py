@@ -7,11 +7,12 @@ from pathlib import Path
 import click
 
 from planner.catalog import load_catalog
-from planner.cli.base import Quantity, calibration_option, catalog_option, main, solver_option
+from planner.cli.base import Quantity, calibration_option, catalog_option, command_inputs, main, solver_option
+from planner.limits import MAX_ALTERNATIVES, MAX_PARAMS
 
 
 @main.command()
-@click.option("--params", type=Quantity("count"), help="Model parameters, e.g. 175B.")
+@click.option("--params", type=Quantity("count", maximum=MAX_PARAMS), help="Model parameters, e.g. 175B.")
 @click.option("--model", help="A model from models.csv (gives params and architecture).")
 @click.option("--latency", type=Quantity("s"), required=True, help="Latency target per forward pass, e.g. 1s.")
 @click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Sequences decoded together.")
@@ -25,7 +26,7 @@ from planner.cli.base import Quantity, calibration_option, catalog_option, main,
 @click.option("--gpu", "gpus", multiple=True, help="Allowed GPU (repeatable).")
 @click.option("--max-machines", type=click.IntRange(min=1, max=256), default=16, show_default=True)
 @click.option("--budget", type=Quantity("usd"), help="Most the configuration may cost.")
-@click.option("--alternatives", type=click.IntRange(min=0), default=3, show_default=True)
+@click.option("--alternatives", type=click.IntRange(min=0, max=MAX_ALTERNATIVES), default=3, show_default=True)
 @click.option("--explain", is_flag=True, help="Print the bandwidth ladder and the latency by machine count.")
 @solver_option
 @calibration_option
@@ -47,14 +48,17 @@ def inference(**kw) -> None:
     """
     from planner.calibration import load_calibration
     from planner.errors import UsageError
-    from planner.fileio import write_text_atomic
+    from planner.fileio import Outputs
     from planner.inference import Serving
     from planner.inference import plan as plan_inference
     from planner.perf import estimated_layers
     from planner.report.inference_text import render
     from planner.report.jsonout import dumps
 
-    loaded = load_catalog(kw.pop("catalog_paths"))
+    catalogs, output = kw.pop("catalog_paths"), kw.pop("output")
+    outputs = Outputs(command_inputs(catalogs=catalogs, calibration=kw["calibration"]))
+    outputs.check("-o", output)
+    loaded = load_catalog(catalogs)
     params, model = kw.pop("params"), kw.pop("model")
     if (params is None) == (model is None):
         raise UsageError("give exactly one of --params (e.g. 175B) or --model")
@@ -64,7 +68,6 @@ def inference(**kw) -> None:
     else:
         layers = int(estimated_layers(params))
         hidden = int(layers * 128)
-    output = kw.pop("output")
     if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
         raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
     job = Serving(params * kw.pop("weight_bytes"), params, layers, hidden, kw.pop("batch"))
@@ -83,7 +86,8 @@ def inference(**kw) -> None:
         if Path(output).suffix.lower() == ".xlsx":
             from planner.report.workbooks import write_inference
 
-            write_inference(result, Path(output))
+            outputs.add("-o", output, lambda tmp: write_inference(result, tmp))
         else:
-            write_text_atomic(Path(output), dumps(result) + "\n")
+            outputs.add_text("-o", output, dumps(result))
+        outputs.commit()
     click.echo(dumps(result) if kw.pop("as_json") else render(result, kw.pop("explain")))

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from planner.catalog import Catalog, load_catalog
-from planner.cli.base import Quantity, calibration_option, catalog_option, main
+from planner.cli.base import Quantity, calibration_option, catalog_option, command_inputs, main
 from planner.report.terminal import format_table
 
 
@@ -135,13 +135,17 @@ def bandwidth(**kw) -> None:
     """
     from planner.api import bandwidth_table, node_gbps_needed
     from planner.calibration import load_calibration
+    from planner.fileio import Outputs
     from planner.report.jsonout import dumps
     from planner.report.perf_text import sweep_table
     from planner.units import format_count
 
-    loaded = load_catalog(kw.pop("catalog_paths"))
-    calibration = load_calibration(kw.pop("calibration"))
+    catalogs, calibration_path = kw.pop("catalog_paths"), kw.pop("calibration")
     as_json, target, output = kw.pop("as_json"), kw.pop("target_tflops"), kw.pop("output")
+    outputs = Outputs(command_inputs(catalogs=catalogs, calibration=calibration_path))
+    outputs.check("-o", output)
+    loaded = load_catalog(catalogs)
+    calibration = load_calibration(calibration_path)
     gpu, gpus, per_node = kw.pop("gpu"), kw.pop("gpus"), kw.pop("gpus_per_node")
     work = _workload(loaded, kw)
     table = node_gbps_needed(bandwidth_table(loaded, work, gpu, gpus, per_node, calibration), target)
@@ -153,7 +157,9 @@ def bandwidth(**kw) -> None:
         if Path(output).suffix.lower() != ".xlsx":
             raise UsageError(f"-o {output}: the bandwidth report is an .xlsx workbook")
         heading = f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU on {gpus} x {table.iloc[0]['gpu']}"
-        write_bandwidth(table, [_needed_record(r) for _, r in answers.iterrows()], heading, calibration, Path(output))
+        needed = [_needed_record(r) for _, r in answers.iterrows()]
+        outputs.add("-o", output, lambda tmp: write_bandwidth(table, needed, heading, calibration, tmp))
+        outputs.commit()
     if as_json:
         click.echo(
             dumps(
@@ -243,12 +249,16 @@ def calibrate(
       planner calibrate measurements.csv --tokens-per-gpu 2048 -o my-cal.json
       planner predict ... --calibration my-cal.json
     """
+    from planner.fileio import Outputs
     from planner.fitting import fit_file
     from planner.report.jsonout import dumps
 
+    outputs = Outputs(command_inputs(catalogs=catalog_paths, measurements=measurements))
+    outputs.check("-o", output)
     loaded = load_catalog(catalog_paths)
     calibration, report = fit_file(loaded, Path(measurements), tokens_per_gpu)
-    calibration.write(Path(output))
+    outputs.add_text("-o", output, calibration.model_dump_json(indent=2))
+    outputs.commit()
     if as_json:
         click.echo(dumps({"calibration": calibration.model_dump(), "points": report.to_dict("records")}))
         return

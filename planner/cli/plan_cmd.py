@@ -12,12 +12,14 @@ from planner.cli.base import (
     Quantity,
     calibration_option,
     catalog_option,
+    command_inputs,
     main,
     micro_batches_option,
     parse_settings,
     set_option,
     solver_option,
 )
+from planner.limits import MAX_ALTERNATIVES
 
 
 @main.command()
@@ -40,7 +42,11 @@ from planner.cli.base import (
 @click.option("--time-limit", type=Quantity("s"), help="Solver time limit per solve, e.g. 60s.")
 @click.option("--gap", type=click.FloatRange(min=0), help="Relative MIP gap at which to stop, e.g. 0.01.")
 @click.option(
-    "--alternatives", type=click.IntRange(min=0), default=3, show_default=True, help="Next-best distinct plans to list."
+    "--alternatives",
+    type=click.IntRange(min=0, max=MAX_ALTERNATIVES),
+    default=3,
+    show_default=True,
+    help="Next-best distinct plans to list.",
 )
 @calibration_option
 @click.option(
@@ -97,7 +103,7 @@ def _overrides(kw: dict) -> dict:
 def _run_plan(path: str, kw: dict) -> None:
     from planner.calibration import load_calibration
     from planner.errors import UsageError
-    from planner.fileio import write_text_atomic
+    from planner.fileio import Outputs
     from planner.planning import run
     from planner.report.jsonout import dumps
     from planner.report.plan_text import bom_csv, render
@@ -111,8 +117,12 @@ def _run_plan(path: str, kw: dict) -> None:
             f"-o {output}: write .xlsx (quote workbook), .json (the whole plan) or .csv (bill of materials)"
         )
     loaded_scenario = load_scenario(path, _overrides(kw), parse_settings(kw.pop("settings")))
-    loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
-    calibration = load_calibration(kw.pop("calibration"))
+    catalogs, calibration_path = [*loaded_scenario.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
+    outputs = Outputs(command_inputs(path, catalogs, calibration_path))
+    outputs.check("-o", output)  # before the solve: a bad target fails in a second, not after minutes
+    outputs.check("--csv", csv_path)
+    loaded = load_catalog(catalogs)
+    calibration = load_calibration(calibration_path)
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
     progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
     result = run(
@@ -127,7 +137,7 @@ def _run_plan(path: str, kw: dict) -> None:
     )
     comparison = _compare_cloud(loaded, loaded_scenario, calibration, result, solver, progress) if compare else None
     document = dumps({**result.model_dump(), **({"cloud_comparison": comparison} if compare else {})})
-    for target in (output, csv_path):
+    for option, target in (("-o", output), ("--csv", csv_path)):
         if not target:
             continue
         suffix = Path(target).suffix.lower()
@@ -138,10 +148,10 @@ def _run_plan(path: str, kw: dict) -> None:
             progress("sensitivity sweeps for the workbook")
             context = plan_workbook_context(loaded, loaded_scenario, result, calibration, solver)
             context.cloud_comparison = comparison
-            write_plan(result, context, Path(target))
+            outputs.add(option, target, lambda tmp, context=context: write_plan(result, context, tmp))
         else:
-            text = document if suffix == ".json" else bom_csv(result)
-            write_text_atomic(Path(target), text if text.endswith("\n") else text + "\n")
+            outputs.add_text(option, target, document if suffix == ".json" else bom_csv(result))
+    outputs.commit()  # all files or none
     click.echo(document if as_json else render(result))
     if compare and not as_json:
         from planner.report.cloud_text import render_comparison
