@@ -7,6 +7,7 @@ writes formulas, and its text is built by planner code, never from catalog or sc
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from openpyxl import Workbook
@@ -15,6 +16,8 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner.fileio import write_atomic
+from planner.limits import printable
+from planner.report.csvtext import FORMULA_LEADS
 
 USD = '"$"#,##0.00'
 USD0 = '"$"#,##0'
@@ -25,14 +28,21 @@ BOLD = Font(bold=True)
 TITLE = Font(bold=True, size=14)
 HEADER_FILL = PatternFill("solid", fgColor="DDE7F0")
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
-DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
+DANGEROUS = FORMULA_LEADS
 MAX_SHEET_NAME = 31  # Excel's limit
 
 
 def put(ws: Worksheet, row: int, col: int, value: object, fmt: str | None = None, bold: bool = False):
-    """Write a value; strings are forced to text (never a formula), numbers keep their type."""
+    """Write a value; strings are forced to text (never a formula), numbers keep their type.
+
+    Defence in depth: inputs are validated, but a control character that got through anyway (openpyxl
+    raises IllegalCharacterError on it, after the whole run succeeded) becomes U+FFFD, text is cut to
+    Excel's 32,767 characters, and inf/NaN (which Excel reports as a corrupt file) are written as text."""
     cell = ws.cell(row=row, column=col)
+    if isinstance(value, float) and not math.isfinite(value):
+        value = str(value)
     if isinstance(value, str):
+        value = printable(value)
         cell.value = value
         cell.data_type = "s"
         if value.startswith(DANGEROUS):
