@@ -66,6 +66,7 @@ MAX_NAME_CHARS = 1_000  # a scenario name or any other scenario text
 MAX_ERROR_LINES = 20  # then "... and N more problems"
 MAX_VALUE_CHARS = 80  # a value quoted in a message is cut to this many characters
 MAX_LINE_CHARS = 500  # one message line
+MAX_ERROR_BYTES = 1_600  # all the lines of one error printed together (a few more say how many were left out)
 
 # Text a person can see: tab, line feed and carriage return are ordinary in multi-line notes (and CSV
 # escaping neutralises a leading tab or CR); every other C0 control, DEL, the C1 controls and the XML

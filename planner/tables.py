@@ -173,8 +173,11 @@ EXCEL_MAX_ROWS = 1_048_576  # no real sheet has more; a hostile row number (r="9
 def _sheet_rows(sheet) -> list[tuple[int, list[object]]]:
     """Numbered non-blank rows, trailing empty cells dropped; at most MAX_TABLE_ROWS of MAX_TABLE_COLUMNS
     (openpyxl is told the bounds, so a sheet claiming A1:XFD1048576 is not padded to that size)."""
+    declared = sheet.max_column  # from the sheet's <dimension> tag (None when absent)
+    if declared and declared > L.MAX_TABLE_COLUMNS:
+        raise _TooBig(f"the sheet declares {declared:,} columns, more than the limit of {L.MAX_TABLE_COLUMNS}")
     numbered = []
-    width = L.MAX_TABLE_COLUMNS + 1
+    width = L.MAX_TABLE_COLUMNS + 1  # (without a dimension, cells past this column are not read)
     rows = sheet.iter_rows(min_row=1, max_row=EXCEL_MAX_ROWS, max_col=width, values_only=True)
     for n, row in enumerate(rows, start=1):
         if row.count(None) == len(row):  # the gaps openpyxl fills in: skip them fast

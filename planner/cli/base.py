@@ -16,8 +16,8 @@ from planner.units import parse_quantity
 
 
 class PlannerGroup(click.Group):
-    """Turns PlannerError into a one-line message per problem and its exit code: never a traceback. At
-    most MAX_ERROR_LINES lines of MAX_LINE_CHARS each: an error never floods the terminal."""
+    """Turns PlannerError into a one-line message per problem and its exit code: never a traceback, and
+    never a flood (see _echo_errors)."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -39,10 +39,18 @@ class PlannerGroup(click.Group):
 
 
 def _echo_errors(lines: list[str]) -> None:
-    for line in lines[: L.MAX_ERROR_LINES + 1]:  # +1: a "... and N more" line of the error itself
-        click.echo(f"error: {L.cut(line)}", err=True)
-    if len(lines) > L.MAX_ERROR_LINES + 1:
-        click.echo(f"error: ... and {len(lines) - L.MAX_ERROR_LINES - 1:,} more lines", err=True)
+    """The lines of an error, each cut to MAX_LINE_CHARS, as many as fit MAX_ERROR_LINES (+1: an error's
+    own "... and N more" line) and MAX_ERROR_BYTES; then how many more there were."""
+    shown, used = 0, 0
+    for line in lines:
+        text = f"error: {L.cut(line)}"
+        size = len(text.encode()) + 1
+        if shown > L.MAX_ERROR_LINES or (shown and used + size > L.MAX_ERROR_BYTES):
+            break
+        click.echo(text, err=True)
+        shown, used = shown + 1, used + size
+    if shown < len(lines):
+        click.echo(f"error: ... and {len(lines) - shown:,} more lines", err=True)
 
 
 catalog_option = click.option(
