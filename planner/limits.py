@@ -34,7 +34,8 @@ MAX_NESTING_DEPTH = 32  # scenarios nest 3 deep; also the most dotted parts of a
 # -- numbers
 MAX_QUANTITY_CHARS = 100  # "176B", "$36,000": longer text is not a quantity (and regexes stay linear)
 MAX_COUNT = 10**15  # any whole number: exact as a float and within a C long
-# the largest value of each dimension that parse_quantity accepts, in its canonical unit
+# the largest value of each dimension a quantity field or option accepts, in its canonical unit (a field may
+# say less)
 MAX_QUANTITY = {
     "count": 1e18,  # tokens to train
     "gbps": 1e7,
@@ -53,6 +54,7 @@ MAX_NICS_PER_NODE = 64  # servers.max_nics_per_node and constraints.max_nics_per
 MAX_INSTANCES = 10_000  # cloud.max_instances and each cloud.quota entry
 MAX_ALTERNATIVES = 20  # --alternatives: each is one more MILP solve
 MAX_MICRO_BATCH = 1_000_000
+MAX_SEARCH_PAIRS = 16  # allowed micro-batches x oversubscription ratios: each pair multiplies the plan's search
 MAX_PARAMS = 1e15  # model parameters
 MAX_YEARS = 50.0  # objective.years
 MAX_USD_PER_KWH = 10.0  # objective.usd_per_kwh

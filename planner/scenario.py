@@ -171,6 +171,19 @@ class Scenario(_Strict):
     cloud: CloudOptions = Field(default_factory=CloudOptions)
     catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
 
+    @model_validator(mode="after")
+    def _bounded_search(self) -> Scenario:
+        """Each micro-batch and oversubscription ratio multiplies the candidates the plan searches (4 x 4
+        takes ~10 s, 8 x 8 minutes): their product is capped."""
+        pairs = len(self.workload.micro_batches) * len(self.constraints.oversubscription)
+        if pairs > L.MAX_SEARCH_PAIRS:
+            raise ValueError(
+                f"workload.micro_batches ({len(self.workload.micro_batches)}) x constraints.oversubscription "
+                f"({len(self.constraints.oversubscription)}) = {pairs} combinations to search; at most "
+                f"{L.MAX_SEARCH_PAIRS}: allow fewer"
+            )
+        return self
+
 
 def apply_overrides(data: dict, overrides: dict[str, object], keep_none: bool = False) -> dict:
     """Set dotted keys ("constraints.budget_usd") in the raw scenario dict. None means "not given" and is
@@ -225,6 +238,8 @@ def _message(label: str, err: dict) -> str:
     """file: field = value: what is wrong. The value is cut to MAX_VALUE_CHARS: the input may be huge."""
     where = ".".join(L.short(x, 40) if not isinstance(x, str) or len(x) > 40 else x for x in err["loc"])
     message = L.cut(error_text(err) if err["type"] != "missing" else str(err["msg"]))
-    value = "" if err["type"] == "missing" else f" = {L.short(err.get('input'))}"
     hint = " (see `planner plan --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
-    return f"{label}: {where or '(top level)'}{value}: {message}{hint}"
+    if not where:  # a rule over several fields: its message names them
+        return f"{label}: {message}{hint}"
+    value = "" if err["type"] == "missing" else f" = {L.short(err.get('input'))}"
+    return f"{label}: {where}{value}: {message}{hint}"

@@ -215,6 +215,16 @@ def test_out_of_range_scenario_values(run, write, extra, fragments):
     refused(run("plan", path, "-q"), 1, str(path), *fragments)
 
 
+def test_search_size_is_capped(run, write):
+    scenario = write("s.yaml", SCENARIO)
+    many = "[" + ",".join(str(i) for i in range(1, 1001)) + "]"
+    refused(run("plan", scenario, "-q", "--set", f"workload.micro_batches={many}"), 1, "1000 combinations")
+    message = refused(run("plan", scenario, "-q", "--set", "constraints.oversubscription=[1,2,3,4,5]"), 1)
+    assert f"= 20 combinations to search; at most {L.MAX_SEARCH_PAIRS}" in message
+    ones = "[" + ",".join(["1"] * 1001) + "]"
+    refused(run("plan", scenario, "-q", "--set", f"workload.micro_batches={ones}"), 1, "1,001 items; at most 1,000")
+
+
 def test_out_of_range_options(run, write):
     scenario = write("s.yaml", SCENARIO)
     refused(run("plan", scenario, "-q", "--max-nodes", "1" + "0" * 19), 1, "constraints.max_nodes", "at most")
