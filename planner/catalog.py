@@ -66,12 +66,12 @@ class Catalog:
         return pd.DataFrame.from_records(records, columns=columns)
 
     def _records(self, kind: str, records: list[dict]) -> None:
-        for row in self.items(kind):
-            record = row.model_dump()
+        for key, row in self.rows[kind].items():
+            record = dict(row.__dict__)  # the field values as they are: model_dump is ~10x slower per row
             for name, value in record.items():
                 if isinstance(value, list):
                     record[name] = ";".join(value)
-            origin = self.origin(row)
+            origin = self.origins[(kind, key)]
             records.append({**record, "origin_file": origin.file, "origin_row": origin.row})
 
     # -- lookups by name, case-insensitive, aliases accepted; unknown names suggest close ones --
