@@ -115,6 +115,7 @@ class Outputs:
     def __init__(self, inputs: Iterable[tuple[str, str | Path | None]] = ()):
         self._inputs = [(what, Path(p)) for what, p in inputs if p]
         self._pending: list[tuple[str, Path, Path, Writer]] = []  # option, as given, resolved, writer
+        self._claimed: dict[Path, tuple[str, str]] = {}  # resolved target -> (option, label) that claimed it
 
     def check(self, option: str, path: str | Path | None) -> Path | None:
         """The resolved target of path, or a UsageError/PlannerError saying why it cannot be written."""
@@ -129,9 +130,9 @@ class Outputs:
         for what, source in self._inputs:
             if _is_input(target, source):
                 raise UsageError(f"{label}: that is the {what} {source} this command reads; write elsewhere")
-        for other_option, other_given, other, _ in self._pending:
-            if other == target:
-                raise UsageError(f"{label}: {other_option} {other_given} writes the same file; give two paths")
+        other_option, other_label = self._claimed.setdefault(target, (option, label))
+        if other_option != option:
+            raise UsageError(f"{label}: {other_label} writes the same file; give two paths")
         return target
 
     def add(self, option: str, path: str | Path, write: Writer) -> None:

@@ -511,11 +511,14 @@ def test_a_failing_second_output_leaves_the_first_untouched(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.csv"]
 
 
-def test_same_target_twice_is_refused(tmp_path):
+def test_same_target_twice_is_refused_before_the_work(run, write, tmp_path):
     outputs = Outputs()
-    outputs.add_text("-o", tmp_path / "x.csv", "a")
+    outputs.check("-o", tmp_path / "x.csv")
     with pytest.raises(PlannerError, match="writes the same file"):
-        outputs.add_text("--csv", tmp_path / "." / "x.csv", "b")
+        outputs.check("--csv", tmp_path / "." / "x.csv")
+    scenario = write("s.yaml", SCENARIO)
+    target = tmp_path / "bom.csv"
+    refused(run("plan", scenario, "-q", "-o", target, "--csv", target), 2, "writes the same file")
 
 
 def test_output_that_is_an_input_is_refused(run, write, tmp_path):
