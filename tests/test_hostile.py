@@ -233,6 +233,9 @@ def test_out_of_range_options(run, write):
     refused(run("plan", scenario, "-q", "--budget", "1e400"), 2, "--budget")
     refused(run("plan", scenario, "-q", "--alternatives", "1000000"), 2, "--alternatives")
     refused(run("inference", "--params", "1e30", "--latency", "1s"), 2, "--params", "out of range")
+    refused(run("plan", scenario, "-q", "--gap", "nan"), 2, "--gap", "not a finite number")
+    refused(run("cloud", scenario, "--spot-share", "nan"), 2, "--spot-share", "not a finite number")
+    refused(run("inference", "--params", "175B", "--latency", "1s", "--weight-bytes", "nan"), 2, "--weight-bytes")
 
 
 def test_huge_numbers_in_catalog_cells(run, write):

@@ -4,6 +4,7 @@ module per family; none of them holds modelling logic."""
 from __future__ import annotations
 
 import errno
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -93,6 +94,16 @@ class Quantity(click.ParamType):
             self.fail(f"must be positive, got {L.short(value)}", param, ctx)
         if number > self.maximum:
             self.fail(f"{L.short(value)} is out of range: at most {self.maximum:,.0f}", param, ctx)
+        return number
+
+
+class FiniteRange(click.FloatRange):
+    """click.FloatRange that also refuses nan and inf (nan passes every comparison of a range check)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{L.short(value)} is not a finite number", param, ctx)
         return number
 
 

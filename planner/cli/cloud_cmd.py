@@ -8,6 +8,7 @@ import click
 
 from planner.catalog import load_catalog
 from planner.cli.base import (
+    FiniteRange,
     Quantity,
     calibration_option,
     catalog_option,
@@ -33,7 +34,7 @@ from planner.cli.base import (
     type=click.Choice(["ondemand", "spot", "reserved"]),
     help="Allowed pricing model (repeatable).",
 )
-@click.option("--spot-share", type=click.FloatRange(0, 1), help="Override cloud.spot_share_max.")
+@click.option("--spot-share", type=FiniteRange(0, 1), help="Override cloud.spot_share_max.")
 @micro_batches_option
 @solver_option
 @calibration_option

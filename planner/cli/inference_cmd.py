@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from planner.catalog import load_catalog
-from planner.cli.base import Quantity, calibration_option, catalog_option, command_inputs, main, solver_option
+from planner.cli.base import (
+    FiniteRange,
+    Quantity,
+    calibration_option,
+    catalog_option,
+    command_inputs,
+    main,
+    solver_option,
+)
 from planner.limits import MAX_ALTERNATIVES, MAX_PARAMS
 
 
@@ -18,7 +26,7 @@ from planner.limits import MAX_ALTERNATIVES, MAX_PARAMS
 @click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Sequences decoded together.")
 @click.option(
     "--weight-bytes",
-    type=click.FloatRange(min=0.25, max=4),
+    type=FiniteRange(min=0.25, max=4),
     default=2.0,
     show_default=True,
     help="Bytes per weight: 2 fp16/bf16, 1 int8, 0.5 int4.",

@@ -9,6 +9,7 @@ import click
 
 from planner.catalog import load_catalog
 from planner.cli.base import (
+    FiniteRange,
     Quantity,
     calibration_option,
     catalog_option,
@@ -40,7 +41,7 @@ from planner.limits import MAX_ALTERNATIVES
 @click.option("--zeropp", is_flag=True, default=None, help="Turn on all three ZeRO++ options.")
 @solver_option
 @click.option("--time-limit", type=Quantity("s"), help="Solver time limit per solve, e.g. 60s.")
-@click.option("--gap", type=click.FloatRange(min=0), help="Relative MIP gap at which to stop, e.g. 0.01.")
+@click.option("--gap", type=FiniteRange(min=0), help="Relative MIP gap at which to stop, e.g. 0.01.")
 @click.option(
     "--alternatives",
     type=click.IntRange(min=0, max=MAX_ALTERNATIVES),
