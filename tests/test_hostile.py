@@ -607,6 +607,17 @@ def test_file_size_limit_is_one_line_and_changes_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
 
 
+def test_a_full_disk_under_the_solver_is_one_line(run, write, monkeypatch):
+    import planner.planning
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")  # as pulp's model file write on a full /tmp raises
+
+    monkeypatch.setattr(planner.planning, "run", full_disk)
+    message = refused(run("plan", write("s.yaml", SCENARIO), "-q"), 1, "cannot write (No space left on device)")
+    assert message.count("\n") == 1 and "no output file was changed" in message
+
+
 # ---------------------------------------------------------------- CSV injection
 
 

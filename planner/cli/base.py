@@ -28,15 +28,25 @@ class PlannerGroup(click.Group):
             if isinstance(exc, CatalogError) and len(exc.problems) > 1:
                 click.echo(f"error: {len(exc.problems):,} problems found", err=True)
             ctx.exit(exc.exit_code)
-        except OSError as exc:  # outside planner's own files: the solver's temporaries on a full disk
-            where = f"{exc.filename}: " if exc.filename else ""
-            full = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
-            hint = " (a full disk or a file-size limit stopped the run; no output file was changed)" if full else ""
-            _echo_errors([f"{where}{exc.strerror or exc}{hint}"])
+        except OSError as exc:  # outside planner's own files (those are WriteErrors): the solver's temporaries
+            _echo_errors([_os_error_line(exc)])
             ctx.exit(1)
         except (MemoryError, RecursionError) as exc:  # a last guard: the limits are meant to stop it first
             _echo_errors([f"the input is too large or too deeply nested for this machine ({type(exc).__name__})"])
             ctx.exit(1)
+
+
+def _os_error_line(exc: OSError) -> str:
+    if exc.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc.strerror or exc)
+    import tempfile
+
+    # the solver's model files go to the temporary folder (TMPDIR); planner's outputs are not touched
+    where = exc.filename or f"a temporary file in {tempfile.gettempdir()}"
+    return (
+        f"{where}: cannot write ({exc.strerror}): a full disk or a file-size limit (ulimit -f); free space or "
+        "set TMPDIR; no output file was changed"
+    )
 
 
 def _echo_errors(lines: list[str]) -> None:
