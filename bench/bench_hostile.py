@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+DATABASE = REPO / "planner" / "data" / "measurements.csv"
 PLANNER = [sys.executable, "-m", "planner"]
 SCENARIO = """name: test
 workload:
@@ -172,6 +173,12 @@ def make_inputs(d: Path) -> None:
         f"V100,{16 * (1 + i % 64)},16,{100 * (1 + i % 8)},ib,176B,2048,{20 + i % 20}\n" for i in range(5000)
     )
     w("m5000.csv", MEASURED + points)
+    groups = "".join(f"V100,{16 * (1 + i % 8)},16,100,ib,176B,2048,20,set{i}\n" for i in range(100))
+    w("m_groups.csv", MEASURED.strip() + ",source_group\n" + groups)
+    quantiles = {"p5": -1e300, "p10": -0.1, "p25": 0.0, "p50": 0.0, "p75": 0.1, "p90": 0.2, "p95": 0.3}
+    w("cal_quantiles.json", json.dumps({"uncertainty": {"all": quantiles}}))
+    w("layout.yaml", SCENARIO + "layout:\n  rack_units: 48\n  reserved_units: 48\n")
+    w("reliability.yaml", SCENARIO + "reliability:\n  restart_minutes: .inf\n")
     xlsx(d / "bomb_cell.xlsx", big_cell)
     xlsx(d / "bomb_rows.xlsx", many_rows)
     xlsx(d / "bomb_sst.xlsx", one_shared, shared_strings)
@@ -240,13 +247,20 @@ CASES = [
     ("-o a symlink to /dev/null", ["plan", "ok.yaml", "-q", "-o", "out/null.json"], None),
     ("-o a FIFO", ["calibrate", "m_ok.csv", "-o", "out/fifo.json"], None),
     ("catalog list --format csv with formulas", [*LIST, "--catalog", "nics_formula.csv", "--format", "csv"], 0),
+    ("validate: 100 source groups (100 fits)", ["validate", "m_groups.csv", "-q"], None),
+    ("calibration uncertainty -1e300", [*PREDICT, "--calibration", "cal_quantiles.json"], None),
+    ("layout: every unit reserved", ["plan", "layout.yaml", "-q"], None),
+    ("reliability.restart_minutes: .inf", ["plan", "reliability.yaml", "-q"], None),
+    ("--confidence nan", ["plan", "ok.yaml", "-q", "--confidence", "nan"], None),
+    ("predict --grad-accum 1e30", [*PREDICT, "--grad-accum", "1" + "0" * 30], None),
+    ("calibrate -o the shipped database", ["calibrate", "-q", "-o", str(DATABASE)], None),
 ]  # fmt: skip
 
 
 def snapshot(d: Path) -> dict[str, tuple[int, str]]:
     """Type and content hash of every file in d, and of the devices the cases name."""
     out = {}
-    for path in [*d.rglob("*"), Path("/dev/null"), Path("/dev/full"), Path("/dev/zero")]:
+    for path in [*d.rglob("*"), Path("/dev/null"), Path("/dev/full"), Path("/dev/zero"), DATABASE]:
         try:
             mode = os.lstat(path).st_mode
         except OSError:

@@ -1,5 +1,6 @@
-"""Solve time against the number of candidate configurations, for the MILP (CBC, and HiGHS when installed)
-and for brute-force enumeration. Not a test: run it by hand and quote the table.
+"""Solve time against the number of candidate configurations: the purchase MILP over the whole table (CBC, and
+HiGHS when installed) against the exact priced table (every candidate at its smallest feasible node count,
+numpy, as `planner plan` prices them). Not a test: run it by hand and quote the table.
 
     python bench/bench_solve.py                      # 100 .. 100,000 candidates
     python bench/bench_solve.py --sizes 100 1000     # a quick look
@@ -16,8 +17,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from planner import bruteforce, fabric, solve
+from planner import costing, fabric, sizing
+from planner.candidates import PARAMS
 from planner.errors import SolverError
+from planner.optimize import buy
 from planner.scenario import Scenario
 
 
@@ -54,10 +57,6 @@ def synthetic(count: int, seed: int = 0) -> pd.DataFrame:
             "uplink_w": rng.uniform(0, 20, count).round(),
         }
     )
-    frame["allowed_nodes"] = None
-    split = [fabric.leaf_split(p, o) for p, o in zip(frame["switch_ports"], frame["oversubscription"], strict=True)]
-    frame["leaf_down"], frame["leaf_up"] = [s[0] for s in split], [s[1] for s in split]
-    frame["agg_down"] = frame["switch_ports"] // 2
     cap = [
         fabric.max_down_ports(t, p, o) * b // e
         for t, p, o, b, e in zip(
@@ -70,10 +69,33 @@ def synthetic(count: int, seed: int = 0) -> pd.DataFrame:
         )
     ]
     frame["n_hi"] = np.minimum(frame["n_hi"], cap)
+    frame = frame.assign(**NEUTRAL, cage_endpoints=frame["breakout"])
     return frame[frame["n_lo"] <= frame["n_hi"]].reset_index(drop=True)
 
 
+# Plain leaf-spine in rows, no racks, storage or management networks: the compute-fabric MILP alone.
+NEUTRAL = dict(
+    ports_per_cage=1, rail=False, rails=1, rail_endpoints=1, su_nodes=1, tor=False, rack_leaves=1,
+    nodes_per_rack=4, racks_per_row=8, row_network_rack=False, usable_units=44, rack_w=40_800.0,
+    pdus_compute=0, pdus_network=0, count_pdus=False, switch_units=1, storage_ports_per_node=0, storage_down=1,
+    storage_up=0, storage_switch_ports=1, storage_cage_endpoints=1, storage_switch_units=0, storage_switch_w=0.0,
+    inband_ports_per_node=0, inband_down=1, inband_switch_units=0, inband_switch_w=0.0, oob_ports_per_switch=0,
+    ufm_count=0, ufm_units=0, ufm_w=0.0,
+)  # fmt: skip
+
+
 SCENARIO = Scenario.model_validate({"workload": {"params": "70B"}, "requirement": {"gpus": 8}, "target_tflops": 1})
+
+
+def priced_minimum(frame: pd.DataFrame) -> float:
+    """The cheapest candidate at its smallest node count, vectorised (what candidates._price computes)."""
+    nodes = frame["n_lo"].to_numpy()
+    q = sizing.quantities({c: frame[c].to_numpy() for c in PARAMS}, nodes)
+    coef = {
+        c: frame[c].to_numpy(float) for c in frame.columns if c.endswith(("_usd", "_w")) or c == "endpoints_per_node"
+    }
+    cost = costing.configuration_cost(coef, nodes, **costing.priced_quantities(q))
+    return float(cost.capex_usd.min())
 
 
 def timed(func):
@@ -89,29 +111,29 @@ def main() -> None:
     args = parser.parse_args()
     solvers = ["cbc"] + (["highs"] if _highs() else [])
     print(
-        f"{'candidates':>10}  {'brute force s':>13}  " + "  ".join(f"{s + ' MILP s':>12}" for s in solvers) + "  agree"
+        f"{'candidates':>10}  {'priced table s':>14}  " + "  ".join(f"{s + ' MILP s':>12}" for s in solvers) + "  agree"
     )
     for size in args.sizes:
         frame = synthetic(size)
-        reference, t_bf = timed(lambda f=frame: bruteforce.best(f, SCENARIO))
+        reference, t_table = timed(lambda f=frame: priced_minimum(f))
         cells, agree = [], True
         for name in solvers:
             try:
-                sol, t = timed(lambda f=frame, n=name: solve.solve(f, SCENARIO, n, args.time_limit))
+                sol, t = timed(lambda f=frame, n=name: buy.optimize(f, SCENARIO, n, args.time_limit))
             except SolverError:  # no incumbent within the time limit (building the model counts too)
                 cells.append(f"{'> limit':>12}")
                 agree = False
                 continue
             cells.append(f"{t:12.2f}")
-            agree &= sol is not None and abs(sol.objective_usd - reference[0]) <= 1e-6 * reference[0]
+            agree &= sol is not None and abs(sol.result.objective - reference) <= 1e-6 * reference
         verdict = "yes" if agree else ("n/a" if "> limit" in "".join(cells) else "NO")
-        print(f"{len(frame):>10,}  {t_bf:13.2f}  " + "  ".join(cells) + f"  {verdict}", flush=True)
+        print(f"{len(frame):>10,}  {t_table:14.3f}  " + "  ".join(cells) + f"  {verdict}", flush=True)
 
 
 def _highs() -> bool:
-    import pulp
+    from planner.optimize.solver import highs_available
 
-    return pulp.HiGHS().available()
+    return highs_available()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""Candidate configurations for the MILP: one row per
+"""The candidate table of a purchase: one row per
     server x NIC x NICs per node x fabric x switch x tier x oversubscription x micro-batch
-with the performance model's node-count range and every cost and power coefficient the formulation needs.
+(plus one single-node row per server x micro-batch), each priced exactly at its smallest feasible node count.
 
 Node-count bounds are exact, by bisection on functions proven monotone in the node count N (N >= 2):
   * achieved TFLOPs/GPU never rises with N (the ring share (n-1)/n and the latency both grow), so the
@@ -10,50 +10,66 @@ Node-count bounds are exact, by bisection on functions proven monotone in the no
     proportionally: every term of t_comm has the form a*(1 - 1/(cN)) or c + dN, whose elasticity is <= 1;
     so a deadline or throughput requirement gives a lower bound.
 One node is a candidate of its own (no NICs, no switches), since 1 -> 2 nodes can lower cluster throughput.
+
+Every cost and power term is non-decreasing in N (nodes, NIC ports and ceil-sized switch counts all grow), so
+a candidate's cheapest use is its smallest feasible N, and a budget or power cap that excludes that size
+excludes every larger one: the priced table is exact, and the MILP needs only the rows that can win.
 """
 
 from __future__ import annotations
 
-import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from planner import fabric, perf
-from planner.api import Workload
-from planner.api import workload as make_workload
-from planner.assumptions import nic_effective_gbps
+from planner import costing, fabric, perf, sizing
+from planner import design as design_module
 from planner.calibration import Calibration
 from planner.catalog import Catalog
+from planner.design import Designs, designs
 from planner.errors import ScenarioError
-from planner.formulation import usd_per_watt_drawn
-from planner.models import NicRow, ServerRow, SwitchRow
+from planner.rows import ServerRow
 from planner.scenario import Scenario
+from planner.workload import Requirements, Training, fast_enough, fits_memory, meets_target, scenario_training
 
-SECONDS_PER_DAY = 86400.0
+# Columns that identify a performance key: the node's shape and bandwidth, and the micro-batch.
+KEY = [
+    "gpu",
+    "peak_tflops",
+    "hbm_gib",
+    "hbm_gb_per_s",
+    "gpus_per_node",
+    "intra_node_gb_per_s",
+    "host_gbps",
+    "host_dram_gb_per_s",
+    "micro_batch",
+    "node_gbps_eff",
+    "fabric",
+]
+# A distinct configuration (what alternatives and no-good cuts tell apart): tiers are variants of one; a
+# rail-optimised fabric is a configuration of its own.
+GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "micro_batch"]
 
 
-def scenario_workload(catalog: Catalog, scenario: Scenario) -> Workload:
-    w = scenario.workload
-    if w.model is None and w.seq_len is None:
-        raise ScenarioError(
-            "workload.seq_len is required with workload.params (with workload.model the model's "
-            "own seq_len is the default)"
-        )
-    return make_workload(
-        catalog,
-        params=w.params,
-        model=w.model,
-        micro_batch=1,
-        seq_len=w.seq_len,
-        checkpointing=w.checkpointing,
-        flash_attention=w.flash_attention,
-        qwz=w.qwz,
-        hpz=w.hpz,
-        qgz=w.qgz,
-        grad_bytes=w.grad_bytes,
-        hierarchical=w.hierarchical,
-    )
+@dataclass(frozen=True)
+class Candidates:
+    """The priced table (every row with a non-empty node range; `within_limits` marks those within the
+    budget and power caps) and the bounds table of every performance key (for explanations)."""
+
+    frame: pd.DataFrame
+    bounds: pd.DataFrame
+    training: Training
+    requirements: Requirements
+
+    @property
+    def feasible(self) -> pd.DataFrame:
+        return self.frame[self.frame["within_limits"]] if not self.frame.empty else self.frame
+
+
+def part_designs(catalog: Catalog, scenario: Scenario) -> Designs:
+    """Every node design of the scenario's allowed servers (planner/design.py)."""
+    return designs(catalog, scenario, allowed_servers(catalog, scenario))
 
 
 def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
@@ -77,58 +93,30 @@ def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
     return servers
 
 
+def nic_counts(server: ServerRow, scenario: Scenario) -> list[int]:
+    """The compute-NIC counts a node may have: the server's real configurations (fixed on DGX; one NIC per
+    GPU or per 2, 4 ... GPUs on HGX), within the scenario's max_nics_per_node."""
+    cap = scenario.constraints.max_nics_per_node
+    return [c for c in server.nic_configurations() if cap is None or c <= cap]
+
+
 # ---------------------------------------------------------------- performance over node counts
 
 
-def _perf_keys(catalog: Catalog, scenario: Scenario, work: Workload, servers: list[ServerRow]) -> pd.DataFrame:
-    """Distinct (server shape, effective node Gbps, fabric, micro-batch) rows the bounds depend on."""
-    c = scenario.constraints
-    rows = []
-    nics = catalog.items("nics")
-    for server in servers:
-        gpu = catalog.gpu(server.gpu)
-        shape = dict(
-            gpu=gpu.name,
-            peak_tflops=gpu.peak_bf16_tflops,
-            hbm_gib=gpu.hbm_gib,
-            gpus_per_node=server.gpus_per_node,
-            intra_node_gb_per_s=server.intra_node_gb_per_s,
-        )
-        speeds = {
-            (_nic_gbps(nic, server) * k, f)
-            for nic in nics
-            for f in nic.fabrics
-            if f in c.fabrics
-            for k in range(1, _max_nics(server, scenario) + 1)
-        }
-        for mb in scenario.workload.micro_batches:
-            rows.append({**shape, "micro_batch": mb, "node_gbps": 1.0, "fabric": "ib", "single": True})
-            for gbps, fab in speeds:
-                for o in c.oversubscription:
-                    rows.append({**shape, "micro_batch": mb, "node_gbps": gbps / o, "fabric": fab, "single": False})
-    keys = pd.DataFrame(rows).drop_duplicates(ignore_index=True)
-    for name, value in dataclasses.asdict(work).items():
-        if name not in ("micro_batch", "model_name"):
-            keys[name] = value
-    return keys
+def evaluate_at(keys: pd.DataFrame, nodes, work: Training, calibration: Calibration, confidence=None) -> dict:
+    """The model for each key at `nodes` nodes (array or scalar): the arrays of perf.evaluate_arrays (at the
+    pessimistic outcome of `confidence` when given)."""
+    columns = {c: keys[c].to_numpy() for c in KEY}
+    columns["node_gbps"] = columns.pop("node_gbps_eff")
+    columns["gpus"] = np.asarray(nodes, dtype=np.int64) * keys["gpus_per_node"].to_numpy(dtype=np.int64)
+    for name, value in work.perf_columns().items():
+        columns.setdefault(name, value)
+    out = perf.evaluate_arrays(columns, calibration, len(keys), confidence)
+    out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], columns["node_gbps"]
+    return out
 
 
-def _nic_gbps(nic: NicRow, server: ServerRow) -> float:
-    return nic_effective_gbps(nic.speed_gbps, server.pcie_gen)
-
-
-def _max_nics(server: ServerRow, scenario: Scenario) -> int:
-    cap = scenario.constraints.max_nics_per_node
-    return min(server.max_nics_per_node, cap) if cap else server.max_nics_per_node
-
-
-def evaluate_at(keys: pd.DataFrame, nodes: np.ndarray, calibration: Calibration) -> pd.DataFrame:
-    frame = keys.copy()
-    frame["gpus"] = np.asarray(nodes, dtype=np.int64) * frame["gpus_per_node"].to_numpy()
-    return perf.evaluate(frame, calibration)
-
-
-def _bisect(keys, lo, hi, test, calibration, want_max: bool) -> np.ndarray:
+def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=None) -> np.ndarray:
     """Per row, by bisection on [lo, hi]: with want_max, the largest N whose test is true (true for small N,
     false beyond), else lo - 1; otherwise the smallest N whose test is true (false, then true), else hi + 1."""
     lo, hi = lo.astype(np.int64).copy(), hi.astype(np.int64).copy()
@@ -136,7 +124,7 @@ def _bisect(keys, lo, hi, test, calibration, want_max: bool) -> np.ndarray:
     while (active := lo <= hi).any():
         rows = np.flatnonzero(active)
         mid = (lo[rows] + hi[rows]) // 2
-        ok = test(evaluate_at(keys.iloc[rows], mid, calibration))
+        ok = test(evaluate_at(keys.iloc[rows], mid, work, calibration, confidence))
         found[rows] = np.where(ok, mid, found[rows])
         if want_max:
             lo[rows], hi[rows] = np.where(ok, mid + 1, lo[rows]), np.where(ok, hi[rows], mid - 1)
@@ -145,42 +133,74 @@ def _bisect(keys, lo, hi, test, calibration, want_max: bool) -> np.ndarray:
     return found
 
 
-def required_tokens_per_s(scenario: Scenario) -> float | None:
-    r = scenario.requirement
-    if r.tokens is not None:
-        return r.tokens / (r.days * SECONDS_PER_DAY)
-    return r.min_tokens_per_s
+def _memory_bound(keys, lo, hi, work, calibration) -> np.ndarray:
+    """The smallest node count whose memory fits (hi + 1 when none): memory per GPU is A/n + B (sharded
+    states, and terms the GPU count does not change), so two evaluations give A and B per key, the bound
+    is ceil(A / ((usable - B) G)), and one more evaluation settles rounding."""
+    one, two = (evaluate_at(keys, nodes, work, calibration) for nodes in (1, 2))
+    per_node = keys["gpus_per_node"].to_numpy(dtype=float)
+    m1, m2 = np.asarray(one["memory_per_gpu_gib"]), np.asarray(two["memory_per_gpu_gib"])
+    a = (m1 - m2) / (1 / per_node - 1 / (2 * per_node))  # GiB x GPUs
+    b = m1 - a / per_node
+    room = np.asarray(one["usable_hbm_gib"]) - b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimate = np.where(room > 0, np.ceil(a / (room * per_node) - 1e-9), np.inf)
+    nodes = np.clip(np.nan_to_num(estimate, posinf=hi.max() + 1), lo, hi + 1).astype(np.int64)
+    inside = nodes <= hi
+    if inside.any():  # rounding: the model itself decides at the estimate
+        fits = fits_memory(evaluate_at(keys[inside], nodes[inside], work, calibration))
+        nodes[np.flatnonzero(inside)[~fits]] += 1
+    return np.where(nodes > hi, hi + 1, nodes)
 
 
-def node_bounds(keys: pd.DataFrame, scenario: Scenario, calibration: Calibration) -> pd.DataFrame:
+def _scan_target(keys, lo, hi, req, work, calibration, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """With offload, achieved TFLOPs/GPU first rises with N (less optimizer work per node) then falls (more
+    communication): per key, the first node count meeting the target and the end of that first run, by
+    evaluating every count (exact; used only for offloaded training)."""
+    first, last = hi + 1, lo - 1
+    done = np.zeros(len(keys), dtype=bool)
+    for start in range(int(lo.min()), int(hi.max()) + 1, chunk):
+        counts = np.arange(start, start + chunk)
+        rows = np.repeat(np.arange(len(keys)), len(counts))
+        nodes = np.tile(counts, len(keys))
+        ev = evaluate_at(keys.iloc[rows], nodes, work, calibration, req.confidence)
+        ok = meets_target(ev, req).reshape(len(keys), -1)
+        ok &= (counts >= lo[:, None]) & (counts <= hi[:, None])
+        for i in np.flatnonzero(~done):
+            run = np.flatnonzero(ok[i])
+            if first[i] > hi[i] and run.size:
+                first[i] = counts[run[0]]
+            if first[i] <= hi[i]:
+                beyond = np.flatnonzero(~ok[i] & (counts > first[i]) & (counts <= hi[i]))
+                if beyond.size:
+                    last[i], done[i] = counts[beyond[0]] - 1, True
+                elif start + chunk > hi[i]:
+                    last[i], done[i] = hi[i], True
+    return first, last
+
+
+def node_bounds(keys: pd.DataFrame, work: Training, req: Requirements, max_nodes: int, calibration) -> pd.DataFrame:
     """n_lo, n_hi per perf key (n_lo > n_hi: no feasible node count) and why the range is what it is."""
-    target = scenario.target_tflops or 0.0
-    need = required_tokens_per_s(scenario)
     single = keys["single"].to_numpy()
-    per_node = keys["gpus_per_node"].to_numpy()
-    cap = np.full(len(keys), scenario.constraints.max_nodes, dtype=np.int64)
+    per_node = keys["gpus_per_node"].to_numpy(dtype=np.int64)
     lo = np.where(single, 1, 2)
-    hi = np.where(single, 1, cap)
-    fixed = scenario.requirement.gpus
-    if fixed is not None:  # a fixed GPU count pins N; single-node keys only when it is one node
-        n_fixed = np.where(fixed % per_node == 0, fixed // per_node, 0)
-        valid = np.where(single, n_fixed == 1, (n_fixed >= 2) & (n_fixed <= cap))
+    hi = np.where(single, 1, max_nodes)
+    if req.gpus is not None:  # a fixed GPU count pins N; single-node keys only when it is one node
+        n_fixed = np.where(req.gpus % per_node == 0, req.gpus // per_node, 0)
+        valid = np.where(single, n_fixed == 1, (n_fixed >= 2) & (n_fixed <= max_nodes))
         lo, hi = np.where(valid, n_fixed, 1), np.where(valid, n_fixed, 0)
 
-    def meets_target(ev):
-        return (ev["achieved_tflops_per_gpu"] >= target - 1e-9).to_numpy()
-
-    def fits(ev):
-        return ev["fits_memory"].to_numpy()
-
-    n_target = _bisect(keys, lo, hi, meets_target, calibration, want_max=True)
-    n_memory = _bisect(keys, lo, hi, fits, calibration, want_max=False)
-    n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
+    c = req.confidence
+    n_memory = _memory_bound(keys, lo, hi, work, calibration)
+    if work.offload == "none":
+        n_target = _bisect(keys, lo, hi, lambda ev: meets_target(ev, req), work, calibration, True, c)
+        n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
+    else:  # offload time falls with N while communication grows: scan for the interval meeting the target
+        n_first, n_target = _scan_target(keys, lo, hi, req, work, calibration)
+        n_lo, n_hi = np.maximum.reduce([lo, n_memory, n_first]), np.minimum(hi, n_target)
     n_speed = lo
-    if need is not None:
-        n_speed = _bisect(
-            keys, lo, hi, lambda ev: (ev["tokens_per_s"] >= need * (1 - 1e-12)).to_numpy(), calibration, want_max=False
-        )
+    if req.tokens_per_s is not None:
+        n_speed = _bisect(keys, lo, hi, lambda ev: fast_enough(ev, req), work, calibration, False, c)
         n_lo = np.maximum(n_lo, n_speed)
     out = keys.copy()
     out["n_lo"], out["n_hi"] = n_lo, n_hi
@@ -189,234 +209,305 @@ def node_bounds(keys: pd.DataFrame, scenario: Scenario, calibration: Calibration
     return out
 
 
-# ---------------------------------------------------------------- expansion to priced candidates
+# ---------------------------------------------------------------- the table
 
 
-def _node_cost(server: ServerRow, nic: NicRow | None, nics: int) -> tuple[float, float]:
-    """Server plus the NICs not already in its price; nameplate power."""
-    if nic is None:
-        return server.price_usd, server.power_w
-    extra = max(0, nics - server.included_count(nic.sku))
-    return server.price_usd + extra * nic.price_usd, server.power_w + extra * nic.power_w
-
-
-def _allowed_nodes(scenario: Scenario, per_node: int, mb: int, lo: int, hi: int) -> list[int] | None:
-    """With a fixed global batch only node counts with a whole grad_accum are allowed."""
-    gb = scenario.workload.global_batch
-    if gb is None:
-        return None
-    if gb % (per_node * mb):
-        return []
-    quotient = gb // (per_node * mb)
-    return [n for n in range(max(lo, 1), min(hi, quotient) + 1) if quotient % n == 0]
-
-
-def build(catalog: Catalog, scenario: Scenario, calibration: Calibration) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(candidates, bounds): priced candidate rows with a non-empty node range, and the bounds table of
-    every perf key (for explaining infeasibility)."""
-    work = scenario_workload(catalog, scenario)
-    servers = allowed_servers(catalog, scenario)
-    bounds = node_bounds(_perf_keys(catalog, scenario, work, servers), scenario, calibration)
-    index = {_key(r): r for r in bounds.to_dict("records")}
-    rows: list[dict] = []
-    for server in servers:
-        for mb in scenario.workload.micro_batches:
-            rows += _single_node_rows(index, scenario, server, mb)
-            rows += _multi_node_rows(catalog, index, scenario, server, mb)
-    frame = pd.DataFrame(rows)
-    if not frame.empty:
-        frame = _prune_dominated(frame)
-    return frame, bounds
-
-
-def _key(r: dict) -> tuple:
-    return (
-        r["gpu"],
-        r["gpus_per_node"],
-        r["intra_node_gb_per_s"],
-        r["micro_batch"],
-        round(r["node_gbps"], 9),
-        r["fabric"],
-        bool(r["single"]),
-    )
-
-
-def _range_ok(scenario, server, mb, lo, hi):
-    if lo > hi:
-        return None
-    allowed = _allowed_nodes(scenario, server.gpus_per_node, mb, lo, hi)
-    if allowed is not None:
-        if not allowed:
-            return None
-        lo, hi = allowed[0], allowed[-1]
-    return lo, hi, allowed
-
-
-def _single_node_rows(index, scenario, server, mb) -> list[dict]:
-    b = index[(server.gpu, server.gpus_per_node, server.intra_node_gb_per_s, mb, 1.0, "ib", True)]
-    found = _range_ok(scenario, server, mb, int(b["n_lo"]), int(b["n_hi"]))
-    if found is None:
-        return []
-    price, power = _node_cost(server, None, 0)
-    return [_row(server, mb, None, 0, "none", None, 0, 1.0, 1.0, found, price, power, None, 0)]
-
-
-def _multi_node_rows(catalog, index, scenario, server, mb) -> list[dict]:
-    c, rows = scenario.constraints, []
-    optics = catalog.items("optics")
-    # with a TCO objective a link option's watts cost energy over the horizon; for capex only its price counts
-    watt = usd_per_watt_drawn(scenario.objective) if scenario.objective.kind == "tco" else 0.0
-    for nic in catalog.items("nics"):
-        for fab in (f for f in nic.fabrics if f in c.fabrics):
-            switches = [s for s in catalog.items("switches") if s.fabric == fab]
-            for nics in range(1, _max_nics(server, scenario) + 1):
-                node_gbps = _nic_gbps(nic, server) * nics
-                price, power = _node_cost(server, nic, nics)
-                for switch in switches:
-                    b = fabric.breakout(switch.port_gbps, nic.port_gbps)
-                    if not b or b > switch.max_breakout:
-                        continue
-                    links = fabric.node_links(
-                        optics, fab, nic.port_gbps, switch.port_gbps, b, scenario.cabling.node_leaf_reach_m, watt
-                    )
-                    up = fabric.switch_links(optics, fab, switch.port_gbps, scenario.cabling.switch_reach_m, watt)
-                    if links is None:
-                        continue
-                    for o in c.oversubscription:
-                        key = (
-                            server.gpu,
-                            server.gpus_per_node,
-                            server.intra_node_gb_per_s,
-                            mb,
-                            round(node_gbps / o, 9),
-                            fab,
-                            False,
-                        )
-                        bound = index[key]
-                        endpoints_per_node = nics * nic.ports
-                        for tier in (1, 2, 3) if o == 1 else (2, 3):
-                            if tier > 1 and up is None:
-                                continue
-                            cap = fabric.max_down_ports(tier, switch.ports, o) * b // endpoints_per_node
-                            found = _range_ok(scenario, server, mb, int(bound["n_lo"]), min(int(bound["n_hi"]), cap))
-                            if found is None:
-                                continue
-                            rows.append(
-                                _row(
-                                    server,
-                                    mb,
-                                    nic,
-                                    nics,
-                                    fab,
-                                    switch,
-                                    tier,
-                                    o,
-                                    node_gbps,
-                                    found,
-                                    price,
-                                    power,
-                                    (links, up),
-                                    b,
-                                )
-                            )
+def _multi_node_rows(multi: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    """Every multi-node design at every micro-batch; performance at node bandwidth / o, except where a
+    rail-optimised fabric keeps a job within one scalable unit (design._su_split)."""
+    rows = multi.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
+    rows["node_gbps_eff"] = np.where(rows["su_local"], rows["node_gbps"], rows["node_gbps"] / rows["oversubscription"])
+    rows["single"] = False
     return rows
 
 
-def _row(server, mb, nic, nics, fab, switch: SwitchRow | None, tier, o, node_gbps, found, price, power, links, b):
-    lo, hi, allowed = found
-    (endpoint_items, port_items, link_text), up = links if links else ((None, None, ""), None)
-    down, upp = fabric.leaf_split(switch.ports, o) if switch else (0, 0)
-    return {
-        "server": server.name,
-        "gpu": server.gpu,
-        "gpus_per_node": server.gpus_per_node,
-        "intra_node_gb_per_s": server.intra_node_gb_per_s,
-        "micro_batch": mb,
-        "nic": nic.sku if nic else None,
-        "nic_speed_gbps": nic.speed_gbps if nic else 0.0,
-        "nics_per_node": nics,
-        "nic_port_gbps": nic.port_gbps if nic else 0.0,
-        "endpoints_per_node": nics * (nic.ports if nic else 0),
-        "node_gbps": node_gbps if nic else 0.0,
-        "fabric": fab,
-        "switch": switch.sku if switch else None,
-        "tier": tier,
-        "oversubscription": o,
-        "switch_ports": switch.ports if switch else 0,
-        "breakout": b,
-        "leaf_down": down,
-        "leaf_up": upp,
-        "agg_down": fabric.agg_down(switch.ports) if switch else 0,
-        "n_lo": lo,
-        "n_hi": hi,
-        "allowed_nodes": allowed,
-        "node_usd": price,
-        "node_w": power,
-        "switch_usd": switch.price_usd if switch else 0.0,
-        "switch_w": switch.power_w if switch else 0.0,
-        "endpoint_usd": endpoint_items.usd if endpoint_items else 0.0,
-        "endpoint_w": endpoint_items.watts if endpoint_items else 0.0,
-        "port_usd": port_items.usd if port_items else 0.0,
-        "port_w": port_items.watts if port_items else 0.0,
-        "uplink_usd": up[0].usd if up else 0.0,
-        "uplink_w": up[0].watts if up else 0.0,
-        "endpoint_skus": endpoint_items.skus if endpoint_items else (),
-        "port_skus": port_items.skus if port_items else (),
-        "uplink_skus": up[0].skus if up else (),
-        "links": link_text + (f"; uplinks {up[1]}" if up and tier > 1 else ""),
-    }
+def _single_node_rows(single: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    rows = single.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
+    # a single node has no network: its key is evaluated at a nominal 1 Gbps (no traffic crosses it)
+    return rows.assign(node_gbps_eff=1.0, single=True)
 
 
-_SAME = [
-    "gpu",
-    "gpus_per_node",
-    "intra_node_gb_per_s",
-    "micro_batch",
-    "node_gbps",
-    "nic_port_gbps",
+def _performance_keys(servers: pd.DataFrame, configs: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    """Every distinct (node shape, usable node bandwidth / oversubscription, fabric, micro-batch) a NIC
+    configuration gives, whether or not a switch and link connect it (the explanations of an empty table need
+    the bounds of every speed), plus the single-node key of each server."""
+    c = scenario.constraints
+    servers = servers[["server", *(k for k in KEY if k not in ("micro_batch", "node_gbps_eff", "fabric"))]]
+    parts = [servers.assign(node_gbps_eff=1.0, fabric="ib", single=True)]
+    if not configs.empty:
+        multi = configs.merge(servers, on="server")
+        multi = multi.explode("nic_fabrics").rename(columns={"nic_fabrics": "fabric"})
+        multi = multi[multi["fabric"].isin(c.fabrics)]
+        ratios = pd.DataFrame({"oversubscription": sorted({1.0, *c.oversubscription})})
+        multi = multi.merge(ratios, how="cross")
+        multi["node_gbps_eff"] = multi["node_gbps"] / multi["oversubscription"]
+        parts.append(multi.assign(single=False))
+    keys = pd.concat(parts, ignore_index=True)
+    keys = keys.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
+    keys["node_gbps_eff"] = keys["node_gbps_eff"].astype(float).round(9)
+    return keys[[*KEY, "single"]].drop_duplicates(ignore_index=True)
+
+
+def _attach_bounds(rows: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
+    """The node bounds of each row's performance key (single nodes: the key at a nominal 1 Gbps IB)."""
+    rows = rows.assign(node_gbps_eff=rows["node_gbps_eff"].astype(float).round(9))
+    rows["key_fabric"] = np.where(rows["single"], "ib", rows["fabric"])
+    columns = [*KEY, "single", "n_lo", "n_hi"]
+    renamed = bounds[columns].rename(columns={"fabric": "key_fabric", "n_lo": "key_lo", "n_hi": "key_hi"})
+    on = [c if c != "fabric" else "key_fabric" for c in KEY] + ["single"]
+    return rows.merge(renamed, on=on, how="left").drop(columns="key_fabric")
+
+
+def _capacity_nodes(rows: pd.DataFrame) -> np.ndarray:
+    """The most nodes each row's fabric holds (ports and leaves of its tier), by the closed form at the
+    scenario's largest count: bisection on the monotone `fits`."""
+    lo = np.zeros(len(rows), dtype=np.int64)
+    hi = np.minimum(rows["cap_hi"].to_numpy(np.int64), 10**6)
+    params = {c: rows[c].to_numpy() for c in PARAMS}
+    while (active := lo < hi).any():
+        mid = np.where(active, (lo + hi + 1) // 2, hi)
+        fits = sizing.quantities(params, mid)["fits"]
+        lo, hi = np.where(active & fits, mid, lo), np.where(active & ~fits, mid - 1, hi)
+    return lo
+
+
+def _node_range(rows: pd.DataFrame, req: Requirements, max_nodes: int) -> pd.DataFrame:
+    """[n_lo, n_hi] per row: the key's bounds within the fabric's capacity and the row's regime caps; with a
+    global batch, only node counts giving a whole grad_accum (divisors of global_batch / (G x micro_batch))."""
+    rows = rows.assign(cap_hi=np.minimum(rows["cap_hi"].to_numpy(np.int64), max_nodes))
+    cap = np.where(rows["single"], 1, _capacity_nodes(rows))
+    hi = np.minimum(rows["key_hi"].to_numpy(np.int64), cap)
+    lo = np.maximum(rows["key_lo"].to_numpy(np.int64), rows["cap_lo"].to_numpy(np.int64))
+    if req.global_batch is not None:
+        per_step = rows["gpus_per_node"].to_numpy(np.int64) * rows["micro_batch"].to_numpy(np.int64)
+        quotient = np.where(req.global_batch % per_step == 0, req.global_batch // per_step, 0)
+        lo, hi = _divisors_within(quotient, lo, np.minimum(hi, quotient))
+    rows = rows.assign(n_lo=lo, n_hi=hi)
+    return rows[(rows["n_lo"] <= rows["n_hi"]) & rows["rack_fits"]].reset_index(drop=True)
+
+
+def _divisors_within(quotient: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the smallest and the largest divisor of quotient in [lo, hi] (lo > hi when none)."""
+    new_lo, new_hi = np.ones_like(lo), np.zeros_like(hi)
+    for q in np.unique(quotient[quotient > 0]):
+        divisors = np.array([d for d in range(1, int(q) + 1) if q % d == 0], dtype=np.int64)
+        at = quotient == q
+        first = np.searchsorted(divisors, lo[at], side="left")
+        last = np.searchsorted(divisors, hi[at], side="right") - 1
+        ok = (first < len(divisors)) & (last >= 0) & (first <= last)
+        new_lo[at] = np.where(ok, divisors[np.minimum(first, len(divisors) - 1)], 1)
+        new_hi[at] = np.where(ok, divisors[np.maximum(last, 0)], 0)
+    return new_lo, new_hi
+
+
+def allowed_nodes(row: dict, req: Requirements) -> list[int] | None:
+    """The node counts a candidate may take when a global batch fixes grad_accum (None: every count in
+    [n_lo, n_hi])."""
+    if req.global_batch is None:
+        return None
+    quotient = req.global_batch // (row["gpus_per_node"] * row["micro_batch"])
+    return [n for n in range(int(row["n_lo"]), int(row["n_hi"]) + 1) if quotient % n == 0]
+
+
+def quantities_at(rows, nodes) -> dict[str, np.ndarray]:
+    """sizing.quantities for table rows (a frame or one row as a dict) at `nodes`."""
+    if isinstance(rows, dict):
+        return {k: np.asarray(v).item() for k, v in sizing.quantities(rows, nodes).items()}
+    return sizing.quantities({c: rows[c].to_numpy() for c in PARAMS}, nodes)
+
+
+def _price(rows: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    """Each row at its smallest feasible node count: every quantity in closed form, capex, power, energy and
+    the objective, and whether it is within the budget and power caps."""
+    nodes = rows["n_lo"].to_numpy(np.int64)
+    q = quantities_at(rows, nodes)
+    coef = {c: rows[c].to_numpy(float) for c in COEFFICIENTS}
+    cost = costing.configuration_cost(coef, nodes, **costing.priced_quantities(q))
+    objective = scenario.objective
+    priced = rows.assign(
+        nodes=nodes,
+        **{name: q[name] for name in QUANTITY_COLUMNS},
+        capex_usd=cost.capex_usd,
+        power_w=cost.power_w,
+        node_power_w=cost.node_w,
+        energy_usd=costing.energy_usd(cost, objective),
+        objective_usd=costing.objective_usd(cost, objective),
+    )
+    budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw
+    ok = np.ones(len(priced), dtype=bool)
+    if budget is not None:
+        ok &= priced["capex_usd"].to_numpy() <= budget + 1e-6
+    if power is not None:
+        ok &= priced["power_w"].to_numpy() <= power * 1e3 + 1e-6
+    priced["within_limits"] = ok
+    return priced
+
+
+# the columns sizing.quantities reads
+PARAMS = [
+    "tier",
     "endpoints_per_node",
-    "fabric",
     "switch_ports",
     "breakout",
-    "tier",
     "oversubscription",
-    "n_lo",
-    "n_hi",
+    "cage_endpoints",
+    "ports_per_cage",
+    "rail",
+    "rails",
+    "rail_endpoints",
+    "su_nodes",
+    "tor",
+    "rack_leaves",
+    "nodes_per_rack",
+    "racks_per_row",
+    "row_network_rack",
+    "usable_units",
+    "rack_w",
+    "pdus_compute",
+    "pdus_network",
+    "count_pdus",
+    "switch_units",
+    "switch_w",
+    "storage_ports_per_node",
+    "storage_down",
+    "storage_up",
+    "storage_switch_ports",
+    "storage_cage_endpoints",
+    "storage_switch_units",
+    "storage_switch_w",
+    "inband_ports_per_node",
+    "inband_down",
+    "inband_switch_units",
+    "inband_switch_w",
+    "oob_ports_per_switch",
+    "ufm_count",
+    "ufm_units",
+    "ufm_w",
 ]
+COEFFICIENTS = ["endpoints_per_node", "node_usd", "node_w", "endpoint_usd", "endpoint_w"] + [
+    f"{prefix}_{unit}" for prefix in sizing.PRICED.values() if prefix != "port" for unit in ("usd", "w")
+]
+QUANTITY_COLUMNS = [
+    "down_ports",
+    "cages",
+    "leaf",
+    "spine",
+    "core",
+    "switches",
+    "uplinks",
+    "sus",
+    "compute_racks",
+    "network_racks",
+    "rows",
+    "pdus",
+    "storage_ports",
+    "storage_cages",
+    "storage_leaves",
+    "storage_spines",
+    "storage_switches",
+    "storage_uplinks",
+    "inband_ports",
+    "inband_switches",
+    "oob_ports",
+    "oob_switches",
+    "ufm",
+]
+COLUMNS = list(
+    dict.fromkeys(
+        [
+            "server",
+            "gpu",
+            "peak_tflops",
+            "hbm_gib",
+            "hbm_gb_per_s",
+            "gpus_per_node",
+            "intra_node_gb_per_s",
+            "host_gbps",
+            "host_dram_gb_per_s",
+            "micro_batch",
+            "nic",
+            "nic_speed_gbps",
+            "nics_per_node",
+            "nic_port_gbps",
+            "nic_ports",
+            "nic_ports_total",
+            "nic_usable_gbps",
+            "nic_pcie",
+            "nics_bought",
+            "node_gbps",
+            "node_gbps_eff",
+            "fabric",
+            "switch",
+            "topology",
+            "placement",
+            "tier",
+            "su_local",
+            "n_lo",
+            "n_hi",
+            "storage_nic",
+            "storage_bought",
+            "storage_switch",
+            "inband_switch",
+            "server_units",
+            "leaf_down",
+            "node_run_m",
+            "uplink_run_m",
+            "links",
+            "link",
+            "uplink",
+            "storage_link",
+            "storage_uplink",
+            "inband_link",
+            "single",
+            *PARAMS,
+            *COEFFICIENTS,
+            *design_module.SKU_COLUMNS,
+            *design_module.note_columns(),
+        ]
+    )
+)
 
 
-def _prune_dominated(frame: pd.DataFrame) -> pd.DataFrame:
-    """Drop a candidate when another with identical performance and fabric shape costs no more and draws no
-    more power in every coefficient (it can never be the unique optimum)."""
-    coefficients = [
-        "node_usd",
-        "node_w",
-        "switch_usd",
-        "switch_w",
-        "endpoint_usd",
-        "endpoint_w",
-        "port_usd",
-        "port_w",
-        "uplink_usd",
-        "uplink_w",
-    ]
-    frame = frame.assign(_allowed=frame["allowed_nodes"].map(lambda a: None if a is None else tuple(a)))
-    keep = []
-    for _, group in frame.groupby(_SAME + ["_allowed"], dropna=False, sort=False):
-        values = group[coefficients].to_numpy()
-        order = np.lexsort(values.T[::-1])
-        kept: list[int] = []
-        for i in order:
-            if not any((values[j] <= values[i]).all() for j in kept):
-                kept.append(i)
-        keep += list(group.index[kept])
-    return frame.loc[sorted(keep)].drop(columns="_allowed").reset_index(drop=True)
+def build(catalog: Catalog, scenario: Scenario, calibration: Calibration, parts: Designs | None = None) -> Candidates:
+    """The priced candidate table (cheapest first) and the bounds table of every performance key. `parts`:
+    the scenario's designs when already built (they depend on its hardware, not on its requirement)."""
+    work = scenario_training(catalog, scenario)
+    req = Requirements.of(scenario)
+    if parts is None:
+        parts = part_designs(catalog, scenario)
+    rows = [_single_node_rows(parts.single, scenario)]
+    if not parts.multi.empty:
+        rows.append(_multi_node_rows(parts.multi, scenario))
+    keys = _performance_keys(parts.single, parts.configs, scenario)
+    bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration)
+    table = _attach_bounds(pd.concat(rows, ignore_index=True).copy(), bounds)
+    table = _node_range(table, req, scenario.constraints.max_nodes)[COLUMNS]
+    priced = _price(table, scenario)
+    priced = priced.sort_values(["objective_usd", "capex_usd", "power_w"], kind="stable", ignore_index=True)
+    return Candidates(priced, bounds, work, req)
+
+
+def leaf_split_columns(row: dict) -> tuple[int, int, int]:
+    """(leaf down-ports, leaf up-ports, aggregation down-ports) of a candidate's switch: the MILP's d, u, a."""
+    if not row["tier"]:
+        return 0, 0, 0
+    down, up = fabric.leaf_split(int(row["switch_ports"]), row["oversubscription"], int(row["ports_per_cage"]))
+    return down, up, int(fabric.agg_down(int(row["switch_ports"])))
 
 
 def fabric_text(row: dict) -> str:
     if row["tier"] == 0:
         return "single node (no fabric)"
-    tiers = {1: "one switch", 2: "two-tier leaf-spine", 3: "three-tier"}[row["tier"]]
+    if row["tier"] == 1:
+        shape = "one switch"
+    else:
+        tiers = {2: "two-tier", 3: "three-tier"}[row["tier"]]
+        kind = "rail-optimised" if row["topology"] == "rail" else "leaf-spine"
+        shape = f"{tiers} {kind}"
+        if row["topology"] == "rail":
+            shape += f" ({int(row['rails'])} rails, {int(row['su_nodes'])}-node scalable units)"
     over = "" if row["oversubscription"] == 1 else f", {row['oversubscription']:g}:1 oversubscribed"
-    brk = f", 1:{row['breakout']} breakout" if row["breakout"] > 1 else ""
-    return f"{tiers} of {row['switch']}{over}{brk}"
+    if row["oversubscription"] != 1 and row.get("su_local"):
+        over += " (rail-local within one scalable unit: full bandwidth)"
+    brk = f", 1:{row['breakout']:g} breakout" if row["breakout"] > 1 else ""
+    return f"{shape} of {row['switch']}{over}{brk}, leaves {row['placement']}"

@@ -13,13 +13,18 @@ import re
 
 from planner.limits import MAX_QUANTITY_CHARS, short
 
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+HOURS_PER_YEAR = 8760.0
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730: the cloud providers' billing month
+GIB = 2**30
+
 _NUMBER = re.compile(
     r"^\s*(?P<currency>\$|usd\s*)?\s*(?P<num>[+-]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*"
     r"(?P<unit>[^\d\s].*?)?\s*$",
     re.IGNORECASE,
 )
 _GROUPED = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
-
 
 # unit text (matched case-sensitively first, then case-insensitively) -> factor to the canonical unit
 _UNITS: dict[str, dict[str, float]] = {

@@ -9,8 +9,8 @@ import pytest
 
 from planner.catalog import load_catalog
 from planner.errors import CatalogError, PlannerError
-from planner.models import KINDS
 from planner.resources import catalogs_dir
+from planner.rows import KINDS
 
 GPU_HEADER = "name,aliases,vendor,peak_bf16_tflops,hbm_gib,hbm_gb_per_s,tdp_w,price_usd,source,date,confidence,notes\n"
 GPU_ROW = "X1,x-one,Acme,500,96,4000,800,,Acme datasheet,2026-01,estimate,test row\n"

@@ -26,7 +26,7 @@ from planner import safeyaml
 from planner.catalog import load_catalog
 from planner.errors import CatalogError, PlannerError, ScenarioError
 from planner.fileio import Outputs, WriteError
-from planner.resources import catalogs_dir, examples_dir
+from planner.resources import catalogs_dir, data_dir, examples_dir
 from planner.scenario import load_scenario
 from planner.units import parse_quantity
 
@@ -207,6 +207,26 @@ def test_huge_numbers_name_the_field_and_range(run, write, replace, fragments):
         ("cloud:\n  max_instances: 1e9\n", ["cloud.max_instances", "at most"]),
         ("cloud:\n  quota: {p5.48xlarge: 1e12}\n", ["cloud.quota.p5.48xlarge", "at most 10,000"]),
         ("cabling:\n  switch_reach_m: .inf\n", ["cabling.switch_reach_m", "finite"]),
+        ("cabling:\n  node_leaf_reach_m: 1.0e9\n", ["cabling.node_leaf_reach_m", "at most 100,000"]),
+        ("confidence: .nan\n", ["confidence", "finite"]),
+        ("confidence: 1\n", ["confidence", "less than 1"]),
+        ("layout:\n  rack_kw: .inf\n", ["layout.rack_kw", "finite"]),
+        ("layout:\n  racks_per_row: 1000000000\n", ["layout.racks_per_row", f"at most {L.MAX_RACKS_PER_ROW}"]),
+        ("layout:\n  rack_units: 48\n  reserved_units: 48\n", ["layout.reserved_units (48) leaves no room"]),
+        ("layout:\n  slack_m: 1.0e300\n", ["layout.slack_m", "at most"]),
+        ("reliability:\n  restart_minutes: .inf\n", ["reliability.restart_minutes", "finite"]),
+        (
+            "reliability:\n  interruptions_per_1000_node_days: 1.0e300\n",
+            ["interruptions_per_1000_node_days", "at most"],
+        ),
+        ("reliability:\n  checkpoint_bytes_per_param: 1.0e20\n", ["checkpoint_bytes_per_param", "at most 1000"]),
+        ("reliability:\n  goodput: .nan\n", ["reliability.goodput", "finite"]),
+        ("cloud:\n  spot_restart_minutes: .nan\n", ["cloud.spot_restart_minutes", "finite"]),
+        ("cloud:\n  spot_interruptions_per_1000_instance_days: 1.0e300\n", ["spot_interruptions", "at most"]),
+        ("objective:\n  colocation_usd_per_kw_month: 1.0e9\n", ["colocation_usd_per_kw_month", "at most 10,000"]),
+        ("objective:\n  staff_fte: .inf\n", ["objective.staff_fte", "finite"]),
+        ('include:\n  racks: "on\\0"\n', ["include.racks", "U+0000"]),
+        ('constraints:\n  switches: ["\\x1b[31m"]\n', ["constraints.switches", "U+001B (ESC)"]),
     ],
 )
 def test_out_of_range_scenario_values(run, write, extra, fragments):
@@ -236,6 +256,38 @@ def test_out_of_range_options(run, write):
     refused(run("plan", scenario, "-q", "--gap", "nan"), 2, "--gap", "not a finite number")
     refused(run("cloud", scenario, "--spot-share", "nan"), 2, "--spot-share", "not a finite number")
     refused(run("inference", "--params", "175B", "--latency", "1s", "--weight-bytes", "nan"), 2, "--weight-bytes")
+    refused(run("inference", "--params", "175B", "--latency", "1s", "--batch", "1" + "0" * 30), 2, "--batch")
+    refused(run("plan", scenario, "-q", "--confidence", "nan"), 2, "--confidence", "not a finite number")
+    refused(run("plan", scenario, "-q", "--confidence", "inf"), 2, "--confidence")
+    refused(run("cloud", scenario, "--confidence", "nan"), 2, "--confidence", "not a finite number")
+    refused(run("plan", scenario, "-q", "--set", "confidence=.nan"), 1, "confidence", "finite")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--grad-accum", "1" + "0" * 30),
+        ("--gpus", "8" + "0" * 30),
+        ("--gpus-per-node", "8" + "0" * 30),
+        ("--seq-len", "1" + "0" * 30),
+        ("--micro-batch", "1e30"),
+        ("--tokens-per-gpu", "1e30"),
+        ("--params", "1e30"),
+        ("--nics-per-node", "1000"),
+    ],
+)
+def test_out_of_range_predict_options(run, option, value):
+    args = {a: b for a, b in zip(PREDICT[1::2], PREDICT[2::2], strict=True)}
+    args.pop("--node-gbps")
+    if option in ("--micro-batch", "--seq-len"):
+        args.pop("--tokens-per-gpu")
+        args.update({"--micro-batch": "1", "--seq-len": "2048"})
+    args[option] = value
+    if option == "--nics-per-node":
+        args["--nic-gbps"] = "400"
+    else:
+        args["--node-gbps"] = "400"
+    refused(run("predict", *[x for pair in args.items() for x in pair]), 2, option)
 
 
 def test_huge_numbers_in_catalog_cells(run, write):
@@ -276,10 +328,58 @@ def test_calibrate_refuses_nan_and_inf_cells(run, write, tmp_path):
     assert not output.exists()
 
 
+def test_calibration_uncertainty_must_be_quantiles_in_range(run, write):
+    quantiles = {"p5": -0.2, "p10": -0.1, "p25": 0.0, "p50": 0.0, "p75": 0.1, "p90": 0.2, "p95": 0.3}
+    for uncertainty, fragment in (
+        ({"all": {**quantiles, "p5": -1e300}}, "beyond"),  # exp(1e300) would overflow in range_factors
+        ({"all": {"p5": 0.1}}, "lacks the quantiles"),
+        ({"all": {**quantiles, "p95": -1.0}}, "must not decrease"),
+    ):
+        path = write("cal.json", json.dumps({"uncertainty": uncertainty}))
+        refused(run(*PREDICT, "--calibration", path), 1, str(path), "uncertainty", fragment)
+    path = write("ok.json", json.dumps({"uncertainty": {"all": quantiles}}))
+    assert run(*PREDICT, "--calibration", path).exit_code == 0
+
+
 def test_calibrate_refuses_too_many_points(run, write, tmp_path):
     rows = "".join(f"V100,{16 * (1 + i % 64)},16,100,ib,176B,2048,20\n" for i in range(L.MAX_MEASUREMENT_ROWS + 1))
     path = write("m.csv", MEASUREMENTS.splitlines()[0] + "\n" + rows)
     refused(run("calibrate", path, "-o", tmp_path / "c.json"), 1, str(path), f"more than {L.MAX_MEASUREMENT_ROWS:,}")
+
+
+def test_calibrate_counts_the_points_of_all_its_files(run, write, tmp_path):
+    rows = "".join(f"V100,{16 * (1 + i % 64)},16,100,ib,176B,2048,20\n" for i in range(L.MAX_MEASUREMENT_ROWS // 2 + 1))
+    first = write("a.csv", MEASUREMENTS.splitlines()[0] + "\n" + rows)
+    second = write("b.csv", MEASUREMENTS.splitlines()[0] + "\n" + rows)
+    start = time.monotonic()
+    refused(run("calibrate", first, second, "-o", tmp_path / "c.json"), 1, "measurements in all", "more than")
+    assert time.monotonic() - start < 10  # refused before the fit
+
+
+def test_source_groups_are_capped_before_the_validation_fits(run, write, tmp_path):
+    header = MEASUREMENTS.splitlines()[0] + ",source_group\n"
+    rows = "".join(
+        f"V100,{16 * (1 + i % 8)},16,100,ib,176B,2048,20,set{i}\n" for i in range(L.MAX_MEASUREMENT_SOURCES + 1)
+    )
+    path = write("m.csv", header + rows)
+    start = time.monotonic()
+    refused(run("validate", path, "--no-database", "-q"), 1, str(path), "source groups", "more than")
+    refused(run("calibrate", path, "--no-database", "-q", "-o", tmp_path / "c.json"), 1, "--no-cross-validation")
+    assert time.monotonic() - start < 10 and not (tmp_path / "c.json").exists()
+
+
+def test_measurement_text_and_lengths_are_checked(run, write, tmp_path):
+    path = write("m.csv", MEASUREMENTS.replace("V100,384,16,400", "V100\x1b[2J,384,16,400"))
+    refused(run("calibrate", path, "-o", tmp_path / "c.json"), 1, f"{path}:3: column 'gpu'", "U+001B (ESC)")
+    lines = (catalogs_dir() / "optics.csv").read_text().splitlines()
+    header, row = lines[1], next(csv.reader([next(line for line in lines[2:] if ",dac," in line)]))
+    for lengths in ("inf:MCP-X", "nan:MCP-X", "1e9:MCP-X"):
+        cells = list(row)
+        cells[0], cells[header.split(",").index("lengths")] = "MONSTER-DAC", lengths
+        buffer = io.StringIO()
+        csv.writer(buffer).writerows([header.split(","), cells])
+        optics = write("optics.csv", buffer.getvalue())
+        refused(run("catalog", "validate", optics), 1, f"{optics}:2: column 'lengths'", "METRES")
 
 
 # ---------------------------------------------------------------- encodings and special files
@@ -484,6 +584,18 @@ def test_workbook_writer_survives_control_characters_and_infinity(tmp_path):
     assert len(cells[3]) == L.MAX_CELL_CHARS
 
 
+def test_formula_cached_values_are_finite_and_printable(tmp_path):
+    from planner.report.xlsx import cached, formula, save
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    formula(sheet, 1, 1, "=1/0", value=float("inf"))
+    formula(sheet, 2, 1, '="x"', value="bad\x00text")
+    assert "A1" not in cached(sheet) and cached(sheet)["A2"] == "bad\ufffdtext"
+    save(workbook, tmp_path / "w.xlsx")
+    assert openpyxl.load_workbook(tmp_path / "w.xlsx", data_only=True).active["A2"].value == "bad\ufffdtext"
+
+
 # ---------------------------------------------------------------- outputs
 
 
@@ -538,6 +650,11 @@ def test_output_that_is_an_input_is_refused(run, write, tmp_path):
     shipped = catalogs_dir() / "gpus.csv"
     refused(run("plan", scenario, "-q", "--csv", shipped), 2, "shipped catalog folder")
     refused(run("calibrate", measurements, "-o", measurements), 2, "the measurements file")
+    database = data_dir() / "measurements.csv"
+    shipped_before = snapshot(database)
+    refused(run("calibrate", "-q", "--no-cross-validation", "-o", database), 2, "the measurement database")
+    refused(run("calibrate", measurements, "--catalog", folder, "-o", folder / "fit.csv"), 2, "the catalog")
+    assert snapshot(database) == shipped_before
     link = tmp_path / "link.csv"
     link.symlink_to(measurements)
     refused(run("calibrate", measurements, "-o", link), 2, "the measurements file")
@@ -608,12 +725,12 @@ def test_file_size_limit_is_one_line_and_changes_nothing(tmp_path):
 
 
 def test_a_full_disk_under_the_solver_is_one_line(run, write, monkeypatch):
-    import planner.planning
+    import planner.purchase
 
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")  # as pulp's model file write on a full /tmp raises
 
-    monkeypatch.setattr(planner.planning, "run", full_disk)
+    monkeypatch.setattr(planner.purchase, "run", full_disk)
     message = refused(run("plan", write("s.yaml", SCENARIO), "-q"), 1, "cannot write (No space left on device)")
     assert message.count("\n") == 1 and "no output file was changed" in message
 
@@ -695,6 +812,14 @@ SCENARIO_FIELDS = [
     ("cloud", "max_instances"),
     ("cloud", "quota"),
     ("cabling", "switch_reach_m"),
+    ("confidence",),
+    ("layout", "rack_kw"),
+    ("layout", "reserved_units"),
+    ("include", "racks"),
+    ("reliability", "restart_minutes"),
+    ("reliability", "goodput"),
+    ("cloud", "spot_restart_minutes"),
+    ("objective", "staff_fte"),
     ("junk",),
 ]
 SCENARIO_VALUES = st.recursive(

@@ -74,11 +74,11 @@ def test_more_machines_never_lower_bandwidth_and_raise_latency_term(weights, m, 
 
 def test_the_machine_count_is_optimised():
     result = I.plan(tiny(), I.Serving(1e12, 500e9, 105, 20480), 1.0, CAL, max_machines=16)
-    chosen = result["choice"]
-    feasible = [s["machines"] for s in result["machine_sweep"] if s["fits"] and s["latency_s"] <= 1.0]
-    assert chosen["machines"] == min(feasible) > 1
-    assert chosen["streaming_gb_per_s"] >= result["required_gb_per_s"]
-    assert chosen["usd"] == pytest.approx(chosen["machines"] * (100000 + 1500) + 30000 + 300 * chosen["machines"])
+    chosen = result.choice
+    feasible = [s.machines for s in result.machine_sweep if s.fits and s.latency_s <= 1.0]
+    assert chosen.machines == min(feasible) > 1
+    assert chosen.streaming_gb_per_s >= result.required_gb_per_s
+    assert chosen.usd == pytest.approx(chosen.machines * (100000 + 1500) + 30000 + 300 * chosen.machines)
 
 
 def test_infeasible_latency_is_explained():

@@ -2,92 +2,16 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
-from conftest import make_catalog
+from conftest import CAL, SERVER, scenario, tiny
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import bruteforce, candidates, planning, solve
-from planner.calibration import Calibration
+from planner import bruteforce, candidates, purchase, workload
 from planner.errors import InfeasibleError, ScenarioError
+from planner.optimize import buy
 from planner.scenario import Scenario
-
-CAL = Calibration(eta_comp={"T1": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
-
-GPU = dict(name="T1", vendor="Acme", peak_bf16_tflops=100, hbm_gib=80, hbm_gb_per_s=2000, tdp_w=500)
-SERVER = dict(
-    name="S8",
-    vendor="Acme",
-    gpu="T1",
-    gpus_per_node=8,
-    price_usd=100000,
-    power_w=5000,
-    pcie_gen=5,
-    pcie_lanes=128,
-    pcie_lanes_per_gpu=16,
-    intra_node_gb_per_s=300,
-    max_nics_per_node=2,
-)
-NICS = [
-    dict(sku="N100", name="N100", vendor="Acme", speed_gbps=100, ports=1, protocols="both", price_usd=1000, power_w=10),
-    dict(sku="N200", name="N200", vendor="Acme", speed_gbps=200, ports=1, protocols="roce", price_usd=3000, power_w=15),
-]
-SWITCHES = [
-    dict(
-        sku="SW-A",
-        name="IB 8x200",
-        vendor="Acme",
-        fabric="ib",
-        ports=8,
-        port_gbps=200,
-        max_breakout=2,
-        price_usd=10000,
-        power_w=100,
-    ),
-    dict(
-        sku="SW-B", name="Eth 4x100", vendor="Acme", fabric="roce", ports=4, port_gbps=100, price_usd=2000, power_w=50
-    ),
-]
-OPTICS = [
-    dict(sku="DAC100", name="DAC100", kind="dac", fabric="any", gbps=100, reach_m=3, price_usd=50, power_w=0),
-    dict(
-        sku="SPLIT200",
-        name="SPLIT200",
-        kind="dac",
-        fabric="any",
-        gbps=200,
-        breakout=2,
-        reach_m=3,
-        price_usd=120,
-        power_w=0,
-    ),
-    dict(sku="T100", name="T100", kind="transceiver", fabric="any", gbps=100, reach_m=100, price_usd=100, power_w=2),
-    dict(sku="T200", name="T200", kind="transceiver", fabric="any", gbps=200, reach_m=100, price_usd=200, power_w=3),
-    dict(sku="F100", name="F100", kind="fiber", fabric="any", gbps=100, reach_m=30, price_usd=10, power_w=0),
-    dict(sku="F200", name="F200", kind="fiber", fabric="any", gbps=200, reach_m=30, price_usd=10, power_w=0),
-]
-
-
-def tiny(**over):
-    kinds = dict(gpus=[GPU], servers=[SERVER], nics=NICS, switches=SWITCHES, optics=OPTICS)
-    kinds.update(over)
-    return make_catalog(**kinds)
-
-
-def scenario(**over) -> Scenario:
-    data = {
-        "workload": {"params": "1B", "seq_len": 1024, "micro_batches": [1]},
-        "requirement": {"gpus": 32},
-        "target_tflops": 1,
-    }
-    for key, value in over.items():
-        section, _, leaf = key.partition("__")
-        if leaf:
-            data.setdefault(section, {})[leaf] = value
-        else:
-            data[section] = value
-    return Scenario.model_validate(data)
-
 
 # ---------------------------------------------------------------- exact optima, by hand
 
@@ -95,7 +19,7 @@ def scenario(**over) -> Scenario:
 def test_tiny_catalog_exact_optimum():
     # 4 nodes x $100,000; one N100 per node ($1,000); RoCE: one 4-port SW-B ($2,000), 4 DAC100 ($50):
     # 406,200. IB would need the $10,000 SW-A: 414,240.
-    plan = planning.run(tiny(), scenario(), CAL)
+    plan = purchase.run(tiny(), scenario(), CAL)
     assert plan.cost.capex_usd == 406_200
     assert (plan.choice.nodes, plan.choice.nic, plan.choice.nics_per_node, plan.choice.fabric, plan.choice.switch) == (
         4,
@@ -118,7 +42,7 @@ def test_tiny_catalog_exact_optimum():
 
 
 def test_fabric_restriction_and_alternatives():
-    plan = planning.run(tiny(), scenario(constraints__fabrics=["ib"]), CAL, alternatives=2)
+    plan = purchase.run(tiny(), scenario(constraints__fabrics=["ib"]), CAL, alternatives=2)
     assert plan.choice.fabric == "ib" and plan.cost.capex_usd == 414_240
     costs = [a.cost.capex_usd for a in plan.alternatives]
     assert costs == sorted(costs) and all(c >= plan.cost.capex_usd for c in costs)
@@ -126,15 +50,18 @@ def test_fabric_restriction_and_alternatives():
     assert ("N100", 1, "SW-A") not in keys  # alternatives are distinct configurations
 
 
-def test_tco_counts_energy():
-    plan = planning.run(
-        tiny(),
-        scenario(objective={"kind": "tco", "years": 1, "usd_per_kwh": 0.1, "pue": 1.0, "server_draw_fraction": 1.0}),
-        CAL,
-    )
+def test_tco_counts_energy_colocation_support_and_staff():
+    objective = {"kind": "tco", "years": 1, "usd_per_kwh": 0.1, "pue": 1.0, "server_draw_fraction": 1.0}
+    objective |= {"colocation_usd_per_kw_month": 100, "support_share_of_capex_per_year": 0.1, "staff_fte": 0.5}
+    plan = purchase.run(tiny(), scenario(objective=objective), CAL)
+    c = plan.cost
     # nameplate: 4 x 5,000 W servers + 4 x 10 W NICs + 50 W switch (DACs 0 W) = 20,090 W, one year at $0.1/kWh
-    assert plan.cost.energy_usd == pytest.approx(20.09 * 8760 * 0.1)
-    assert plan.cost.objective_usd == pytest.approx(plan.cost.capex_usd + plan.cost.energy_usd)
+    assert c.energy_usd == pytest.approx(20.09 * 8760 * 0.1)
+    assert c.colocation_usd == pytest.approx(20.09 * 100 * 12)  # nameplate kW x $/kW-month x 12 months
+    assert c.support_usd == pytest.approx(0.1 * c.capex_usd)
+    assert c.staff_usd == pytest.approx(0.5 * 96_800)  # BLS median salary, the default
+    assert c.tco_usd == pytest.approx(c.capex_usd + c.energy_usd + c.colocation_usd + c.support_usd + c.staff_usd)
+    assert c.objective_usd == pytest.approx(c.tco_usd) and c.years == 1
 
 
 def test_global_batch_couples_micro_batch_and_scale():
@@ -143,23 +70,21 @@ def test_global_batch_couples_micro_batch_and_scale():
         requirement={"min_tokens_per_s": 1},
         target_tflops=1,
     )
-    plan = planning.run(tiny(), sc, CAL)
+    plan = purchase.run(tiny(), sc, CAL)
     c = plan.choice
     assert c.micro_batch * c.gpus * c.grad_accum == 64
 
 
 def test_deadline_sets_node_count():
     sc = scenario(requirement={"tokens": "20B", "days": 1})
-    plan = planning.run(tiny(), sc, CAL)
+    plan = purchase.run(tiny(), sc, CAL)
     assert plan.metrics.training_days <= 1.0
-    fewer = candidates.evaluate_at(
-        candidates._perf_keys(tiny(), sc, candidates.scenario_workload(tiny(), sc), [tiny().server("S8")]).query(
-            "not single and fabric == @plan.choice.fabric and node_gbps == @plan.choice.node_gbps"
-        ),
-        [plan.choice.nodes - 1],
-        CAL,
-    )
-    assert 20e9 / fewer["tokens_per_s"].iloc[0] / 86400 > 1.0  # one node fewer misses the deadline
+    key = {**workload.gpu_columns(tiny(), "T1"), "gpus_per_node": 8, "intra_node_gb_per_s": 300, "micro_batch": 1}
+    key |= {"host_gbps": 16 * 32 * 128 / 130, "host_dram_gb_per_s": float("nan")}  # the server's PCIe 5.0 slot
+    key |= {"node_gbps_eff": plan.choice.node_gbps, "fabric": plan.choice.fabric}
+    work = workload.scenario_training(tiny(), sc)
+    fewer = candidates.evaluate_at(pd.DataFrame([key]), [plan.choice.nodes - 1], work, CAL)
+    assert 20e9 / fewer["tokens_per_s"][0] / 86400 > 1.0  # one node fewer misses the deadline
 
 
 # ---------------------------------------------------------------- infeasible: explained
@@ -167,7 +92,7 @@ def test_deadline_sets_node_count():
 
 def test_unreachable_target_names_the_best_and_the_limit():
     with pytest.raises(InfeasibleError) as info:
-        planning.run(tiny(), scenario(target_tflops=60), CAL)
+        purchase.run(tiny(), scenario(target_tflops=60), CAL)
     text = str(info.value)
     assert "target 60 TFLOPs/GPU is unreachable" in text and "the highest where the model fits is" in text
     assert "limited by" in text
@@ -175,31 +100,31 @@ def test_unreachable_target_names_the_best_and_the_limit():
 
 def test_memory_needs_more_gpus():
     with pytest.raises(InfeasibleError, match=r"does not fit in GPU memory.*needs at least \d+ GPUs"):
-        planning.run(tiny(), scenario(workload={"params": "200B", "seq_len": 1024, "micro_batches": [1]}), CAL)
+        purchase.run(tiny(), scenario(workload={"params": "200B", "seq_len": 1024, "micro_batches": [1]}), CAL)
 
 
 def test_budget_says_what_would_suffice():
     with pytest.raises(InfeasibleError, match=r"a budget of \$406,200 would suffice"):
-        planning.run(tiny(), scenario(constraints__budget_usd=400_000), CAL)
+        purchase.run(tiny(), scenario(constraints__budget_usd=400_000), CAL)
 
 
 def test_power_cap_says_what_is_needed():
     with pytest.raises(
         InfeasibleError, match=r"power cap 10 kW is too low: the least power-hungry plan needs 20\.1 kW"
     ):
-        planning.run(tiny(), scenario(constraints__power_kw=10), CAL)
+        purchase.run(tiny(), scenario(constraints__power_kw=10), CAL)
 
 
 def test_deadline_out_of_reach():
     with pytest.raises(InfeasibleError, match="throughput requirement .* is out of reach"):
-        planning.run(tiny(), scenario(requirement={"tokens": "100T", "days": 1}, constraints__max_nodes=16), CAL)
+        purchase.run(tiny(), scenario(requirement={"tokens": "100T", "days": 1}, constraints__max_nodes=16), CAL)
 
 
 def test_scenario_errors_are_clear():
     with pytest.raises(Exception, match="exactly one requirement"):
         scenario(requirement={"gpus": 8, "min_tokens_per_s": 5})
     with pytest.raises(ScenarioError, match="no server in the catalog matches"):
-        planning.run(tiny(), scenario(constraints__gpus_per_node=[16]), CAL)
+        purchase.run(tiny(), scenario(constraints__gpus_per_node=[16]), CAL)
 
 
 # ---------------------------------------------------------------- the MILP equals brute force
@@ -216,6 +141,16 @@ def random_catalog(draw):
             power_w=draw(st.integers(2, 10)) * 1000,
             max_nics_per_node=draw(st.integers(1, 3)),
             pcie_gen=draw(st.sampled_from([3, 4, 5])),
+            rack_units=draw(st.sampled_from([None, 4, 8])),
+            **draw(
+                st.sampled_from(
+                    [
+                        {},
+                        {"storage_nic": "N0", "storage_nics": 2},
+                        {"storage_nic": "N0", "storage_nics": 1, "storage_nics_included": True},
+                    ]
+                )
+            ),
         )
         for i in range(draw(st.integers(1, 2)))
     ]
@@ -243,9 +178,35 @@ def random_catalog(draw):
             max_breakout=draw(st.sampled_from([1, 2, 4])),
             price_usd=draw(st.integers(2, 40)) * 1000,
             power_w=draw(st.integers(50, 500)),
+            managed=draw(st.sampled_from([None, True, False])),
         )
         for i in range(draw(st.integers(1, 3)))
     ]
+    if draw(st.booleans()):  # management switches: in-band at 100G, out-of-band 48 x 1G
+        switches += [
+            dict(
+                sku="IB-MGMT",
+                name="m",
+                vendor="Acme",
+                fabric="roce",
+                ports=16,
+                port_gbps=100,
+                uses="inband",
+                price_usd=5000,
+                power_w=200,
+            ),
+            dict(
+                sku="OOB",
+                name="o",
+                vendor="Acme",
+                fabric="roce",
+                ports=8,
+                port_gbps=1,
+                uses="oob",
+                price_usd=900,
+                power_w=40,
+            ),
+        ]
     optics = []
     for gbps in speeds:
         optics += [
@@ -290,8 +251,28 @@ def random_catalog(draw):
                 price_usd=draw(st.integers(5, 90)),
                 power_w=0,
             ),
+            dict(
+                sku=f"A{gbps:g}",
+                name="a",
+                kind="aoc",
+                fabric="any",
+                gbps=gbps,
+                reach_m=30,
+                lengths=f"5:A{gbps:g}-5M;30:A{gbps:g}-30M",
+                price_usd=draw(st.integers(100, 900)),
+                power_w=draw(st.integers(0, 5)),
+            ),
         ]
-    return tiny(servers=servers, nics=nics, switches=switches, optics=optics)
+    infra = [
+        dict(sku="RACK", name="r", vendor="Acme", kind="rack", rack_units=42, price_usd=draw(st.integers(500, 3000))),
+        dict(
+            sku="PDU", name="p", vendor="Acme", kind="pdu", capacity_kw=draw(st.sampled_from([11, 22])), price_usd=900
+        ),
+        dict(sku="SM", name="s", vendor="Acme", kind="subnet-manager", rack_units=1, price_usd=7000, power_w=300),
+    ]
+    return tiny(
+        servers=servers, nics=nics, switches=switches, optics=optics, infra=infra if draw(st.booleans()) else []
+    )
 
 
 @st.composite
@@ -321,27 +302,37 @@ def problems(draw):
                 "oversubscription": draw(st.sampled_from([[1.0], [1.0, 2.0]])),
                 "budget_usd": draw(st.sampled_from([None, 2e6, 8e6])),
                 "power_kw": draw(st.sampled_from([None, 100, 400])),
+                "topologies": draw(st.sampled_from([None, ["rail"], ["rail", "leaf-spine"]])),
             },
+            "layout": {
+                "rack_kw": draw(st.sampled_from([12, 40.8])),
+                "racks_per_row": draw(st.sampled_from([2, 8])),
+                "leaf_placement": draw(st.sampled_from(["auto", "end-of-row", "top-of-rack"])),
+            },
+            "include": {name: draw(st.booleans()) for name in ("storage_network", "inband_network", "racks")},
         }
     )
     return catalog, sc
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 def test_milp_matches_brute_force(problem):
     catalog, sc = problem
-    frame, _ = candidates.build(catalog, sc, CAL)
-    reference = bruteforce.best(frame, sc)
-    found = solve.solve(frame, sc)
+    table = candidates.build(catalog, sc, CAL)
+    frame = table.frame
+    reference = bruteforce.best(catalog, frame, sc)
+    found = buy.optimize(frame, sc)
     if reference is None:
-        assert found is None
+        assert found is None and table.feasible.empty
         with pytest.raises(InfeasibleError):
-            planning.run(catalog, sc, CAL, alternatives=0)
+            purchase.run(catalog, sc, CAL, alternatives=0)
         return
     assert found is not None
-    assert found.objective_usd == pytest.approx(reference[0], rel=1e-9)
-    plan = planning.run(catalog, sc, CAL, alternatives=1)  # with bounding presolve
+    assert found.result.objective == pytest.approx(reference[0], rel=1e-9)
+    assert table.feasible.iloc[0]["objective_usd"] == pytest.approx(reference[0], rel=1e-9)  # the priced table
+    plan = purchase.run(catalog, sc, CAL, alternatives=1)  # with bounding presolve
     assert plan.cost.objective_usd == pytest.approx(reference[0], rel=1e-9)
     assert sum(b.extended_usd for b in plan.bom) == pytest.approx(plan.cost.capex_usd)
 
@@ -360,9 +351,9 @@ def test_milp_matches_brute_force(problem):
 )
 def test_infeasible_reasons_name_the_real_cause(over, message):
     with pytest.raises(InfeasibleError, match=message):
-        planning.run(tiny(), scenario(**over), CAL)
+        purchase.run(tiny(), scenario(**over), CAL)
 
 
 def test_scenario_with_params_needs_seq_len():
     with pytest.raises(ScenarioError, match="workload.seq_len is required"):
-        planning.run(tiny(), scenario(workload={"params": "1B"}), CAL)
+        purchase.run(tiny(), scenario(workload={"params": "1B"}), CAL)

@@ -151,7 +151,7 @@ def command_inputs(
     scenario: str | Path | None = None,
     catalogs: Sequence[str | Path] = (),
     calibration: str | Path | None = None,
-    measurements: str | Path | None = None,
+    measurements: Sequence[str | Path] = (),
 ) -> list[tuple[str, str | Path | None]]:
     """What a command reads, for planner.fileio.Outputs: an output may not overwrite any of them."""
     from planner.resources import catalogs_dir
@@ -161,16 +161,16 @@ def command_inputs(
         ("shipped catalog folder", catalogs_dir()),
         *(("catalog", c) for c in catalogs),
         ("calibration file", calibration),
-        ("measurements file", measurements),
+        *(("measurements file", m) for m in measurements),
     ]
 
 
 solver_option = click.option(
     "--solver",
-    type=click.Choice(["cbc", "highs"]),
-    default="cbc",
+    type=click.Choice(["auto", "highs", "cbc"]),
+    default="auto",
     show_default=True,
-    help="MILP solver (highs needs the 'highs' extra).",
+    help="MILP solver: auto is HiGHS (in-process, through highspy) when installed, else CBC.",
 )
 calibration_option = click.option("--calibration", type=click.Path(), help="Calibration file from `planner calibrate`.")
 micro_batches_option = click.option(
@@ -180,3 +180,23 @@ micro_batches_option = click.option(
     type=click.IntRange(min=1),
     help="Allowed micro-batch (repeatable).",
 )
+
+confidence_option = click.option(
+    "--confidence",
+    type=FiniteRange(0.5, 1, min_open=True, max_open=True),
+    help="Plan for the pessimistic outcome reached with this probability, e.g. 0.9: the p10 of the model's "
+    "out-of-source errors (overrides the scenario's confidence).",
+)
+
+quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress or 'wrote FILE' messages on stderr.")
+
+
+def stderr_progress(quiet: bool):
+    """Progress messages ("... step") on stderr, so stdout stays the result; silent with -q."""
+    return (lambda _: None) if quiet else (lambda message: click.echo(f"... {message}", err=True))
+
+
+def wrote(path, quiet: bool = False) -> None:
+    """Confirm a written file on stderr (stdout stays the result)."""
+    if not quiet:
+        click.echo(f"wrote {path}", err=True)

@@ -9,10 +9,8 @@ from pathlib import Path
 
 import click
 
-from planner.catalog import Catalog, load_catalog
 from planner.cli.base import catalog_option, main
-from planner.models import KINDS, ROW_TYPES, SCHEMA_VERSION
-from planner.report.terminal import format_table
+from planner.kinds import KINDS, SCHEMA_VERSION
 
 
 @main.group()
@@ -39,6 +37,10 @@ def catalog_list(kind: str | None, all_columns: bool, fmt: str, catalog_paths: S
       planner catalog list switches --all
       planner catalog list gpus --catalog my-gpus.csv --format csv
     """
+    from planner.catalog import load_catalog
+    from planner.report.terminal import format_table
+    from planner.rows import ROW_TYPES
+
     loaded = load_catalog(catalog_paths)
     if kind is None:
         _print_summary(loaded)
@@ -59,7 +61,9 @@ def catalog_list(kind: str | None, all_columns: bool, fmt: str, catalog_paths: S
         click.echo(format_table(records, [c for c in frame.columns if not c.startswith("origin_")]))
 
 
-def _print_summary(loaded: Catalog) -> None:
+def _print_summary(loaded) -> None:
+    from planner.report.terminal import format_table
+
     records = []
     for kind in KINDS:
         rows = loaded.items(kind)
@@ -86,6 +90,8 @@ def catalog_validate(paths: Sequence[str], no_defaults: bool) -> None:
       planner catalog validate catalogs/
       planner catalog validate vendor-quote.xlsx extra-nics.csv
     """
+    from planner.catalog import load_catalog
+
     loaded = load_catalog(paths, defaults=not no_defaults)
     mine = {Path(f).resolve() for f in loaded.files if any(_under(f, p) for p in paths)}
     # resolve each origin file once, not once per row (100k rows took 10 s)
@@ -113,6 +119,8 @@ def catalog_schema(kind: str) -> None:
     Example:
       planner catalog schema nics > nics.schema.json
     """
+    from planner.rows import ROW_TYPES
+
     row_type = ROW_TYPES[kind.lower()]
     schema = row_type.model_json_schema()
     schema = {

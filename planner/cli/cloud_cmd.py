@@ -6,18 +6,21 @@ from pathlib import Path
 
 import click
 
-from planner.catalog import load_catalog
 from planner.cli.base import (
     FiniteRange,
     Quantity,
     calibration_option,
     catalog_option,
     command_inputs,
+    confidence_option,
     main,
     micro_batches_option,
     parse_settings,
+    quiet_option,
     set_option,
     solver_option,
+    stderr_progress,
+    wrote,
 )
 
 
@@ -38,8 +41,10 @@ from planner.cli.base import (
 @micro_batches_option
 @solver_option
 @calibration_option
+@confidence_option
 @click.option("-o", "--output", type=click.Path(), help="Write an .xlsx (ranking, cost over time, charts) or .json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@quiet_option
 @set_option
 @catalog_option
 def cloud(scenario: str, **kw) -> None:
@@ -51,6 +56,7 @@ def cloud(scenario: str, **kw) -> None:
       planner cloud examples/cloud-70b.yaml --provider AWS --provider Azure --spot-share 0.5
       planner cloud examples/cloud-70b.yaml -o cloud.xlsx
     """
+    from planner.catalog import load_catalog
     from planner.cloud import run as run_cloud
     from planner.errors import UsageError
     from planner.fileio import Outputs
@@ -64,6 +70,7 @@ def cloud(scenario: str, **kw) -> None:
     overrides = {
         "constraints.budget_usd": kw.pop("budget"),
         "target_tflops": kw.pop("target_tflops"),
+        "confidence": kw.pop("confidence"),
         "cloud.providers": list(kw.pop("providers")) or None,
         "cloud.regions": list(kw.pop("regions")) or None,
         "cloud.pricing": list(kw.pop("pricings")) or None,
@@ -77,6 +84,8 @@ def cloud(scenario: str, **kw) -> None:
     outputs = Outputs(command_inputs(scenario, catalogs, calibration_path))
     outputs.check("-o", output)
     loaded = load_catalog(catalogs)
+    quiet = kw.pop("quiet")
+    stderr_progress(quiet)("predicting every offering at every instance count, then the rental MILP")
     result = run_cloud(loaded, loaded_scenario, load_calibration(calibration_path), kw.pop("solver"))
     if output:
         if Path(output).suffix.lower() == ".xlsx":
@@ -84,22 +93,23 @@ def cloud(scenario: str, **kw) -> None:
 
             outputs.add("-o", output, lambda tmp: write_cloud(result, tmp))
         else:
-            outputs.add_text("-o", output, dumps(result))
+            outputs.add_text("-o", output, dumps(result.model_dump()))
         outputs.commit()
-    click.echo(dumps(result) if kw.pop("as_json") else render(result))
-    if result["choice"] is None:
+        wrote(output, quiet)
+    click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result))
+    if result.choice is None:
         from planner.errors import InfeasibleError
 
-        if result["ranking"]:  # offerings qualify but the budget excludes them all
-            cheapest = min(r["cost_usd"] for r in result["ranking"])
+        if result.ranking:  # offerings qualify but the budget excludes them all
+            cheapest = min(r.cost_usd for r in result.ranking)
             raise InfeasibleError(
                 f"budget {loaded_scenario.constraints.budget_usd:,.0f} USD is too small: the "
                 f"cheapest qualifying option costs {cheapest:,.0f} USD"
             )
-        if not result["excluded"]:
+        if not result.excluded:
             raise InfeasibleError(
                 "no cloud offering matches the providers/regions/instances/gpus filters; see "
                 "`planner catalog list cloud`"
             )
-        reasons = "; ".join(sorted({e["reason"].split(":")[0] for e in result["excluded"]}))
+        reasons = "; ".join(sorted({e.reason.split(":")[0] for e in result.excluded}))
         raise InfeasibleError(f"no cloud offering meets the scenario ({reasons}); see the exclusions above")

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from planner.catalog import load_catalog
 from planner.cli.base import (
     FiniteRange,
     Quantity,
@@ -14,16 +13,30 @@ from planner.cli.base import (
     catalog_option,
     command_inputs,
     main,
+    quiet_option,
     solver_option,
+    stderr_progress,
+    wrote,
 )
-from planner.limits import MAX_ALTERNATIVES, MAX_PARAMS
+from planner.limits import MAX_ALTERNATIVES, MAX_MICRO_BATCH, MAX_PARAMS
 
 
 @main.command()
 @click.option("--params", type=Quantity("count", maximum=MAX_PARAMS), help="Model parameters, e.g. 175B.")
 @click.option("--model", help="A model from models.csv (gives params and architecture).")
-@click.option("--latency", type=Quantity("s"), required=True, help="Latency target per forward pass, e.g. 1s.")
-@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Sequences decoded together.")
+@click.option(
+    "--latency",
+    type=Quantity("s"),
+    required=True,
+    help="Latency target per generated token (one decode step; prefill and KV cache not modelled), e.g. 1s.",
+)
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1, max=MAX_MICRO_BATCH),
+    default=1,
+    show_default=True,
+    help="Sequences decoded together.",
+)
 @click.option(
     "--weight-bytes",
     type=FiniteRange(min=0.25, max=4),
@@ -40,13 +53,15 @@ from planner.limits import MAX_ALTERNATIVES, MAX_PARAMS
 @calibration_option
 @click.option("-o", "--output", type=click.Path(), help="Write an .xlsx workbook (or .json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@quiet_option
 @catalog_option
 def inference(**kw) -> None:
-    """The cheapest machines that serve a model too big for GPU memory within a latency target.
+    """The cheapest machines that serve a model too big for GPU memory within a latency target per token.
 
-    Weights that do not fit in HBM stream from DRAM and NVMe over PCIe every forward pass, so latency is
-    bounded by bandwidth; splitting each layer over m machines multiplies bandwidth but adds per-layer
-    all-reduce latency. The machine count is optimised, not assumed.
+    Weights that do not fit in HBM stream from DRAM and NVMe over PCIe every decode step, so the latency per
+    generated token is bounded by bandwidth; splitting each layer over m machines multiplies bandwidth but
+    adds per-layer all-reduce latency. The machine count is optimised, not assumed. Prefill (time to first
+    token) and the KV cache's reads and memory are not modelled.
 
     \b
     Examples:
@@ -55,13 +70,14 @@ def inference(**kw) -> None:
       planner inference --model GPT-3-175B --latency 200ms --batch 8 -o inference.xlsx
     """
     from planner.calibration import load_calibration
+    from planner.catalog import load_catalog
     from planner.errors import UsageError
     from planner.fileio import Outputs
-    from planner.inference import Serving
     from planner.inference import plan as plan_inference
     from planner.perf import estimated_layers
     from planner.report.inference_text import render
     from planner.report.jsonout import dumps
+    from planner.workload import Serving
 
     catalogs, output = kw.pop("catalog_paths"), kw.pop("output")
     outputs = Outputs(command_inputs(catalogs=catalogs, calibration=kw["calibration"]))
@@ -79,6 +95,7 @@ def inference(**kw) -> None:
     if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
         raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
     job = Serving(params * kw.pop("weight_bytes"), params, layers, hidden, kw.pop("batch"))
+    quiet = kw.pop("quiet")
     result = plan_inference(
         loaded,
         job,
@@ -89,6 +106,7 @@ def inference(**kw) -> None:
         budget_usd=kw.pop("budget"),
         alternatives=kw.pop("alternatives"),
         solver=kw.pop("solver"),
+        progress=stderr_progress(quiet),
     )
     if output:
         if Path(output).suffix.lower() == ".xlsx":
@@ -96,6 +114,7 @@ def inference(**kw) -> None:
 
             outputs.add("-o", output, lambda tmp: write_inference(result, tmp))
         else:
-            outputs.add_text("-o", output, dumps(result))
+            outputs.add_text("-o", output, dumps(result.model_dump()))
         outputs.commit()
-    click.echo(dumps(result) if kw.pop("as_json") else render(result, kw.pop("explain")))
+        wrote(output, quiet)
+    click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result, kw.pop("explain")))

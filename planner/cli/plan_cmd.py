@@ -7,18 +7,20 @@ from pathlib import Path
 
 import click
 
-from planner.catalog import load_catalog
 from planner.cli.base import (
     FiniteRange,
     Quantity,
     calibration_option,
     catalog_option,
     command_inputs,
+    confidence_option,
     main,
     micro_batches_option,
     parse_settings,
     set_option,
     solver_option,
+    stderr_progress,
+    wrote,
 )
 from planner.limits import MAX_ALTERNATIVES
 
@@ -33,7 +35,11 @@ from planner.limits import MAX_ALTERNATIVES
 @click.option("--gpus", "fixed_gpus", type=click.IntRange(min=1), help="Require exactly this many GPUs.")
 @click.option("--gpu", "allowed_gpus", multiple=True, help="Allowed GPU (repeatable); overrides constraints.gpus.")
 @click.option(
-    "--fabric", "fabrics", multiple=True, type=click.Choice(["ib", "roce"]), help="Allowed fabric (repeatable)."
+    "--fabric",
+    "fabrics",
+    multiple=True,
+    type=click.Choice(["ib", "roce", "spectrum-x"]),
+    help="Allowed fabric (repeatable): ib, roce (lossless RoCE), spectrum-x.",
 )
 @micro_batches_option
 @click.option("--global-batch", type=click.IntRange(min=1), help="Override workload.global_batch.")
@@ -50,6 +56,7 @@ from planner.limits import MAX_ALTERNATIVES
     help="Next-best distinct plans to list.",
 )
 @calibration_option
+@confidence_option
 @click.option(
     "-o",
     "--output",
@@ -88,6 +95,7 @@ def _overrides(kw: dict) -> dict:
     zeropp = kw.pop("zeropp")
     return {
         "target_tflops": kw.pop("target_tflops"),
+        "confidence": kw.pop("confidence"),
         "constraints.budget_usd": kw.pop("budget"),
         "constraints.power_kw": kw.pop("power_kw"),
         "constraints.max_nodes": kw.pop("max_nodes"),
@@ -103,9 +111,10 @@ def _overrides(kw: dict) -> dict:
 
 def _run_plan(path: str, kw: dict) -> None:
     from planner.calibration import load_calibration
+    from planner.catalog import load_catalog
     from planner.errors import UsageError
     from planner.fileio import Outputs
-    from planner.planning import run
+    from planner.purchase import run
     from planner.report.jsonout import dumps
     from planner.report.plan_text import bom_csv, render
     from planner.scenario import load_scenario
@@ -125,7 +134,7 @@ def _run_plan(path: str, kw: dict) -> None:
     loaded = load_catalog(catalogs)
     calibration = load_calibration(calibration_path)
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
-    progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
+    progress = stderr_progress(quiet)
     result = run(
         loaded,
         loaded_scenario,
@@ -137,22 +146,25 @@ def _run_plan(path: str, kw: dict) -> None:
         progress=progress,
     )
     comparison = _compare_cloud(loaded, loaded_scenario, calibration, result, solver, progress) if compare else None
-    document = dumps({**result.model_dump(), **({"cloud_comparison": comparison} if compare else {})})
+    cloud = {"cloud_comparison": comparison.model_dump() if comparison else None} if compare else {}
+    document = dumps({**result.model_dump(), **cloud})
+    written = []
     for option, target in (("-o", output), ("--csv", csv_path)):
         if not target:
             continue
         suffix = Path(target).suffix.lower()
         if suffix == ".xlsx":
-            from planner.api import plan_workbook_context
             from planner.report.excel import write_plan
 
             progress("sensitivity sweeps for the workbook")
-            context = plan_workbook_context(loaded, loaded_scenario, result, calibration, solver)
-            context.cloud_comparison = comparison
+            context = _workbook_context(loaded, loaded_scenario, result, calibration, comparison)
             outputs.add(option, target, lambda tmp, context=context: write_plan(result, context, tmp))
         else:
             outputs.add_text(option, target, document if suffix == ".json" else bom_csv(result))
+        written.append(target)
     outputs.commit()  # all files or none
+    for target in written:
+        wrote(target, quiet)
     click.echo(document if as_json else render(result))
     if compare and not as_json:
         from planner.report.cloud_text import render_comparison
@@ -163,16 +175,32 @@ def _run_plan(path: str, kw: dict) -> None:
         )
 
 
-def _compare_cloud(catalog, scenario, calibration, plan, solver, progress) -> dict | None:
-    from planner.cloud import cheapest_per_token, compare
+def _workbook_context(catalog, scenario, plan, calibration, comparison):
+    """Everything the quote workbook shows beyond the Plan: the bandwidth sweep at the chosen configuration
+    and the cost-vs-target curve."""
+    from planner.purchase import sensitivity
+    from planner.report.excel import PlanContext
+
+    moves = sensitivity(catalog, scenario, plan, calibration)
+    return PlanContext(
+        scenario=scenario.model_dump(),
+        calibration=calibration,
+        catalog_files=dict(catalog.files),
+        bandwidth_sweep=moves.bandwidth_sweep,
+        cost_curve=moves.cost_curve,
+        cloud_comparison=comparison,
+    )
+
+
+def _compare_cloud(catalog, scenario, calibration, plan, solver, progress):
+    from planner.cloud import cheapest_per_token, compare, like_for_like
     from planner.cloud import run as run_cloud
 
-    progress("best cloud option for the same scenario")
-    choice = run_cloud(catalog, scenario, calibration, solver)["choice"]
-    if choice is not None:
-        choice["meets_requirement"] = True
-    else:
-        choice = cheapest_per_token(catalog, scenario, calibration, plan.metrics.tokens_per_s)
+    progress("best cloud option for the same scenario (on-demand, reserved and capacity blocks)")
+    like = like_for_like(scenario)
+    choice = run_cloud(catalog, like, calibration, solver).choice
+    if choice is None:
+        choice = cheapest_per_token(catalog, like, calibration, plan.metrics.tokens_per_s)
     if choice is None:
         return None
-    return compare(plan.cost.model_dump(), plan.metrics.tokens_per_s, choice, scenario)
+    return compare(plan, choice, like)

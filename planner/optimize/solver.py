@@ -1,0 +1,131 @@
+"""One solver convention for every model: build with pulp, solve in-process where pulp allows (HiGHS through
+highspy; CBC as PuLP bundles it otherwise), read the status, and return a typed result. A model that ends
+without a solution is an error with advice, never an assumption."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+
+import pulp
+
+from planner.errors import SolverError
+
+SOLVERS = ("auto", "highs", "cbc")
+EXACT_GAP = 0.0  # the default: the optimum, not within 1e-4 of it (HiGHS' default relative gap)
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """What the solver said: status "optimal", "feasible" (stopped by the time limit or the gap with a
+    solution) or "infeasible"; the solver used, the relative gap asked for, wall seconds, the objective."""
+
+    status: str
+    solver: str
+    gap: float
+    seconds: float
+    objective: float | None
+
+    @property
+    def solved(self) -> bool:
+        return self.status in ("optimal", "feasible")
+
+
+class _QuietHiGHS(pulp.HiGHS):
+    """pulp's in-process HiGHS, without the banner highspy prints on stdout when a solver is created (msg=False
+    only silences the solve); stdout carries the program's answer, --json included."""
+
+    def createAndConfigureSolver(self, lp):
+        with _c_stdout_silenced():
+            super().createAndConfigureSolver(lp)
+
+
+@contextlib.contextmanager
+def _c_stdout_silenced():
+    try:
+        fd = sys.__stdout__.fileno()
+    except (AttributeError, OSError, ValueError):  # no real stdout (embedded use): nothing to silence
+        yield
+        return
+    sys.__stdout__.flush()
+    saved, devnull = os.dup(fd), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+        yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+        os.close(devnull)
+
+
+def highs_available() -> bool:
+    return pulp.HiGHS(msg=False).available()
+
+
+def resolve(name: str) -> str:
+    """The solver behind a name: "auto" is HiGHS when highspy is installed, else CBC."""
+    if name == "auto":
+        return "highs" if highs_available() else "cbc"
+    if name not in SOLVERS:
+        raise SolverError(f"unknown solver {name!r}; choose one of {', '.join(SOLVERS)}")
+    if name == "highs" and not highs_available():
+        raise SolverError("--solver highs needs highspy: pip install highspy (or use --solver cbc)")
+    return name
+
+
+def make_solver(name: str, time_limit_s: float | None = None, gap: float | None = None):
+    name = resolve(name)
+    gap = EXACT_GAP if gap is None else gap
+    if name == "highs":
+        return _QuietHiGHS(msg=False, timeLimit=time_limit_s, gapRel=gap)
+    with warnings.catch_warnings():  # CBC as bundled with PuLP 3.x (pyproject pins pulp < 4, which unbundles it)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap)
+
+
+def solve(problem: pulp.LpProblem, solver: str = "auto", time_limit_s: float | None = None, gap=None) -> SolveResult:
+    """Solve and read the status. Raises SolverError when the solver stops without any solution for a
+    reason other than infeasibility (time limit, numerical trouble)."""
+    name = resolve(solver)
+    start = time.perf_counter()
+    status = problem.solve(make_solver(name, time_limit_s, gap))
+    seconds = time.perf_counter() - start
+    gap = EXACT_GAP if gap is None else gap
+    if pulp.LpStatus[status] == "Infeasible" or problem.sol_status == pulp.LpSolutionInfeasible:
+        return SolveResult("infeasible", name, gap, seconds, None)
+    if problem.sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
+        raise SolverError(
+            f"solver {name} ended with status {pulp.LpStatus[status]!r} and no feasible solution; "
+            "raise --time-limit or try the other solver (--solver cbc|highs)"
+        )
+    optimal = problem.sol_status == pulp.LpSolutionOptimal
+    return SolveResult("optimal" if optimal else "feasible", name, gap, seconds, pulp.value(problem.objective))
+
+
+def new_var(
+    problem: pulp.LpProblem, name: str, low: float | None = 0, up: float | None = None, cat: str = "Integer"
+) -> pulp.LpVariable:
+    """Variables owned by the problem (PuLP >= 3.3's add_variable; plain LpVariable before it)."""
+    if hasattr(problem, "add_variable"):
+        return problem.add_variable(name, low, up, cat)
+    return pulp.LpVariable(name, low, up, cat)
+
+
+def var_name(*parts: object) -> str:
+    """Solver-safe variable names; results are read through the Python objects, never by parsing names."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", "_".join(str(p) for p in parts))
+
+
+def integer_value(expr) -> int:
+    value = pulp.value(expr)
+    return 0 if value is None else int(round(value))
+
+
+def chosen(binaries: dict) -> list:
+    """Keys of the binaries the solver set to 1 (read as round(v) == 1)."""
+    return [key for key, var in binaries.items() if round(pulp.value(var) or 0) == 1]
