@@ -13,17 +13,19 @@ database planner/data/measurements.csv; a test re-runs that fit and checks it re
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from planner import assumptions as A
 from planner.errors import PlannerError
+from planner.fileio import read_text
+from planner.limits import MAX_CALIBRATION_BYTES, MAX_LOG_RESIDUAL, check_value, cut, short
 from planner.resources import data_dir
+from planner.rows import error_text
+from planner.safeyaml import YamlProblem, load_json, load_yaml
 
 DEFAULT_FILE = "calibration_default.json"
 Fraction = Annotated[float, Field(gt=0, le=1)]  # an efficiency: above 0, at most all of peak
@@ -33,7 +35,7 @@ QUANTILES = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 class Calibration(BaseModel):
     """Parameters that replace the priors in planner.assumptions. Missing entries fall back to them."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     eta_comp: dict[str, Fraction] = Field(default_factory=dict, description="GPU name -> ceiling fraction of peak")
     width_k: float = Field(
@@ -75,6 +77,26 @@ class Calibration(BaseModel):
         """Calibration files of planner 0.1 carry a single overlap: it applies to every framework."""
         if isinstance(value, int | float) and not isinstance(value, bool):
             return {fw: float(value) for fw in A.FRAMEWORKS}
+        return value
+
+    # names and source end up in reports and workbooks: no control characters (planner.limits)
+    _text = field_validator("*", mode="before")(check_value)
+
+    @field_validator("uncertainty")
+    @classmethod
+    def _quantiles(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        """Each group holds every quantile of QUANTILES, in order, each a log residual within
+        MAX_LOG_RESIDUAL (range_factors exponentiates them: a hand-edited 1e300 would overflow)."""
+        keys = [_key(q) for q in QUANTILES]
+        for group, q in value.items():
+            missing = [k for k in keys if k not in q]
+            if missing:
+                raise ValueError(f"group {short(group)} lacks the quantiles {', '.join(missing)}")
+            values = [q[k] for k in keys]
+            if any(abs(v) > MAX_LOG_RESIDUAL for v in values):
+                raise ValueError(f"group {short(group)}: a quantile beyond +-{MAX_LOG_RESIDUAL:g} (a log residual)")
+            if values != sorted(values):
+                raise ValueError(f"group {short(group)}: the quantiles {', '.join(keys)} must not decrease")
         return value
 
     def eta_comp_for(self, gpu: str) -> float:
@@ -146,19 +168,19 @@ def load_calibration(path: str | Path | None) -> Calibration:
     if path is None:
         return Calibration.default()
     path = Path(path)
+    text = read_text(path, MAX_CALIBRATION_BYTES, "calibration")
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlannerError(f"{path}: cannot read calibration file ({exc.strerror}); check the path") from None
+        data = load_json(text) if path.suffix.lower() == ".json" else load_yaml(text)
+    except YamlProblem as exc:
+        raise PlannerError(f"{path}: not valid JSON/YAML ({exc})") from None
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
         return Calibration.model_validate(data)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise PlannerError(f"{path}: not valid JSON/YAML ({str(exc).splitlines()[0]})") from None
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"]) or "(top level)"
-        raise PlannerError(f"{path}: {where}: {err['msg']}; write it with `planner calibrate`") from None
+        value = "" if err["type"] == "missing" else f" = {short(err.get('input'))}"
+        message = error_text(err) if err["type"] != "missing" else str(err["msg"])
+        raise PlannerError(f"{path}: {cut(where, 60)}{value}: {message}; write it with `planner calibrate`") from None
 
 
 _DEFAULT: Calibration | None = None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from planner.limits import MAX_ERROR_LINES, short
+
 
 class PlannerError(Exception):
     """Base of all errors the user can fix (bad input, impossible request)."""
@@ -45,15 +47,26 @@ class CatalogProblem:
         where = self.file if self.row is None else f"{self.file}:{self.row}"
         parts = [where]
         if self.column is not None:
-            value = "" if self.value is None else f" = {str(self.value)!r}"
+            value = "" if self.value is None else f" = {_quoted(self.value)}"
             parts.append(f"column '{self.column}'{value}")
         parts.append(self.message)
         return ": ".join(parts)
 
 
+def _quoted(value: object) -> str:
+    """The cell as the person typed it, quoted and cut to MAX_VALUE_CHARS (a cell may be 100k digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return short(value)
+    return short(value if isinstance(value, str) else str(value))
+
+
 class CatalogError(PlannerError):
-    """One or more catalog problems; str() lists them one per line (each line stands alone)."""
+    """One or more catalog problems; str() lists them one per line (each line stands alone), the first
+    MAX_ERROR_LINES of them and then how many more."""
 
     def __init__(self, problems: list[CatalogProblem]):
         self.problems = list(problems)
-        super().__init__("\n".join(str(p) for p in self.problems))
+        lines = [str(p) for p in self.problems[:MAX_ERROR_LINES]]
+        if len(self.problems) > MAX_ERROR_LINES:
+            lines.append(f"... and {len(self.problems) - MAX_ERROR_LINES:,} more problems")
+        super().__init__("\n".join(lines))

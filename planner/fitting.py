@@ -25,12 +25,27 @@ from typing import Annotated, Literal
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 from scipy.optimize import least_squares
 
 from planner import perf
 from planner.calibration import QUANTILES, Calibration
 from planner.catalog import Catalog, problem_from_pydantic
 from planner.errors import CatalogError, CatalogProblem, PlannerError
+from planner.limits import (
+    MAX_GPUS,
+    MAX_GPUS_PER_NODE,
+    MAX_GRAD_ACCUM,
+    MAX_MEASUREMENT_ROWS,
+    MAX_MEASUREMENT_SOURCES,
+    MAX_MEASUREMENTS_BYTES,
+    MAX_MICRO_BATCH,
+    MAX_PARAMS,
+    MAX_QUANTITY,
+    MAX_SEQ_LEN,
+    MAX_TOKENS_PER_GPU,
+    text_problem,
+)
 from planner.resources import data_dir
 from planner.rows import Count, Gbps, Params
 from planner.tables import read_csv
@@ -83,12 +98,15 @@ def _lower(value: object) -> object:
     return value.strip().lower() if isinstance(value, str) else value
 
 
-Positive = Annotated[float, Field(gt=0)]
+# every measured figure has a ceiling (planner.limits): no absurd float reaches the fit
+Rate = Annotated[float, Field(gt=0, le=MAX_QUANTITY["count"])]  # tokens/s per GPU
+TFLOPsFigure = Annotated[float, Field(gt=0, le=MAX_QUANTITY["tflops"])]
 
 
 class Measurement(BaseModel):
     """One measured run (a row of the database or of a user's CSV)."""
 
+    # allow_inf_nan=False: an inf or nan cell is refused here, not found later as non-finite residuals
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True, allow_inf_nan=False)
 
     id: str | None = None
@@ -102,33 +120,41 @@ class Measurement(BaseModel):
     hpz: bool = False
     qgz: bool = False
     model: str | None = None
-    params: Params | None = Field(None, alias="model_params")
+    params: Params | None = Field(None, le=MAX_PARAMS, alias="model_params")
     layers: Count | None = Field(None, ge=1)
     hidden: Count | None = Field(None, ge=1)
     heads: Count | None = Field(None, ge=1)
     vocab: Count | None = Field(None, ge=1)
     gpu: str
-    gpus: Count = Field(ge=1)
-    gpus_per_node: Count = Field(ge=1)
+    gpus: Count = Field(ge=1, le=MAX_GPUS)
+    gpus_per_node: Count = Field(ge=1, le=MAX_GPUS_PER_NODE)
     node_gbps: Gbps | None = None
     fabric: Annotated[Literal["ib", "roce", "efa", "tcpx", "tcp", "none"], BeforeValidator(_lower)] = "ib"
-    seq_len: Count | None = Field(None, ge=1)
-    micro_batch: Positive | None = None
-    tokens_per_gpu: Params | None = None
-    grad_accum: Count | None = Field(None, ge=1)
+    seq_len: Count | None = Field(None, ge=1, le=MAX_SEQ_LEN)
+    micro_batch: Annotated[float, Field(gt=0, le=MAX_MICRO_BATCH)] | None = None
+    tokens_per_gpu: Params | None = Field(None, le=MAX_TOKENS_PER_GPU)
+    grad_accum: Count | None = Field(None, ge=1, le=MAX_GRAD_ACCUM)
     checkpointing: Annotated[Literal["full", "selective", "none"], BeforeValidator(_checkpointing)] = "full"
     offload: Annotated[Literal["none", "cpu", "nvme"], BeforeValidator(_lower)] = "none"
     grad_bytes: float = Field(2.0, gt=0, le=8)
-    tokens_per_s_per_gpu: Positive | None = None
-    tokens_per_s_low: Positive | None = None
-    tokens_per_s_high: Positive | None = None
-    measured_tflops: Positive | None = None
-    tflops_per_gpu_low: float | None = Field(None, ge=0)
-    tflops_per_gpu_high: Positive | None = None
-    reported_tflops_per_gpu: Positive | None = None
+    tokens_per_s_per_gpu: Rate | None = None
+    tokens_per_s_low: Rate | None = None
+    tokens_per_s_high: Rate | None = None
+    measured_tflops: TFLOPsFigure | None = None
+    tflops_per_gpu_low: float | None = Field(None, ge=0, le=MAX_QUANTITY["tflops"])
+    tflops_per_gpu_high: TFLOPsFigure | None = None
+    reported_tflops_per_gpu: TFLOPsFigure | None = None
     confidence: str | None = None
     derivation: str | None = None
     note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_text(cls, data: object) -> object:
+        problem = text_problem(data) if isinstance(data, dict) else None
+        if problem:
+            raise PydanticCustomError("text", "{message}", {"column": problem[0], "message": problem[1]})
+        return data
 
     @model_validator(mode="after")
     def _complete(self) -> Measurement:
@@ -155,7 +181,7 @@ class Measurement(BaseModel):
 
 def read_measurements(path: Path) -> list[tuple[int, Measurement]]:
     tables, problems = (
-        read_csv(path)
+        read_csv(path, MAX_MEASUREMENTS_BYTES, "measurements")
         if path.exists()
         else ([], [CatalogProblem(str(path), None, None, None, "file not found; check the path")])
     )
@@ -163,6 +189,9 @@ def read_measurements(path: Path) -> list[tuple[int, Measurement]]:
     for table in tables:
         if not table.header:
             problems.append(CatalogProblem(table.label, None, None, None, "empty: no header row found"))
+        if len(table.rows) > MAX_MEASUREMENT_ROWS:
+            message = f"{len(table.rows):,} measurements, more than {MAX_MEASUREMENT_ROWS:,}; fit a sample of them"
+            raise CatalogError([CatalogProblem(table.label, None, None, None, message)])
         for number, values in table.rows:
             record = {c: v for c, v in zip(table.header, values, strict=False) if c and v is not None}
             if "params" in record:
@@ -502,8 +531,18 @@ def load_frames(catalog: Catalog, paths: list[Path], database: bool, tokens_per_
     sources = list(paths) + ([database_path()] if database else [])  # the user's first: their errors come fast
     if not sources:
         raise PlannerError("nothing to fit: give a measurements CSV, or drop --no-database")
-    frames = [measurement_frame(catalog, read_measurements(p), tokens_per_gpu, str(p)) for p in sources]
+    tables = [(p, read_measurements(p)) for p in sources]
+    yours = sum(len(rows) for p, rows in tables[: len(paths)])
+    if yours > MAX_MEASUREMENT_ROWS:  # (each file is checked alone as it is read; this is all of them)
+        raise PlannerError(
+            f"{_named(paths)}: {yours:,} measurements in all, more than {MAX_MEASUREMENT_ROWS:,}; fit a sample of them"
+        )
+    frames = [measurement_frame(catalog, rows, tokens_per_gpu, str(p)) for p, rows in tables]
     return pd.concat(frames, ignore_index=True)
+
+
+def _named(paths: list[Path]) -> str:
+    return ", ".join(map(str, paths[:3])) + (f" and {len(paths) - 3:,} more files" if len(paths) > 3 else "")
 
 
 def calibrate(
@@ -516,6 +555,13 @@ def calibrate(
 ) -> tuple[Calibration, pd.DataFrame, pd.DataFrame | None]:
     """(calibration, in-sample report, leave-one-source-out report or None)."""
     frame = load_frames(catalog, paths, database, tokens_per_gpu)
+    groups = frame["source_group"].nunique()
+    if validate and groups > MAX_MEASUREMENT_SOURCES:  # before the fit: each group is one more fit to validate
+        raise PlannerError(
+            f"{_named(paths)}: {groups:,} source groups{' with the database' if database else ''}, more than "
+            f"{MAX_MEASUREMENT_SOURCES} (leave-one-source-out validation fits once per group); give the rows of one "
+            "measurement set one source_group (calibrate: or pass --no-cross-validation)"
+        )
     names = (["planner/data/" + DATABASE] if database else []) + [Path(p).name for p in paths]
     source = (
         "fitted to "

@@ -9,9 +9,19 @@ from __future__ import annotations
 import re
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from planner.kinds import KINDS, SCHEMA_VERSION
+from planner.limits import (
+    MAX_COUNT,
+    MAX_GPUS_PER_NODE,
+    MAX_NICS_PER_NODE,
+    MAX_QUANTITY,
+    MAX_REACH_M,
+    short,
+    text_problem,
+)
 from planner.units import parse_quantity
 
 __all__ = ["KINDS", "ROW_TYPES", "SCHEMA_VERSION"]
@@ -24,19 +34,30 @@ def quantity_type(dimension: str, example: str, **bounds: float):
         "description": f"Number or quantity, e.g. {example!r}.",
     }
     parse = BeforeValidator(lambda v: parse_quantity(v, dimension))
-    return Annotated[(float, parse, WithJsonSchema(schema), Field(**bounds))]
+    # every quantity has a ceiling (a field's own `le` may be lower): no absurd float reaches the model
+    return Annotated[(float, parse, WithJsonSchema(schema), Field(**{"le": MAX_QUANTITY[dimension], **bounds}))]
 
 
 def _whole(value: object) -> object:
-    """Counts arrive as text or floats from CSV/XLSX; accept 8, '8', 8.0, '1K' but not 8.5."""
+    """Counts arrive as text or floats from CSV/XLSX; accept 8, '8', 8.0, '1K' but not 8.5. An int is
+    kept as it is (however large): the field's `le` then names its range."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
     number = parse_quantity(value, "count")
     if number != int(number):
-        raise ValueError(f"{value!r} must be a whole number")
+        raise ValueError(f"{short(value)} must be a whole number")
     return int(number)
 
 
-Count = Annotated[int, BeforeValidator(_whole), WithJsonSchema({"anyOf": [{"type": "integer"}, {"type": "string"}]})]
-PositiveCount = Annotated[Count, Field(ge=1)]
+def count(ge: int | None = None, le: int = MAX_COUNT):
+    """A whole-number type between ge and le (by default at most MAX_COUNT: every count then fits a C long
+    for numpy and the MILP). One Field per type, so a message gives the field's own range."""
+    schema = WithJsonSchema({"anyOf": [{"type": "integer"}, {"type": "string"}]})
+    return Annotated[int, BeforeValidator(_whole), schema, Field(ge=ge, le=le)]
+
+
+Count = count()
+PositiveCount = count(ge=1)
 USD = quantity_type("usd", "$36,000", ge=0)
 Gbps = quantity_type("gbps", "400Gbps", gt=0)
 GBps = quantity_type("gb_per_s", "900GB/s", gt=0)
@@ -46,6 +67,31 @@ TFLOPs = quantity_type("tflops", "989", gt=0)
 Params = quantity_type("count", "176B", gt=0)
 Meters = quantity_type("count", "3", gt=0)
 Terabytes = quantity_type("count", "7.68", gt=0)
+
+
+def error_text(err: dict) -> str:
+    """What is wrong in one pydantic error, in planner's words ("must be at most 64"): a bound names
+    the allowed range, a value error is our own message."""
+    kind, ctx = err["type"], err.get("ctx", {})
+    bound = next((ctx[k] for k in ("gt", "ge", "lt", "le") if k in ctx), None)
+    relation = {
+        "greater_than": "greater than",
+        "greater_than_equal": "at least",
+        "less_than": "less than",
+        "less_than_equal": "at most",
+    }.get(kind)
+    if relation and isinstance(bound, int | float):
+        if bound != int(bound):
+            return f"must be {relation} {bound}"
+        return f"must be {relation} {int(bound):,}" if abs(bound) >= 1e4 else f"must be {relation} {int(bound)}"
+    if kind == "missing":
+        return "is empty; this column is required"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}"
+    if kind == "finite_number":
+        return "must be a finite number"
+    return str(err["msg"]).removeprefix("Value error, ")
+
 
 Fabric = Literal["ib", "roce"]
 # A compute fabric as the planner prices and times it: InfiniBand, lossless RoCE on any Ethernet switch
@@ -112,9 +158,10 @@ def _lengths(value: object) -> object:
             length = float(metres)
         except ValueError:
             length = -1.0
-        if not sep or not part.strip() or length <= 0:
+        if not sep or not part.strip() or not 0 < length <= MAX_REACH_M:  # (nan and inf fail here too)
             raise ValueError(
-                f"{item.strip()!r}: write each orderable length as METRES:PART_NUMBER, e.g. 3:MFP7E10-N003"
+                f"{short(item.strip())}: write each orderable length as METRES:PART_NUMBER, e.g. 3:MFP7E10-N003 "
+                f"(METRES above 0, at most {MAX_REACH_M:,.0f})"
             )
         pairs.append((length, part.strip()))
     return sorted(pairs)
@@ -136,7 +183,7 @@ CageField = Annotated[Cage, BeforeValidator(_cage)]
 LaneModes = Annotated[list[str], BeforeValidator(_lane_modes)]
 Lengths = Annotated[list[tuple[float, str]], BeforeValidator(_lengths)]
 Uses = Annotated[list[Literal["compute", "storage", "inband", "oob"]], BeforeValidator(_split_aliases)]
-Counts = Annotated[list[Annotated[int, Field(ge=1)]], BeforeValidator(_split_aliases)]
+Counts = Annotated[list[Annotated[int, Field(ge=1, le=MAX_NICS_PER_NODE)]], BeforeValidator(_split_aliases)]
 FabricField = Annotated[Fabric, BeforeValidator(_fabric_word)]
 CloudFabricField = Annotated[Literal["ib", "roce", "efa", "tcpx", "tcp"], BeforeValidator(_fabric_word)]
 
@@ -157,6 +204,18 @@ class CatalogRow(BaseModel):
         description="solid, medium, low, or estimate (derived, not quoted; say how in notes)."
     )
     notes: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_text(cls, data: object) -> object:
+        """Every text cell: no control characters (planner.limits says which and why), at most
+        MAX_CELL_CHARS. One check per row, not per cell: a 100k-row catalog pays ~0.1 s for it."""
+        if isinstance(data, dict):
+            problem = text_problem(data)
+            if problem:
+                column, message = problem
+                raise PydanticCustomError("text", "{message}", {"column": column, "message": message})
+        return data
 
     @field_validator("date", mode="before")
     @classmethod
@@ -212,17 +271,17 @@ class ServerRow(CatalogRow):
     name: str = Field(min_length=1)
     vendor: str = Field(min_length=1)
     gpu: str = Field(min_length=1, description="A GPU name or alias from gpus.csv.")
-    gpus_per_node: PositiveCount
+    gpus_per_node: count(ge=1, le=MAX_GPUS_PER_NODE)
     price_usd: USD
     power_w: Watts = Field(description="Maximum system power.")
-    pcie_gen: Annotated[Count, Field(ge=1, le=7)]
+    pcie_gen: count(ge=1, le=7)
     pcie_lanes: PositiveCount = Field(description="Total CPU PCIe lanes of the platform.")
     pcie_lanes_per_gpu: PositiveCount
     intra_node_gb_per_s: GBps = Field(description="NVLink/NVSwitch bandwidth per GPU per direction.")
-    max_nics_per_node: PositiveCount = Field(
+    max_nics_per_node: count(ge=1, le=MAX_NICS_PER_NODE) = Field(
         description="PCIe slots for scale-out (compute) NICs, e.g. 8 on HGX/DGX: one behind each GPU's PCIe switch."
     )
-    nic_slot_gen: Annotated[Count, Field(ge=1, le=7)] | None = Field(
+    nic_slot_gen: count(ge=1, le=7) | None = Field(
         None, description="PCIe generation of the NIC slots (default: pcie_gen)."
     )
     nic_slot_lanes: PositiveCount = Field(16, description="PCIe lanes per NIC slot.")
@@ -238,16 +297,16 @@ class ServerRow(CatalogRow):
     nic_cage_ports: PositiveCount | None = Field(None, description="NIC ports per such cage (2: twin-port, DGX H100).")
     nic_cage_top: Top | None = Field(None, description="Module top that cage takes (flat: riding heat sink).")
     included_nic: str | None = Field(None, description="NIC sku (nics.csv) included in price_usd.")
-    included_nics: Annotated[Count, Field(ge=0)] = 0
+    included_nics: count(ge=0, le=MAX_NICS_PER_NODE) = 0
     storage_nic: str | None = Field(
         None, description="NIC sku for storage (port 1) and in-band management (port 2), as in DGX SuperPOD."
     )
-    storage_nics: Annotated[Count, Field(ge=0)] = 0
+    storage_nics: count(ge=0, le=MAX_NICS_PER_NODE) = 0
     storage_nics_included: bool = Field(False, description="The storage NICs come with the server (price_usd).")
     rack_units: PositiveCount | None = Field(None, description="Height in rack units (U).")
     dram_gib: GiB | None = None
     dram_gb_per_s: GBps | None = Field(None, description="Peak DRAM bandwidth: sockets x channels x MT/s x 8 B.")
-    nvme_slots: Annotated[Count, Field(ge=0)] = 0
+    nvme_slots: count(ge=0) = 0
     root_complex_gb_per_s: GBps | None = Field(None, description="CPU root-complex limit on PCIe traffic, if known.")
 
     def included_count(self, nic_sku: str) -> int:
@@ -306,7 +365,7 @@ class NicRow(ProductRow):
     signalling: Signalling | None = None
     lane_modes: LaneModes = Field(default_factory=list, description="Other lane rates the port runs, e.g. 25G-NRZ.")
     top: Top | None = Field(None, description="Module top its cage takes (OSFP NIC cages: flat).")
-    pcie_gen: Annotated[Count, Field(ge=1, le=7)] | None = Field(None, description="The card's PCIe generation.")
+    pcie_gen: count(ge=1, le=7) | None = Field(None, description="The card's PCIe generation.")
     pcie_lanes: PositiveCount | None = Field(None, description="The card's PCIe lanes.")
     price_usd: USD
     power_w: Watts
@@ -473,7 +532,7 @@ class CloudRow(CatalogRow):
     instance: str = Field(min_length=1)
     region: str = Field(min_length=1)
     gpu: str = Field(min_length=1)
-    gpus: PositiveCount
+    gpus: count(ge=1, le=MAX_GPUS_PER_NODE)
     ondemand_usd_per_h: USD | None = None
     spot_usd_per_h: USD | None = None
     reserved_usd_per_h: USD | None = None

@@ -9,17 +9,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from planner import datacenter as D
+from planner import limits as L
 from planner.errors import ScenarioError
-from planner.rows import Count, Params, PlanFabric, quantity_type
+from planner.fileio import InputFileError, read_text
+from planner.rows import Count, Params, PlanFabric, count, error_text, quantity_type
+from planner.safeyaml import YamlProblem, load_yaml
 
 USD = quantity_type("usd", "$30M", gt=0)
-KW = Annotated[float, BeforeValidator(lambda v: _kw(v)), Field(gt=0)]
+KW = Annotated[float, BeforeValidator(lambda v: _kw(v)), Field(gt=0, le=L.MAX_QUANTITY["w"] / 1e3)]
 Days = quantity_type("days", "30d", gt=0)
 TFLOPs = quantity_type("tflops", "40", gt=0)
+ModelParams = quantity_type("count", "176B", gt=0, le=L.MAX_PARAMS)
 
 
 def _kw(value: object) -> object:
@@ -31,14 +43,27 @@ def _kw(value: object) -> object:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    # allow_inf_nan=False: a .inf or .nan in any float field is refused, never handed to the solver
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _sane(cls, value: object, info: ValidationInfo) -> object:
+        """Text without control characters, lists and dicts of at most MAX_LIST_ITEMS (sections are
+        checked field by field by their own model, so a problem names the field)."""
+        annotation = cls.model_fields[info.field_name].annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return value
+        return L.check_value(value, L.MAX_NAME_CHARS)
 
 
 class Workload(_Strict):
     model: str | None = Field(None, description="A model name from models.csv (gives params and architecture).")
-    params: Params | None = Field(None, description="Parameter count when no model is named, e.g. 176B.")
-    seq_len: Count | None = Field(None, ge=1, description="Tokens per sequence (default: the model's).")
-    micro_batches: list[Annotated[Count, Field(ge=1)]] = Field(
+    params: ModelParams | None = Field(None, description="Parameter count when no model is named, e.g. 176B.")
+    seq_len: Count | None = Field(
+        None, ge=1, le=L.MAX_SEQ_LEN, description="Tokens per sequence (default: the model's)."
+    )
+    micro_batches: list[count(ge=1, le=L.MAX_MICRO_BATCH)] = Field(
         default_factory=lambda: [1, 2, 4, 8], min_length=1, description="Micro-batch sizes the plan may pick."
     )
     global_batch: Count | None = Field(
@@ -75,7 +100,7 @@ class Workload(_Strict):
 
 
 class Requirement(_Strict):
-    gpus: Count | None = Field(None, ge=1, description="A fixed GPU count.")
+    gpus: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="A fixed GPU count.")
     tokens: Params | None = Field(None, description="Tokens to train, with days (a deadline).")
     days: Days | None = None
     min_tokens_per_s: Params | None = Field(None, description="A minimum total throughput.")
@@ -103,15 +128,18 @@ class Requirement(_Strict):
 
 class Objective(_Strict):
     kind: Literal["capex", "tco"] = "capex"
-    years: float = Field(5.0, gt=0, description="TCO horizon (Epoch AI: 5-year server life).")
-    usd_per_kwh: float = Field(0.0826, ge=0, description="US industrial 2025 (Epoch AI), datacenter_assumptions.")
+    years: float = Field(5.0, gt=0, le=L.MAX_YEARS, description="TCO horizon (Epoch AI: 5-year server life).")
+    usd_per_kwh: float = Field(
+        0.0826, ge=0, le=L.MAX_USD_PER_KWH, description="US industrial 2025 (Epoch AI), datacenter_assumptions."
+    )
     pue: float = Field(
-        1.25, ge=1, description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale)."
+        1.25, ge=1, le=L.MAX_PUE, description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale)."
     )
     server_draw_fraction: float = Field(0.75, gt=0, le=1, description="Training draw / server max power (Epoch AI).")
     colocation_usd_per_kw_month: float = Field(
         D.COLOCATION_USD_PER_KW_MONTH.value,
         ge=0,
+        le=L.MAX_USD_PER_KW_MONTH,
         description="Space, cooling and power delivery per kW of nameplate IT power per month (CBRE H2 2025 "
         "wholesale; 0 when you own the building and count it elsewhere).",
     )
@@ -121,19 +149,24 @@ class Objective(_Strict):
         le=1,
         description="Hardware support contracts per year, as a share of capex (CTWatch 2006: 4-8%; low confidence).",
     )
-    staff_fte: float = Field(0.0, ge=0, description="Operations staff (full-time equivalents) charged to the cluster.")
+    staff_fte: float = Field(
+        0.0, ge=0, le=L.MAX_STAFF_FTE, description="Operations staff (full-time equivalents) charged to the cluster."
+    )
     staff_usd_per_fte_year: float = Field(
-        D.STAFF_USD_PER_FTE_YEAR.value, ge=0, description="Cost per FTE-year (BLS median base wage; add overhead)."
+        D.STAFF_USD_PER_FTE_YEAR.value,
+        ge=0,
+        le=L.MAX_USD_PER_FTE_YEAR,
+        description="Cost per FTE-year (BLS median base wage; add overhead).",
     )
 
 
 class Constraints(_Strict):
     budget_usd: USD | None = None
     power_kw: KW | None = Field(None, description="Cap on IT power at nameplate (servers, NICs, switches, optics).")
-    max_nodes: Count = Field(2048, ge=1)
+    max_nodes: Count = Field(2048, ge=1, le=L.MAX_NODES)
     gpus: list[str] | None = Field(None, description="Allowed GPU names or aliases.")
     servers: list[str] | None = Field(None, description="Allowed server names.")
-    gpus_per_node: list[Annotated[Count, Field(ge=1)]] | None = Field(None, description="Allowed node sizes.")
+    gpus_per_node: list[count(ge=1, le=L.MAX_GPUS_PER_NODE)] | None = Field(None, description="Allowed node sizes.")
     vendors: list[str] | None = Field(None, description="Allowed server vendors (substring, case-insensitive).")
     fabrics: list[PlanFabric] = Field(
         default_factory=lambda: ["ib", "roce", "spectrum-x"],
@@ -147,38 +180,59 @@ class Constraints(_Strict):
         description="Fabric topologies above one switch: rail-optimised and/or plain leaf-spine. Default: "
         "rail-optimised for nodes with one NIC per GPU (HGX/DGX, as DGX SuperPOD), else leaf-spine.",
     )
-    oversubscription: list[Annotated[float, Field(ge=1)]] = Field(
+    oversubscription: list[Annotated[float, Field(ge=1, le=L.MAX_OVERSUBSCRIPTION)]] = Field(
         default_factory=lambda: [1.0], min_length=1, description="Allowed leaf oversubscription ratios o (o:1)."
     )
-    max_nics_per_node: Count | None = Field(None, ge=1)
+    max_nics_per_node: count(ge=1, le=L.MAX_NICS_PER_NODE) | None = None
 
 
 class Cabling(_Strict):
     """Overrides of the cable runs the layout gives (None: from the layout)."""
 
-    node_leaf_reach_m: float | None = Field(None, gt=0, description="Run NIC to leaf, metres (default: layout).")
-    switch_reach_m: float | None = Field(None, gt=0, description="Run between switch tiers, metres (default: layout).")
+    node_leaf_reach_m: float | None = Field(
+        None, gt=0, le=L.MAX_REACH_M, description="Run NIC to leaf, metres (default: layout)."
+    )
+    switch_reach_m: float | None = Field(
+        None, gt=0, le=L.MAX_REACH_M, description="Run between switch tiers, metres (default: layout)."
+    )
 
 
 class Layout(_Strict):
     """Racks and rows (planner/layout.py): nodes per rack from power and space, where leaves sit, cable runs."""
 
     rack_kw: float = Field(
-        40.8, gt=0, description="IT power per rack, kW (DGX SuperPOD H100: 4 x 10.2 kW DGX, RA-11333-001)."
+        40.8,
+        gt=0,
+        le=L.MAX_RACK_KW,
+        description="IT power per rack, kW (DGX SuperPOD H100: 4 x 10.2 kW DGX, RA-11333-001).",
     )
-    rack_units: int = Field(48, ge=4, description="Rack height, U.")
+    rack_units: int = Field(48, ge=4, le=L.MAX_RACK_UNITS, description="Rack height, U.")
     reserved_units: int = Field(
-        4, ge=0, description="U kept free in a compute rack (patch panels, ToR and OOB switches)."
+        4, ge=0, le=L.MAX_RACK_UNITS, description="U kept free in a compute rack (patch panels, ToR and OOB switches)."
     )
-    rack_width_m: float = Field(0.6, gt=0)
-    row_pitch_m: float = Field(2.4, gt=0, description="Row to row: rack depth plus an aisle.")
+    rack_width_m: float = Field(0.6, gt=0, le=L.MAX_LAYOUT_M)
+    row_pitch_m: float = Field(2.4, gt=0, le=L.MAX_LAYOUT_M, description="Row to row: rack depth plus an aisle.")
     racks_per_row: int = Field(
-        8, ge=1, description="Compute racks per row (a rail-optimised fabric: one scalable unit)."
+        8,
+        ge=1,
+        le=L.MAX_RACKS_PER_ROW,
+        description="Compute racks per row (a rail-optimised fabric: one scalable unit).",
     )
     leaf_placement: Literal["auto", "top-of-rack", "middle-of-row", "end-of-row"] = Field(
         "auto", description="auto: top-of-rack for leaf-spine, middle-of-row for rail-optimised (as SuperPOD)."
     )
-    slack_m: float = Field(0.5, ge=0, description="Added to every cable run (service loops, dressing).")
+    slack_m: float = Field(
+        0.5, ge=0, le=L.MAX_LAYOUT_M, description="Added to every cable run (service loops, dressing)."
+    )
+
+    @model_validator(mode="after")
+    def _room_for_servers(self) -> Layout:
+        if self.reserved_units >= self.rack_units:
+            raise ValueError(
+                f"layout.reserved_units ({self.reserved_units}) leaves no room in a {self.rack_units} U rack; "
+                "reserve fewer units"
+            )
+        return self
 
 
 class Include(_Strict):
@@ -200,10 +254,10 @@ class CloudOptions(_Strict):
     pricing: list[Literal["ondemand", "spot", "reserved"]] = Field(
         default_factory=lambda: ["ondemand", "spot", "reserved"], min_length=1
     )
-    quota: dict[str, Annotated[Count, Field(ge=0)]] = Field(
+    quota: dict[str, count(ge=0, le=L.MAX_INSTANCES)] = Field(
         default_factory=dict, description="Most instances per instance type (or provider/instance)."
     )
-    max_instances: Count = Field(256, ge=1, description="Most instances of any one offering.")
+    max_instances: Count = Field(256, ge=1, le=L.MAX_INSTANCES, description="Most instances of any one offering.")
     spot_share_max: float = Field(
         1.0, ge=0, le=1, description="Largest share of instances on spot pricing (with mix_pricing)."
     )
@@ -221,11 +275,13 @@ class CloudOptions(_Strict):
     spot_interruptions_per_1000_instance_days: float = Field(
         D.SPOT_INTERRUPTIONS_PER_1000_INSTANCE_DAYS.value,
         ge=0,
+        le=L.MAX_EVENTS_PER_1000_DAYS,
         description="Preemptions per 1000 spot instance-days (estimate from AWS Spot Advisor's top bucket).",
     )
     spot_restart_minutes: float = Field(
         D.SPOT_RESTART_MINUTES.value,
         ge=0,
+        le=L.MAX_MINUTES,
         description="Minutes per preemption to get replacement capacity and restart (estimate).",
     )
 
@@ -237,21 +293,29 @@ class Reliability(_Strict):
     interruptions_per_1000_node_days: float = Field(
         D.INTERRUPTIONS_PER_1000_NODE_DAYS.value,
         ge=0,
+        le=L.MAX_EVENTS_PER_1000_DAYS,
         description="Job interruptions per 1000 node-days (Llama 3: ~4); 0 turns the goodput model off.",
     )
     restart_minutes: float = Field(
-        D.RESTART_MINUTES.value, ge=0, description="Minutes per interruption to detect, reschedule and reload."
+        D.RESTART_MINUTES.value,
+        ge=0,
+        le=L.MAX_MINUTES,
+        description="Minutes per interruption to detect, reschedule and reload.",
     )
     checkpoint_interval_minutes: float | None = Field(
-        None, gt=0, description="Minutes between checkpoints (default: the Young/Daly optimum)."
+        None, gt=0, le=L.MAX_MINUTES, description="Minutes between checkpoints (default: the Young/Daly optimum)."
     )
     checkpoint_write_gb_per_s_per_node: float = Field(
         D.CHECKPOINT_WRITE_GB_PER_S_PER_NODE.value,
         gt=0,
+        le=L.MAX_QUANTITY["gb_per_s"],
         description="Sustained write to shared storage per node while every node writes its shard.",
     )
     checkpoint_bytes_per_param: float = Field(
-        D.CHECKPOINT_BYTES_PER_PARAM.value, gt=0, description="Bytes saved per parameter (14: bf16 + fp32 Adam)."
+        D.CHECKPOINT_BYTES_PER_PARAM.value,
+        gt=0,
+        le=L.MAX_CHECKPOINT_BYTES_PER_PARAM,
+        description="Bytes saved per parameter (14: bf16 + fp32 Adam).",
     )
     goodput: float | None = Field(
         None,
@@ -285,6 +349,19 @@ class Scenario(_Strict):
     reliability: Reliability = Field(default_factory=Reliability)
     catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
 
+    @model_validator(mode="after")
+    def _bounded_search(self) -> Scenario:
+        """Each micro-batch and oversubscription ratio multiplies the candidates the plan searches (4 x 4
+        takes ~10 s, 8 x 8 minutes): their product is capped."""
+        pairs = len(self.workload.micro_batches) * len(self.constraints.oversubscription)
+        if pairs > L.MAX_SEARCH_PAIRS:
+            raise ValueError(
+                f"workload.micro_batches ({len(self.workload.micro_batches)}) x constraints.oversubscription "
+                f"({len(self.constraints.oversubscription)}) = {pairs} combinations to search; at most "
+                f"{L.MAX_SEARCH_PAIRS}: allow fewer"
+            )
+        return self
+
 
 def apply_overrides(data: dict, overrides: dict[str, object], keep_none: bool = False) -> dict:
     """Set dotted keys ("constraints.budget_usd") in the raw scenario dict. None means "not given" and is
@@ -294,10 +371,12 @@ def apply_overrides(data: dict, overrides: dict[str, object], keep_none: bool = 
             continue
         node = data
         *parents, leaf = dotted.split(".")
+        if len(parents) >= L.MAX_NESTING_DEPTH:
+            raise ScenarioError(f"cannot override {L.short(dotted)}: at most {L.MAX_NESTING_DEPTH} dotted parts")
         for key in parents:
             node = node.setdefault(key, {})
             if not isinstance(node, dict):
-                raise ScenarioError(f"cannot override {dotted}: {key} is not a section")
+                raise ScenarioError(f"cannot override {L.short(dotted)}: {L.short(key)} is not a section")
         node[leaf] = value
     return data
 
@@ -307,11 +386,11 @@ def load_scenario(
 ) -> Scenario:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read scenario ({exc.strerror}); check the path") from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        data = load_yaml(read_text(path, L.MAX_SCENARIO_BYTES, "scenario"))
+    except InputFileError as exc:
+        raise ScenarioError(str(exc)) from None
+    except YamlProblem as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a YAML mapping with workload, requirement, target_tflops")
     data = apply_overrides(data, overrides or {})
@@ -319,14 +398,26 @@ def load_scenario(
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError("\n".join(_message(path, e) for e in exc.errors())) from None
+        raise ScenarioError("\n".join(validation_messages(str(path), exc))) from None
     base = path.parent
     return scenario.model_copy(update={"catalogs": [str((base / c).resolve()) for c in scenario.catalogs]})
 
 
-def _message(path: Path, err: dict) -> str:
-    where = ".".join(str(x) for x in err["loc"]) or "(top level)"
-    message = str(err["msg"]).removeprefix("Value error, ")
-    value = "" if err["type"] == "missing" else f" = {err.get('input')!r}"
+def validation_messages(label: str, exc: ValidationError) -> list[str]:
+    """One line per problem (the first MAX_ERROR_LINES, then how many more), each naming the field."""
+    errors = exc.errors()
+    lines = [_message(label, e) for e in errors[: L.MAX_ERROR_LINES]]
+    if len(errors) > L.MAX_ERROR_LINES:
+        lines.append(f"{label}: ... and {len(errors) - L.MAX_ERROR_LINES:,} more problems")
+    return lines
+
+
+def _message(label: str, err: dict) -> str:
+    """file: field = value: what is wrong. The value is cut to MAX_VALUE_CHARS: the input may be huge."""
+    where = ".".join(L.short(x, 40) if not isinstance(x, str) or len(x) > 40 else x for x in err["loc"])
+    message = L.cut(error_text(err) if err["type"] != "missing" else str(err["msg"]))
     hint = " (see `planner plan --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
-    return f"{path}: {where}{value}: {message}{hint}"
+    if not where:  # a rule over several fields: its message names them
+        return f"{label}: {message}{hint}"
+    value = "" if err["type"] == "missing" else f" = {L.short(err.get('input'))}"
+    return f"{label}: {where}{value}: {message}{hint}"

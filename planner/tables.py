@@ -7,12 +7,15 @@ CatalogProblem entries, never exceptions, so one run reports every broken file a
 from __future__ import annotations
 
 import csv
+import io
 import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planner import limits as L
 from planner.errors import CatalogProblem
+from planner.fileio import InputFileError, decode_text, read_bytes
 
 # "# planner catalog: gpus, schema 1" on the first line of a CSV (or first cell of a sheet)
 _MARKER = re.compile(r"^#\s*planner catalog:\s*(?P<kind>[\w-]+)\s*(?:,\s*schema\s*(?P<schema>\d+))?", re.I)
@@ -63,34 +66,77 @@ def _comment(values: list[object]) -> bool:
     return isinstance(values[0], str) and values[0].lstrip().startswith("#")
 
 
-def read_csv(path: Path) -> tuple[list[RawTable], list[CatalogProblem]]:
+class _TooBig(Exception):
+    """A table beyond MAX_TABLE_ROWS or MAX_TABLE_COLUMNS; the message says which."""
+
+
+def read_csv(
+    path: Path, max_bytes: int = L.MAX_CATALOG_BYTES, what: str = "catalog"
+) -> tuple[list[RawTable], list[CatalogProblem]]:
+    """One table. The file is read whole but at most max_bytes (refused beyond), as UTF-8 (BOM or not)."""
     label = str(path)
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle)
-            numbered = []
-            start = 1
-            for values in reader:
-                numbered.append((start, [v if v.strip() else None for v in values]))
-                start = reader.line_num + 1
-    except UnicodeDecodeError as exc:
-        return [], [CatalogProblem(label, None, None, None, f"not UTF-8 text ({exc.reason}); save it as UTF-8 CSV")]
+        text = decode_text(path, read_bytes(path, max_bytes, what), what, nul_ok=True)
+    except InputFileError as exc:
+        return [], [CatalogProblem(label, None, None, None, exc.reason)]
+    reader = csv.reader(io.StringIO(text, newline=""))
+    numbered = []
+    start = 1
+    try:
+        for values in reader:
+            _check_size(len(numbered), len(values), start)
+            numbered.append((start, [v if v.strip() else None for v in values]))
+            start = reader.line_num + 1
     except csv.Error as exc:
-        return [], [CatalogProblem(label, None, None, None, f"not valid CSV ({exc}); check the quoting")]
-    except OSError as exc:
-        return [], [CatalogProblem(label, None, None, None, f"cannot read: {exc.strerror}")]
+        problem = f"not valid CSV on line {reader.line_num} ({exc}); check the quoting"
+        return [], [CatalogProblem(label, None, None, None, problem)]
+    except _TooBig as exc:
+        return [], [CatalogProblem(label, None, None, None, str(exc))]
     return [_table_from_rows(label, path.stem.lower(), numbered)], []
 
 
+def _check_size(rows_so_far: int, columns: int, row: int) -> None:
+    if rows_so_far >= L.MAX_TABLE_ROWS:
+        raise _TooBig(f"more than {L.MAX_TABLE_ROWS:,} rows, the limit for one table; split it into several files")
+    if columns > L.MAX_TABLE_COLUMNS:
+        raise _TooBig(f"row {row} has {columns:,} cells, more than the limit of {L.MAX_TABLE_COLUMNS} columns")
+
+
+def check_xlsx_archive(label: str, data: bytes) -> str | None:
+    """Why the zip directory of an .xlsx refuses it (too many members, too large once uncompressed), or
+    None. Declared sizes bind: Python's zipfile stops decompressing a member at its declared size."""
+    try:
+        members = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        return f"not a readable .xlsx workbook ({exc}); save it from Excel as .xlsx or export CSV"
+    if len(members) > L.MAX_XLSX_MEMBERS:
+        return f"refused: {len(members):,} parts in the archive, more than {L.MAX_XLSX_MEMBERS:,}; export CSV instead"
+    total = sum(m.file_size for m in members)
+    if total > L.MAX_XLSX_UNCOMPRESSED_BYTES:
+        return (
+            f"refused: {total / L.MIB:,.0f} MiB once uncompressed, more than the "
+            f"{L.MAX_XLSX_UNCOMPRESSED_BYTES / L.MIB:g} MiB limit for a workbook (a zip bomb, or a very large "
+            "sheet); export the catalog as CSV"
+        )
+    return None
+
+
 def read_xlsx(path: Path) -> tuple[list[RawTable], list[CatalogProblem]]:
-    """One table per sheet. openpyxl parses with defusedxml when it is installed (a hard dependency of
-    planner), so entity-expansion bombs are refused instead of exhausting memory."""
+    """One table per sheet. The zip directory is checked first (check_xlsx_archive); openpyxl then parses
+    with defusedxml (a hard dependency of planner), so entity-expansion bombs are refused too."""
     import openpyxl
     from openpyxl.utils.exceptions import InvalidFileException
 
     label = str(path)
     try:
-        workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
+        data = read_bytes(path, L.MAX_CATALOG_BYTES, "catalog")
+    except InputFileError as exc:
+        return [], [CatalogProblem(label, None, None, None, exc.reason)]
+    refused = check_xlsx_archive(label, data)
+    if refused:
+        return [], [CatalogProblem(label, None, None, None, refused)]
+    try:
+        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError) as exc:
         cause = exc.__cause__ or exc.__context__
         if cause is not None and type(cause).__module__.startswith("defusedxml"):
@@ -99,25 +145,49 @@ def read_xlsx(path: Path) -> tuple[list[RawTable], list[CatalogProblem]]:
                 "re-export it from Excel or as CSV"
             )
         else:
-            reason = type(exc).__name__ if not str(exc) else str(exc).splitlines()[0]
+            reason = type(exc).__name__ if not str(exc) else L.cut(str(exc).splitlines()[0], 200)
             problem = f"not a readable .xlsx workbook ({reason}); save it from Excel as .xlsx or export CSV"
         return [], [CatalogProblem(label, None, None, None, problem)]
     tables, problems = [], []
     try:
         for sheet in workbook.worksheets:
-            sheet_label = f"{label}[{sheet.title}]"
+            sheet_label = f"{label}[{L.cut(sheet.title, 40)}]"
             try:
-                numbered = [
-                    (n, [v.strip() if isinstance(v, str) else v for v in values])
-                    for n, values in enumerate(sheet.iter_rows(min_row=1, values_only=True), start=1)
-                ]
+                numbered = _sheet_rows(sheet)
+            except _TooBig as exc:
+                problems.append(CatalogProblem(sheet_label, None, None, None, str(exc)))
+                continue
             except Exception as exc:  # a corrupt sheet part: report it, keep reading the others
-                problems.append(CatalogProblem(sheet_label, None, None, None, f"unreadable sheet ({exc})"))
+                reason = L.cut(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 200)
+                problems.append(CatalogProblem(sheet_label, None, None, None, f"unreadable sheet ({reason})"))
                 continue
             tables.append(_table_from_rows(sheet_label, sheet.title.strip().lower(), numbered))
     finally:
         workbook.close()
     return tables, problems
+
+
+EXCEL_MAX_ROWS = 1_048_576  # no real sheet has more; a hostile row number (r="999999999") stops here
+
+
+def _sheet_rows(sheet) -> list[tuple[int, list[object]]]:
+    """Numbered non-blank rows, trailing empty cells dropped; at most MAX_TABLE_ROWS of MAX_TABLE_COLUMNS
+    (openpyxl is told the bounds, so a sheet claiming A1:XFD1048576 is not padded to that size)."""
+    declared = sheet.max_column  # from the sheet's <dimension> tag (None when absent)
+    if declared and declared > L.MAX_TABLE_COLUMNS:
+        raise _TooBig(f"the sheet declares {declared:,} columns, more than the limit of {L.MAX_TABLE_COLUMNS}")
+    numbered = []
+    width = L.MAX_TABLE_COLUMNS + 1  # (without a dimension, cells past this column are not read)
+    rows = sheet.iter_rows(min_row=1, max_row=EXCEL_MAX_ROWS, max_col=width, values_only=True)
+    for n, row in enumerate(rows, start=1):
+        if row.count(None) == len(row):  # the gaps openpyxl fills in: skip them fast
+            continue
+        values = [v.strip() if isinstance(v, str) else v for v in row]
+        while values and values[-1] is None:
+            values.pop()
+        _check_size(len(numbered), len(values), n)
+        numbered.append((n, values))
+    return numbered
 
 
 def read_path(path: Path) -> tuple[list[RawTable], list[CatalogProblem]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 
+from planner.limits import MAX_QUANTITY_CHARS, short
+
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
 HOURS_PER_YEAR = 8760.0
@@ -109,25 +111,49 @@ _EXAMPLES = {
 }
 
 
+# units without a capital letter also match case-insensitively ("GBPS"); built once, not per cell
+_LOWERED = {
+    dimension: {k.lower(): v for k, v in table.items() if not any(c.isupper() for c in k)}
+    for dimension, table in _UNITS.items()
+}
+
+
 def _factor(dimension: str, unit: str) -> float | None:
     table = _UNITS[dimension]
     if unit in table:
         return table[unit]
-    lowered = {k.lower(): v for k, v in table.items() if not any(c.isupper() for c in k)}
-    return lowered.get(unit.lower())
+    return _LOWERED[dimension].get(unit.lower())
 
 
 def parse_quantity(value: object, dimension: str) -> float:
-    """Return value in the canonical unit of dimension. Raises ValueError with the accepted forms."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected a number like {_EXAMPLES[dimension]}, not {value!r}")
-    number = float(value) if isinstance(value, int | float) else _parse_text(str(value), dimension)
+    """Return value in the canonical unit of dimension, a finite float. Raises ValueError with the
+    accepted forms. (The largest value each field accepts is the field's own bound: planner.limits.)"""
+    if type(value) is str:  # the usual case first: every catalog cell (a 100k-row catalog has 400k)
+        number = _parse_text(value, dimension)
+    elif isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"expected a number like {_EXAMPLES[dimension]}, not {short(value)}")
+    elif isinstance(value, str):
+        number = _parse_text(value, dimension)
+    else:
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond float range (a 400-digit YAML integer)
+            raise ValueError("out of range: larger than any quantity") from None
     if math.isnan(number) or math.isinf(number):
         raise ValueError(f"expected a finite number like {_EXAMPLES[dimension]}")
     return number
 
 
 def _parse_text(text: str, dimension: str) -> float:
+    if len(text) > MAX_QUANTITY_CHARS:
+        raise ValueError(f"too long for a quantity ({len(text):,} characters; at most {MAX_QUANTITY_CHARS})")
+    try:  # fast path: a plain number (most catalog cells)
+        number = float(text)
+    except ValueError:
+        pass  # a unit, a currency sign, thousands separators: the full parser below
+    else:
+        if math.isfinite(number):
+            return number  # (nan and inf fall through, to be named by the parser)
     match = _NUMBER.match(text.replace("\u00a0", " "))
     if not match:
         raise ValueError(f"{text!r} is not a quantity; write it like {_EXAMPLES[dimension]}")

@@ -3,27 +3,65 @@ module per family; none of them holds modelling logic."""
 
 from __future__ import annotations
 
+import errno
+import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
 from planner import __version__
+from planner import limits as L
 from planner.errors import CatalogError, PlannerError
 from planner.units import parse_quantity
 
 
 class PlannerGroup(click.Group):
-    """Turns PlannerError into a one-line message per problem and its exit code: never a traceback."""
+    """Turns PlannerError into a one-line message per problem and its exit code: never a traceback, and
+    never a flood (see _echo_errors)."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except PlannerError as exc:
-            for line in str(exc).splitlines():
-                click.echo(f"error: {line}", err=True)
+            _echo_errors(str(exc).splitlines())
             if isinstance(exc, CatalogError) and len(exc.problems) > 1:
-                click.echo(f"error: {len(exc.problems)} problems found", err=True)
+                click.echo(f"error: {len(exc.problems):,} problems found", err=True)
             ctx.exit(exc.exit_code)
+        except OSError as exc:  # outside planner's own files (those are WriteErrors): the solver's temporaries
+            _echo_errors([_os_error_line(exc)])
+            ctx.exit(1)
+        except (MemoryError, RecursionError) as exc:  # a last guard: the limits are meant to stop it first
+            _echo_errors([f"the input is too large or too deeply nested for this machine ({type(exc).__name__})"])
+            ctx.exit(1)
+
+
+def _os_error_line(exc: OSError) -> str:
+    if exc.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc.strerror or exc)
+    import tempfile
+
+    # the solver's model files go to the temporary folder (TMPDIR); planner's outputs are not touched
+    where = exc.filename or f"a temporary file in {tempfile.gettempdir()}"
+    return (
+        f"{where}: cannot write ({exc.strerror}): a full disk or a file-size limit (ulimit -f); free space or "
+        "set TMPDIR; no output file was changed"
+    )
+
+
+def _echo_errors(lines: list[str]) -> None:
+    """The lines of an error, each cut to MAX_LINE_CHARS, as many as fit MAX_ERROR_LINES (+1: an error's
+    own "... and N more" line) and MAX_ERROR_BYTES; then how many more there were."""
+    shown, used = 0, 0
+    for line in lines:
+        text = f"error: {L.cut(line)}"
+        size = len(text.encode()) + 1
+        if shown > L.MAX_ERROR_LINES or (shown and used + size > L.MAX_ERROR_BYTES):
+            break
+        click.echo(text, err=True)
+        shown, used = shown + 1, used + size
+    if shown < len(lines):
+        click.echo(f"error: ... and {len(lines) - shown:,} more lines", err=True)
 
 
 catalog_option = click.option(
@@ -49,10 +87,12 @@ def main() -> None:
 
 
 class Quantity(click.ParamType):
-    """A number with optional unit ("176B", "400Gbps"); must be > 0 unless allow_zero."""
+    """A number with optional unit ("176B", "400Gbps"); must be > 0 unless allow_zero, and at most
+    maximum (by default the dimension's ceiling in planner.limits)."""
 
-    def __init__(self, dimension: str, allow_zero: bool = False):
+    def __init__(self, dimension: str, allow_zero: bool = False, maximum: float | None = None):
         self.dimension, self.allow_zero = dimension, allow_zero
+        self.maximum = L.MAX_QUANTITY[dimension] if maximum is None else maximum
         self.name = dimension
 
     def convert(self, value, param, ctx):
@@ -61,7 +101,19 @@ class Quantity(click.ParamType):
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
         if number < 0 or (number == 0 and not self.allow_zero):
-            self.fail(f"must be positive, got {value!r}", param, ctx)
+            self.fail(f"must be positive, got {L.short(value)}", param, ctx)
+        if number > self.maximum:
+            self.fail(f"{L.short(value)} is out of range: at most {self.maximum:,.0f}", param, ctx)
+        return number
+
+
+class FiniteRange(click.FloatRange):
+    """click.FloatRange that also refuses nan and inf (nan passes every comparison of a range check)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{L.short(value)} is not a finite number", param, ctx)
         return number
 
 
@@ -76,19 +128,41 @@ set_option = click.option(
 
 
 def parse_settings(settings: Sequence[str]) -> dict[str, object]:
-    """--set KEY=VALUE pairs as scenario overrides; errors are usage errors (exit 2)."""
-    import yaml
+    """--set KEY=VALUE pairs as scenario overrides; errors are usage errors (exit 2). Values are read by
+    the same counting YAML loader as scenario files."""
+    from planner.safeyaml import YamlProblem, load_yaml
 
     out: dict[str, object] = {}
     for item in settings:
         key, sep, value = item.partition("=")
+        shown = L.short(item)
         if not sep or not key.strip():
-            raise click.UsageError(f"--set {item!r}: write it as KEY=VALUE, e.g. constraints.max_nodes=64")
+            raise click.UsageError(f"--set {shown}: write it as KEY=VALUE, e.g. constraints.max_nodes=64")
+        if key.count(".") >= L.MAX_NESTING_DEPTH:
+            raise click.UsageError(f"--set {shown}: the KEY has more than {L.MAX_NESTING_DEPTH} dotted parts")
         try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise click.UsageError(f"--set {item!r}: the value is not valid YAML") from None
+            out[key.strip()] = load_yaml(value)
+        except YamlProblem as exc:
+            raise click.UsageError(f"--set {shown}: the value is not valid YAML ({exc})") from None
     return out
+
+
+def command_inputs(
+    scenario: str | Path | None = None,
+    catalogs: Sequence[str | Path] = (),
+    calibration: str | Path | None = None,
+    measurements: Sequence[str | Path] = (),
+) -> list[tuple[str, str | Path | None]]:
+    """What a command reads, for planner.fileio.Outputs: an output may not overwrite any of them."""
+    from planner.resources import catalogs_dir
+
+    return [
+        ("scenario", scenario),
+        ("shipped catalog folder", catalogs_dir()),
+        *(("catalog", c) for c in catalogs),
+        ("calibration file", calibration),
+        *(("measurements file", m) for m in measurements),
+    ]
 
 
 solver_option = click.option(
@@ -109,7 +183,7 @@ micro_batches_option = click.option(
 
 confidence_option = click.option(
     "--confidence",
-    type=click.FloatRange(0.5, 1, min_open=True, max_open=True),
+    type=FiniteRange(0.5, 1, min_open=True, max_open=True),
     help="Plan for the pessimistic outcome reached with this probability, e.g. 0.9: the p10 of the model's "
     "out-of-source errors (overrides the scenario's confidence).",
 )

@@ -50,6 +50,9 @@ def catalog_list(kind: str | None, all_columns: bool, fmt: str, catalog_paths: S
     if not all_columns:
         frame = frame[list(ROW_TYPES[kind].display) + ["origin_file", "origin_row"]]
     if fmt == "csv":
+        from planner.report.csvtext import csv_frame
+
+        frame = csv_frame(frame)  # catalog text is never a formula
         frame.to_csv(sys.stdout, index=False)
     elif fmt == "json":
         click.echo(frame.to_json(orient="records", indent=2))
@@ -91,9 +94,11 @@ def catalog_validate(paths: Sequence[str], no_defaults: bool) -> None:
 
     loaded = load_catalog(paths, defaults=not no_defaults)
     mine = {Path(f).resolve() for f in loaded.files if any(_under(f, p) for p in paths)}
+    # resolve each origin file once, not once per row (100k rows took 10 s)
+    given = {f: any(_under(f, p) for p in paths) for f in {o.file for o in loaded.origins.values()}}
     counts = {}
     for kind in KINDS:
-        n = sum(1 for r in loaded.items(kind) if any(_under(loaded.origin(r).file, p) for p in paths))
+        n = sum(1 for r in loaded.items(kind) if given[loaded.origin(r).file])
         if n:
             counts[kind] = n
     detail = ", ".join(f"{k} {n}" for k, n in counts.items()) or "no rows"

@@ -7,9 +7,11 @@ from pathlib import Path
 import click
 
 from planner.cli.base import (
+    FiniteRange,
     Quantity,
     calibration_option,
     catalog_option,
+    command_inputs,
     confidence_option,
     main,
     micro_batches_option,
@@ -35,7 +37,7 @@ from planner.cli.base import (
     type=click.Choice(["ondemand", "spot", "reserved"]),
     help="Allowed pricing model (repeatable).",
 )
-@click.option("--spot-share", type=click.FloatRange(0, 1), help="Override cloud.spot_share_max.")
+@click.option("--spot-share", type=FiniteRange(0, 1), help="Override cloud.spot_share_max.")
 @micro_batches_option
 @solver_option
 @calibration_option
@@ -57,7 +59,7 @@ def cloud(scenario: str, **kw) -> None:
     from planner.catalog import load_catalog
     from planner.cloud import run as run_cloud
     from planner.errors import UsageError
-    from planner.fileio import write_text_atomic
+    from planner.fileio import Outputs
     from planner.report.cloud_text import render
     from planner.report.jsonout import dumps
     from planner.scenario import load_scenario
@@ -78,17 +80,21 @@ def cloud(scenario: str, **kw) -> None:
     loaded_scenario = load_scenario(scenario, overrides, parse_settings(kw.pop("settings")))
     from planner.calibration import load_calibration
 
-    loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
+    catalogs, calibration_path = [*loaded_scenario.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
+    outputs = Outputs(command_inputs(scenario, catalogs, calibration_path))
+    outputs.check("-o", output)
+    loaded = load_catalog(catalogs)
     quiet = kw.pop("quiet")
     stderr_progress(quiet)("predicting every offering at every instance count, then the rental MILP")
-    result = run_cloud(loaded, loaded_scenario, load_calibration(kw.pop("calibration")), kw.pop("solver"))
+    result = run_cloud(loaded, loaded_scenario, load_calibration(calibration_path), kw.pop("solver"))
     if output:
         if Path(output).suffix.lower() == ".xlsx":
             from planner.report.workbooks import write_cloud
 
-            write_cloud(result, Path(output))
+            outputs.add("-o", output, lambda tmp: write_cloud(result, tmp))
         else:
-            write_text_atomic(Path(output), dumps(result.model_dump()) + "\n")
+            outputs.add_text("-o", output, dumps(result.model_dump()))
+        outputs.commit()
         wrote(output, quiet)
     click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result))
     if result.choice is None:

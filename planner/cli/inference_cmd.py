@@ -7,19 +7,22 @@ from pathlib import Path
 import click
 
 from planner.cli.base import (
+    FiniteRange,
     Quantity,
     calibration_option,
     catalog_option,
+    command_inputs,
     main,
     quiet_option,
     solver_option,
     stderr_progress,
     wrote,
 )
+from planner.limits import MAX_ALTERNATIVES, MAX_MICRO_BATCH, MAX_PARAMS
 
 
 @main.command()
-@click.option("--params", type=Quantity("count"), help="Model parameters, e.g. 175B.")
+@click.option("--params", type=Quantity("count", maximum=MAX_PARAMS), help="Model parameters, e.g. 175B.")
 @click.option("--model", help="A model from models.csv (gives params and architecture).")
 @click.option(
     "--latency",
@@ -27,10 +30,16 @@ from planner.cli.base import (
     required=True,
     help="Latency target per generated token (one decode step; prefill and KV cache not modelled), e.g. 1s.",
 )
-@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Sequences decoded together.")
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1, max=MAX_MICRO_BATCH),
+    default=1,
+    show_default=True,
+    help="Sequences decoded together.",
+)
 @click.option(
     "--weight-bytes",
-    type=click.FloatRange(min=0.25, max=4),
+    type=FiniteRange(min=0.25, max=4),
     default=2.0,
     show_default=True,
     help="Bytes per weight: 2 fp16/bf16, 1 int8, 0.5 int4.",
@@ -38,7 +47,7 @@ from planner.cli.base import (
 @click.option("--gpu", "gpus", multiple=True, help="Allowed GPU (repeatable).")
 @click.option("--max-machines", type=click.IntRange(min=1, max=256), default=16, show_default=True)
 @click.option("--budget", type=Quantity("usd"), help="Most the configuration may cost.")
-@click.option("--alternatives", type=click.IntRange(min=0), default=3, show_default=True)
+@click.option("--alternatives", type=click.IntRange(min=0, max=MAX_ALTERNATIVES), default=3, show_default=True)
 @click.option("--explain", is_flag=True, help="Print the bandwidth ladder and the latency by machine count.")
 @solver_option
 @calibration_option
@@ -63,14 +72,17 @@ def inference(**kw) -> None:
     from planner.calibration import load_calibration
     from planner.catalog import load_catalog
     from planner.errors import UsageError
-    from planner.fileio import write_text_atomic
+    from planner.fileio import Outputs
     from planner.inference import plan as plan_inference
     from planner.perf import estimated_layers
     from planner.report.inference_text import render
     from planner.report.jsonout import dumps
     from planner.workload import Serving
 
-    loaded = load_catalog(kw.pop("catalog_paths"))
+    catalogs, output = kw.pop("catalog_paths"), kw.pop("output")
+    outputs = Outputs(command_inputs(catalogs=catalogs, calibration=kw["calibration"]))
+    outputs.check("-o", output)
+    loaded = load_catalog(catalogs)
     params, model = kw.pop("params"), kw.pop("model")
     if (params is None) == (model is None):
         raise UsageError("give exactly one of --params (e.g. 175B) or --model")
@@ -80,7 +92,6 @@ def inference(**kw) -> None:
     else:
         layers = int(estimated_layers(params))
         hidden = int(layers * 128)
-    output = kw.pop("output")
     if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
         raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
     job = Serving(params * kw.pop("weight_bytes"), params, layers, hidden, kw.pop("batch"))
@@ -101,8 +112,9 @@ def inference(**kw) -> None:
         if Path(output).suffix.lower() == ".xlsx":
             from planner.report.workbooks import write_inference
 
-            write_inference(result, Path(output))
+            outputs.add("-o", output, lambda tmp: write_inference(result, tmp))
         else:
-            write_text_atomic(Path(output), dumps(result.model_dump()) + "\n")
+            outputs.add_text("-o", output, dumps(result.model_dump()))
+        outputs.commit()
         wrote(output, quiet)
     click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result, kw.pop("explain")))

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from planner.cli.base import Quantity, calibration_option, catalog_option, main, wrote
+from planner import limits as L
+from planner.cli.base import Quantity, calibration_option, catalog_option, command_inputs, main, wrote
 
 FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")  # planner.assumptions.FABRICS, without importing the model
 
@@ -15,15 +16,32 @@ FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")  # planner.assumpti
 def workload_options(func):
     """Options that describe what is trained and on which GPUs (shared by predict and bandwidth)."""
     options = [
-        click.option("--params", type=Quantity("count"), help="Model parameters, e.g. 176B."),
+        click.option("--params", type=Quantity("count", maximum=L.MAX_PARAMS), help="Model parameters, e.g. 176B."),
         click.option("--model", help="A model from models.csv (gives params and architecture), e.g. BLOOM-176B."),
         click.option("--gpu", required=True, help="GPU name or alias from gpus.csv, e.g. V100, H100."),
-        click.option("--gpus", type=click.IntRange(min=1), required=True, help="Total GPUs (data-parallel ranks)."),
-        click.option("--gpus-per-node", type=click.IntRange(min=1), required=True, help="GPUs per node."),
-        click.option("--micro-batch", type=Quantity("count"), help="Sequences per GPU per micro-step."),
-        click.option("--seq-len", type=click.IntRange(min=1), help="Tokens per sequence (default: the model's)."),
         click.option(
-            "--tokens-per-gpu", type=Quantity("count"), help="Tokens per GPU per micro-step (instead of --micro-batch)."
+            "--gpus",
+            type=click.IntRange(min=1, max=L.MAX_GPUS),
+            required=True,
+            help="Total GPUs (data-parallel ranks).",
+        ),
+        click.option(
+            "--gpus-per-node", type=click.IntRange(min=1, max=L.MAX_GPUS_PER_NODE), required=True, help="GPUs per node."
+        ),
+        click.option(
+            "--micro-batch",
+            type=Quantity("count", maximum=L.MAX_MICRO_BATCH),
+            help="Sequences per GPU per micro-step.",
+        ),
+        click.option(
+            "--seq-len",
+            type=click.IntRange(min=1, max=L.MAX_SEQ_LEN),
+            help="Tokens per sequence (default: the model's).",
+        ),
+        click.option(
+            "--tokens-per-gpu",
+            type=Quantity("count", maximum=L.MAX_TOKENS_PER_GPU),
+            help="Tokens per GPU per micro-step (instead of --micro-batch).",
         ),
         click.option("--zeropp", is_flag=True, help="All three ZeRO++ options (qwZ, hpZ, qgZ)."),
         click.option("--qwz", is_flag=True, help="ZeRO++ int8 weight all-gather."),
@@ -61,7 +79,7 @@ def workload_options(func):
         click.option("--no-checkpointing", is_flag=True, help="Same as --checkpointing none."),
         click.option(
             "--grad-accum",
-            type=click.IntRange(min=1),
+            type=click.IntRange(min=1, max=L.MAX_GRAD_ACCUM),
             default=1,
             show_default=True,
             help="Micro-steps per optimizer step.",
@@ -104,7 +122,9 @@ def _workload(loaded, kw: dict):
 @workload_options
 @click.option("--node-gbps", type=Quantity("gbps"), help="Total inter-node bandwidth per node, e.g. 800Gbps.")
 @click.option("--nic-gbps", type=Quantity("gbps"), help="Speed of one NIC (with --nics-per-node).")
-@click.option("--nics-per-node", type=click.IntRange(min=1), help="NICs per node (with --nic-gbps).")
+@click.option(
+    "--nics-per-node", type=click.IntRange(min=1, max=L.MAX_NICS_PER_NODE), help="NICs per node (with --nic-gbps)."
+)
 @click.option(
     "--fabric",
     type=click.Choice(FABRICS, case_sensitive=False),
@@ -177,13 +197,17 @@ def bandwidth(**kw) -> None:
     from planner.analysis import bandwidth_table, node_gbps_needed
     from planner.calibration import load_calibration
     from planner.catalog import load_catalog
+    from planner.fileio import Outputs
     from planner.report.jsonout import dumps
     from planner.report.perf_text import sweep_table
     from planner.units import format_count
 
-    loaded = load_catalog(kw.pop("catalog_paths"))
-    calibration = load_calibration(kw.pop("calibration"))
+    catalogs, calibration_path = kw.pop("catalog_paths"), kw.pop("calibration")
     as_json, target, output = kw.pop("as_json"), kw.pop("target_tflops"), kw.pop("output")
+    outputs = Outputs(command_inputs(catalogs=catalogs, calibration=calibration_path))
+    outputs.check("-o", output)
+    loaded = load_catalog(catalogs)
+    calibration = load_calibration(calibration_path)
     gpu, gpus, per_node = kw.pop("gpu"), kw.pop("gpus"), kw.pop("gpus_per_node")
     work = _workload(loaded, kw)
     table = node_gbps_needed(bandwidth_table(loaded, work, gpu, gpus, per_node, calibration), target)
@@ -195,7 +219,9 @@ def bandwidth(**kw) -> None:
         if Path(output).suffix.lower() != ".xlsx":
             raise UsageError(f"-o {output}: the bandwidth report is an .xlsx workbook")
         heading = f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU on {gpus} x {table.iloc[0]['gpu']}"
-        write_bandwidth(table, [_needed_record(r) for _, r in answers.iterrows()], heading, calibration, Path(output))
+        needed = [_needed_record(r) for _, r in answers.iterrows()]
+        outputs.add("-o", output, lambda tmp: write_bandwidth(table, needed, heading, calibration, tmp))
+        outputs.commit()
         wrote(output)
     if as_json:
         click.echo(
@@ -271,10 +297,12 @@ def _needed_line(r, target: float) -> str:
 @click.option("--no-database", is_flag=True, help="Fit your measurements alone, without planner's database.")
 @click.option("--no-cross-validation", is_flag=True, help="Skip leave-one-source-out validation (and so the ranges).")
 @click.option(
-    "--tokens-per-gpu", type=Quantity("count"), help="Tokens per GPU per micro-step for rows that do not say."
+    "--tokens-per-gpu",
+    type=Quantity("count", maximum=L.MAX_TOKENS_PER_GPU),
+    help="Tokens per GPU per micro-step for rows that do not say.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the fit as JSON.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress messages on stderr.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress or 'wrote FILE' messages on stderr.")
 @catalog_option
 def calibrate(measurements: Sequence[str], output: str, **kw) -> None:
     """Fit the model to measured training throughput (planner's database and your runs); write a calibration.
@@ -293,9 +321,15 @@ def calibrate(measurements: Sequence[str], output: str, **kw) -> None:
       planner predict ... --calibration my-cal.json
       planner calibrate -o planner/data/calibration_default.json     # refit the shipped default
     """
+    from planner.fileio import Outputs
+
+    outputs = Outputs(_fit_inputs(measurements, kw))
+    outputs.check("-o", output)  # before the fit: a bad target fails at once, not after minutes
+    quiet = kw["quiet"]
     result = _fit(measurements, kw, validate=not kw.pop("no_cross_validation"))
     calibration, report, cv = result
-    calibration.write(Path(output))
+    outputs.add_text("-o", output, calibration.model_dump_json(indent=2))
+    outputs.commit()
     if kw["as_json"]:
         from planner.report.jsonout import dumps
 
@@ -305,14 +339,16 @@ def calibrate(measurements: Sequence[str], output: str, **kw) -> None:
     from planner.report.perf_text import calibration_text
 
     click.echo(calibration_text(calibration, report, cv))
-    click.echo(f"wrote {output}", err=True)
+    wrote(output, quiet)
 
 
 @main.command()
 @click.argument("measurements", nargs=-1, type=click.Path())
 @click.option("--no-database", is_flag=True, help="Validate on your measurements alone.")
 @click.option(
-    "--tokens-per-gpu", type=Quantity("count"), help="Tokens per GPU per micro-step for rows that do not say."
+    "--tokens-per-gpu",
+    type=Quantity("count", maximum=L.MAX_TOKENS_PER_GPU),
+    help="Tokens per GPU per micro-step for rows that do not say.",
 )
 @click.option("--points", is_flag=True, help="List every point's out-of-source error.")
 @click.option("--json", "as_json", is_flag=True, help="Print the validation as JSON.")
@@ -352,6 +388,14 @@ def validate(measurements: Sequence[str], **kw) -> None:
 
     by_publication = calibration.fit.get("leave_one_publication_out")
     click.echo(validation_text(report, cv, show_points, by_publication))
+
+
+def _fit_inputs(measurements: Sequence[str], kw: dict) -> list:
+    """What calibrate reads (planner.fileio.Outputs: its -o may overwrite none of it)."""
+    from planner.resources import data_dir
+
+    database = [] if kw["no_database"] else [("measurement database", data_dir() / "measurements.csv")]
+    return command_inputs(catalogs=kw["catalog_paths"], measurements=measurements) + database
 
 
 def _fit(measurements: Sequence[str], kw: dict, validate: bool):

@@ -8,9 +8,11 @@ from pathlib import Path
 import click
 
 from planner.cli.base import (
+    FiniteRange,
     Quantity,
     calibration_option,
     catalog_option,
+    command_inputs,
     confidence_option,
     main,
     micro_batches_option,
@@ -20,6 +22,7 @@ from planner.cli.base import (
     stderr_progress,
     wrote,
 )
+from planner.limits import MAX_ALTERNATIVES
 
 
 @main.command()
@@ -44,9 +47,13 @@ from planner.cli.base import (
 @click.option("--zeropp", is_flag=True, default=None, help="Turn on all three ZeRO++ options.")
 @solver_option
 @click.option("--time-limit", type=Quantity("s"), help="Solver time limit per solve, e.g. 60s.")
-@click.option("--gap", type=click.FloatRange(min=0), help="Relative MIP gap at which to stop, e.g. 0.01.")
+@click.option("--gap", type=FiniteRange(min=0), help="Relative MIP gap at which to stop, e.g. 0.01.")
 @click.option(
-    "--alternatives", type=click.IntRange(min=0), default=3, show_default=True, help="Next-best distinct plans to list."
+    "--alternatives",
+    type=click.IntRange(min=0, max=MAX_ALTERNATIVES),
+    default=3,
+    show_default=True,
+    help="Next-best distinct plans to list.",
 )
 @calibration_option
 @confidence_option
@@ -106,7 +113,7 @@ def _run_plan(path: str, kw: dict) -> None:
     from planner.calibration import load_calibration
     from planner.catalog import load_catalog
     from planner.errors import UsageError
-    from planner.fileio import write_text_atomic
+    from planner.fileio import Outputs
     from planner.purchase import run
     from planner.report.jsonout import dumps
     from planner.report.plan_text import bom_csv, render
@@ -120,8 +127,12 @@ def _run_plan(path: str, kw: dict) -> None:
             f"-o {output}: write .xlsx (quote workbook), .json (the whole plan) or .csv (bill of materials)"
         )
     loaded_scenario = load_scenario(path, _overrides(kw), parse_settings(kw.pop("settings")))
-    loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
-    calibration = load_calibration(kw.pop("calibration"))
+    catalogs, calibration_path = [*loaded_scenario.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
+    outputs = Outputs(command_inputs(path, catalogs, calibration_path))
+    outputs.check("-o", output)  # before the solve: a bad target fails in a second, not after minutes
+    outputs.check("--csv", csv_path)
+    loaded = load_catalog(catalogs)
+    calibration = load_calibration(calibration_path)
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
     progress = stderr_progress(quiet)
     result = run(
@@ -137,7 +148,8 @@ def _run_plan(path: str, kw: dict) -> None:
     comparison = _compare_cloud(loaded, loaded_scenario, calibration, result, solver, progress) if compare else None
     cloud = {"cloud_comparison": comparison.model_dump() if comparison else None} if compare else {}
     document = dumps({**result.model_dump(), **cloud})
-    for target in (output, csv_path):
+    written = []
+    for option, target in (("-o", output), ("--csv", csv_path)):
         if not target:
             continue
         suffix = Path(target).suffix.lower()
@@ -145,12 +157,13 @@ def _run_plan(path: str, kw: dict) -> None:
             from planner.report.excel import write_plan
 
             progress("sensitivity sweeps for the workbook")
-            write_plan(
-                result, _workbook_context(loaded, loaded_scenario, result, calibration, comparison), Path(target)
-            )
+            context = _workbook_context(loaded, loaded_scenario, result, calibration, comparison)
+            outputs.add(option, target, lambda tmp, context=context: write_plan(result, context, tmp))
         else:
-            text = document if suffix == ".json" else bom_csv(result)
-            write_text_atomic(Path(target), text if text.endswith("\n") else text + "\n")
+            outputs.add_text(option, target, document if suffix == ".json" else bom_csv(result))
+        written.append(target)
+    outputs.commit()  # all files or none
+    for target in written:
         wrote(target, quiet)
     click.echo(document if as_json else render(result))
     if compare and not as_json:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+from planner.report.csvtext import csv_cell as _text  # the CSV-injection guard of every CSV output
 from planner.report.perf_text import FABRIC_LABEL
 from planner.report.terminal import format_table
 from planner.results import Plan, Summary
@@ -241,8 +242,3 @@ def bom_csv(plan: Plan) -> str:
         writer.writerow(["not priced", "", _text(item), "", "", "", "", "", "", "", ""])
     writer.writerow(["total", "", "", "", "", "", f"{plan.cost.capex_usd:.2f}", "", "", "", ""])
     return buffer.getvalue()
-
-
-def _text(value: str) -> str:
-    """OWASP CSV-injection guard: a leading = + - @ tab or CR would make Excel evaluate the cell."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value

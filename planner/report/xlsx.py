@@ -16,6 +16,7 @@ fit one long line.
 
 from __future__ import annotations
 
+import math
 import re
 import zipfile
 from pathlib import Path
@@ -27,6 +28,8 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner.fileio import write_atomic
+from planner.limits import printable
+from planner.report.csvtext import FORMULA_LEADS
 
 USD = '"$"#,##0.00'
 USD0 = '"$"#,##0'
@@ -38,7 +41,7 @@ BOLD = Font(bold=True)
 TITLE = Font(bold=True, size=14)
 HEADER_FILL = PatternFill("solid", fgColor="DDE7F0")
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
-DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
+DANGEROUS = FORMULA_LEADS
 MAX_SHEET_NAME = 31  # Excel's limit
 LINE_HEIGHT_PT = 15.0  # one line of 11 pt text
 BOLD_WIDTH = 1.1  # bold text is about a tenth wider
@@ -50,9 +53,16 @@ CACHE = "_planner_cached_values"  # worksheet attribute: cell coordinate -> the 
 
 
 def put(ws: Worksheet, row: int, col: int, value: object, fmt: str | None = None, bold: bool = False):
-    """Write a value; strings are forced to text (never a formula), numbers keep their type."""
+    """Write a value; strings are forced to text (never a formula), numbers keep their type.
+
+    Defence in depth: inputs are validated, but a control character that got through anyway (openpyxl
+    raises IllegalCharacterError on it, after the whole run succeeded) becomes U+FFFD, text is cut to
+    Excel's 32,767 characters, and inf/NaN (which Excel reports as a corrupt file) are written as text."""
     cell = ws.cell(row=row, column=col)
+    if isinstance(value, float) and not math.isfinite(value):
+        value = str(value)
     if isinstance(value, str):
+        value = printable(value)
         cell.value = value
         cell.data_type = "s"
         if value.startswith(DANGEROUS):
@@ -86,8 +96,10 @@ def formula(
         cell.number_format = fmt
     if bold:
         cell.font = BOLD
-    if value is not None:
-        cached(ws)[cell.coordinate] = value
+    if isinstance(value, str):
+        value = printable(value)  # as put(): no control character reaches the file
+    if value is not None and not (isinstance(value, float) and not math.isfinite(value)):
+        cached(ws)[cell.coordinate] = value  # (inf/NaN is no cached value: Excel calls such a file corrupt)
     return cell
 
 
