@@ -16,8 +16,10 @@ SWEEP_FABRICS = ("ib", "roce")
 
 
 def predict(catalog: Catalog, work: Training, cluster: Cluster, calibration: Calibration) -> dict:
-    row = perf.evaluate(cluster_frame(catalog, work, [cluster]), calibration).iloc[0]
-    return row.to_dict()
+    row = perf.evaluate(cluster_frame(catalog, work, [cluster]), calibration).iloc[0].to_dict()
+    tokens, multi_node = row["seq_len"] * row["micro_batch"], cluster.gpus > cluster.gpus_per_node
+    row["extrapolation"] = calibration.extrapolation_note(work.framework, tokens, multi_node)
+    return row
 
 
 def bandwidth_table(

@@ -70,6 +70,10 @@ class Calibration(BaseModel):
         default_factory=dict,
         description="group -> quantile -> log(predicted/measured) from leave-one-source-out validation",
     )
+    coverage: dict[str, Annotated[float, Field(gt=0, le=1e9)]] = Field(
+        default_factory=dict,
+        description="framework -> fewest tokens per GPU per micro-step among the multi-node runs fitted",
+    )
 
     @field_validator("overlap", mode="before")
     @classmethod
@@ -136,6 +140,19 @@ class Calibration(BaseModel):
                 # residual r = log(pred/meas): measured = predicted * exp(-r); a high residual is a low outcome
                 return math.exp(-q[_key(high_q)]), math.exp(-q[_key(low_q)]), group
         return 1.0, 1.0, ""
+
+    def extrapolation_note(self, framework: str, tokens_per_gpu: float, multi_node: bool) -> str:
+        """A warning when a multi-node run has fewer tokens per GPU per micro-step than any multi-node run of
+        its framework the fit saw: communication is hidden behind less compute than ever measured, and the
+        fitted overlap is extrapolated ("" inside the measured range)."""
+        least = self.coverage.get(framework)
+        if not multi_node or least is None or tokens_per_gpu >= least:
+            return ""
+        return (
+            f"extrapolated: {tokens_per_gpu:,.0f} tokens per GPU per micro-step, fewer than any multi-node "
+            f"{framework} run the model was fitted to ({least:,.0f}); held-out runs in that regime were up to 1.9x "
+            "slower than predicted (docs/model.md section 6): size with --confidence 0.9 and benchmark before buying"
+        )
 
     def pessimistic_factor(self, gpu: str, framework: str, fabric: str, confidence: float) -> float:
         """The throughput multiplier reached with probability `confidence` (e.g. 0.9: the p10 outcome)."""

@@ -569,7 +569,7 @@ def calibrate(
         + (f" (tokens_per_gpu {tokens_per_gpu:g} where not given)" if tokens_per_gpu else "")
     )
     progress(f"fitting {len(frame)} measurements from {frame['source_group'].nunique()} sources")
-    calibration = fit(frame, source)
+    calibration = fit(frame, source).model_copy(update={"coverage": coverage(frame)})
     report = point_report(frame, calibration)
     cv = None
     if validate and frame["source_group"].nunique() > 1:
@@ -581,6 +581,14 @@ def calibrate(
             fit_record["leave_one_publication_out"] = _rounded(summary(by_document, by="publication"))
         calibration = calibration.model_copy(update={"uncertainty": uncertainty(cv), "fit": fit_record})
     return calibration, report, cv
+
+
+def coverage(frame: pd.DataFrame) -> dict[str, float]:
+    """Per framework, the fewest tokens per GPU per micro-step among the multi-node runs (where the fitted
+    overlap and per-call costs stop being measured and start being extrapolated)."""
+    multi = frame[frame["gpus"] > frame["gpus_per_node"]]
+    tokens = multi["seq_len"] * multi["micro_batch"]
+    return {str(fw): float(t) for fw, t in tokens.groupby(multi["framework"]).min().items()}
 
 
 def _rounded(value):

@@ -71,7 +71,7 @@ def run(
         links=detail["links"],
         layout=detail["layout"],
         not_priced=detail["not_priced"],
-        why=why(scenario, row, head)
+        why=why(scenario, row, head, table.training, calibration)
         + nic_note(catalog, scenario, calibration, table, row, head)
         + tie_notes(head, per_fabric),
         per_fabric=per_fabric,
@@ -355,7 +355,7 @@ def bill_of_materials(catalog: Catalog, row, nodes: int, scenario: Scenario) -> 
     return bom.bill_of_materials(catalog, row, nodes, q, _geometry(scenario), _override(scenario))
 
 
-def why(scenario: Scenario, row, head: Summary) -> list[str]:
+def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Calibration) -> list[str]:
     """What binds the chosen plan, in words."""
     notes = []
     m = head.metrics
@@ -374,6 +374,10 @@ def why(scenario: Scenario, row, head: Summary) -> list[str]:
             f"global batch {scenario.workload.global_batch}: micro-batch {int(row['micro_batch'])} x "
             f"{head.choice.gpus} GPUs x grad_accum {head.choice.grad_accum}."
         )
+    tokens = int(row["micro_batch"]) * work.seq_len
+    extrapolated = calibration.extrapolation_note(work.framework, tokens, head.choice.nodes > 1)
+    if extrapolated:
+        notes.append(extrapolated + ".")
     if head.metrics.memory_per_gpu_gib > 0.9 * head.metrics.usable_hbm_gib:
         notes.append("memory is nearly full: a larger micro-batch or fewer GPUs would not fit.")
     budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw

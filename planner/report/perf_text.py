@@ -90,6 +90,7 @@ def explain(r: dict, calibration_source: str) -> str:
             f"{per_gpu:,.0f}",
             f"range {low:,.0f} - {high:,.0f} (p10-p90 of out-of-source errors for this GPU, framework, fabric)",
         ),
+        *([f"  warning: {r['extrapolation']}"] if r.get("extrapolation") else []),
         _line(
             "achieved", f"{r['achieved_tflops_per_gpu']:.1f}", "TFLOPs per GPU (hardware FLOPs, as DeepSpeed reports)"
         ),
