@@ -1,0 +1,454 @@
+"""The fleet MILP (docs/fleet.md section 3): what to buy, when and from whom, where each training run and
+inference service runs, and what to rent, over a horizon of quarters, at least discounted cost.
+
+Built from the tables of planner/fleet_tables.py, PyPSA-style: `create_model` reads as a table of
+contents, one `define_*` per family of variables and constraints.
+
+Sets: periods t; offers o (a catalog server from a vendor); pools p (identical nodes on one network);
+installed entries i (nodes owned, in pool p_i); training columns c (one job's option: a resource, a node
+count, a contiguous run of periods from a start); serving rows v (a service on a resource, with GPUs and
+tokens/s per replica); cloud offerings r.
+
+Variables: x[o,p,t] units of o delivered into p in t (integer); tier bands q[o,t,k] and their binaries;
+a[i,t] installed nodes kept in service; per networked pool, down-ports D, leaves L, spines S, uplinks U
+owned in t (integer, never decreasing) and the binary "more than one switch" m[p]; run[c] (binary, one
+per job); replicas g[v,t] (integer); serving instances I[r,t] (integer); racks R[p,t] (integer).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pulp
+
+from planner import costing
+from planner.fleet_tables import HOURS_PER_PERIOD, FleetData, nodes_per_rack
+from planner.optimize.solver import new_var, var_name
+
+RELAXATIONS = ("deadlines", "power", "racks", "stock", "quota", "demand")
+MONTHS_PER_PERIOD = 3
+
+
+def _sum(terms) -> pulp.LpAffineExpression:
+    """A linear expression from (variable, coefficient) pairs: faster than lpSum of products."""
+    return pulp.LpAffineExpression([(v, c) for v, c in terms if c])
+
+
+@dataclass
+class Model:
+    problem: pulp.LpProblem
+    data: FleetData
+    relax: frozenset[str]
+    buy: dict = field(default_factory=dict)  # (o, p, t) -> units delivered
+    bands: dict = field(default_factory=dict)  # (o, t, k) -> (units in band, band binary)
+    spend: dict = field(default_factory=dict)  # (o, t) -> server spend expression
+    active: dict = field(default_factory=dict)  # (i, t) -> installed nodes in service
+    nodes: dict = field(default_factory=dict)  # (p, t) -> nodes in service
+    fabric: dict = field(default_factory=dict)  # (p, t) -> {"D","L","S","U"} owned
+    multi_leaf: dict = field(default_factory=dict)  # p -> binary
+    run: dict = field(default_factory=dict)  # column -> binary
+    held: dict = field(default_factory=dict)  # (kind, resource, t) -> nodes or instances held by training
+    replicas: dict = field(default_factory=dict)  # (v, t) -> replicas
+    instances: dict = field(default_factory=dict)  # (r, t) -> serving instances
+    racks: dict = field(default_factory=dict)  # (p, t) -> racks
+    power_w: dict = field(default_factory=dict)  # t -> nameplate W
+    node_w: dict = field(default_factory=dict)  # t -> nameplate W of nodes
+    network_w: dict = field(default_factory=dict)  # t -> nameplate W of the network
+    cash: dict = field(default_factory=dict)  # category -> t -> nominal USD expression
+    slack: dict = field(default_factory=lambda: defaultdict(dict))  # relaxation -> key -> variable
+    constraints: dict = field(default_factory=lambda: defaultdict(dict))  # family -> key -> constraint
+
+
+def create_model(data: FleetData, relax: frozenset[str] = frozenset()) -> Model:
+    """min discounted capex (net of residual value) + energy + colocation + rent + lateness penalties."""
+    m = Model(pulp.LpProblem("fleet_plan", pulp.LpMinimize), data, frozenset(relax))
+    define_purchases(m)
+    define_volume_tiers(m)
+    define_installed(m)
+    define_pool_nodes(m)
+    define_fabric(m)
+    define_training_runs(m)
+    define_serving(m)
+    define_pool_capacity(m)
+    define_cloud_quota(m)
+    define_power(m)
+    define_racks(m)
+    define_cash_flow(m)
+    define_objective(m)
+    return m
+
+
+# ---------------------------------------------------------------- buying
+
+
+def define_purchases(m: Model) -> None:
+    """x[o,p,t] >= 0 integer for t >= 1 + lead_o, at most the pool's size; stock: sum_p x[o,p,t] <= stock[o,t]."""
+    d = m.data
+    pairs = d.supply.merge(d.offers[["o", "lead"]], on="o").merge(d.pools[["p", "max_nodes"]], on="p")
+    for o, p, lead, cap in pairs[["o", "p", "lead", "max_nodes"]].itertuples(index=False):
+        for t in range(1 + int(lead), d.horizon + 1):
+            m.buy[(o, p, t)] = new_var(m.problem, var_name("x", o, p, t), 0, int(cap))
+    by_offer = defaultdict(list)
+    for (o, _, t), x in m.buy.items():
+        by_offer[(o, t)].append((x, 1))
+    for o, t, units in d.stock[["o", "t", "units"]].itertuples(index=False):
+        bought = _sum(by_offer.get((o, t), []))
+        extra = _slack(m, "stock", (o, t))
+        m.constraints["stock"][(o, t)] = c = bought <= units + extra
+        m.problem += c, var_name("stock", o, t)
+
+
+def define_volume_tiers(m: Model) -> None:
+    """The server spend of each offer and period. Without tiers: price x units. With all-units tiers (the
+    order's size sets every unit's price): one band k is on, lo_k b_k <= q_k <= hi_k b_k, sum_k b_k <= 1,
+    sum_k q_k = units, spend = sum_k price_k q_k. With incremental tiers each band is filled in order:
+    q_k <= w_k b_k, q_k >= w_k b_(k+1), b_(k+1) <= b_k."""
+    d = m.data
+    units = defaultdict(list)
+    for (o, _, t), x in m.buy.items():
+        units[(o, t)].append((x, 1))
+    offers = d.offers.set_index("o")
+    for (o, t), terms in units.items():
+        bought = _sum(terms)
+        bands = d.tiers[d.tiers["o"] == o]
+        if bands.empty:
+            m.spend[(o, t)] = float(offers.at[o, "price_usd"]) * bought
+            continue
+        most = _most_units(d, o, t)
+        kind = offers.at[o, "tier_kind"]
+        parts, previous = [], None
+        for k, lo, hi, price in bands[["k", "lo", "hi", "unit_usd"]].itertuples(index=False):
+            hi = most if np.isnan(hi) else min(hi, most)
+            on = new_var(m.problem, var_name("tier", o, t, k), 0, 1, "Binary")
+            q = new_var(m.problem, var_name("q", o, t, k), 0, None, "Continuous")
+            if kind == "all_units":
+                m.problem += q >= lo * on, var_name("tier_lo", o, t, k)
+                m.problem += q <= max(hi, 0) * on, var_name("tier_hi", o, t, k)
+            else:
+                width = max(hi - lo + 1, 0)
+                m.problem += q <= width * on, var_name("band_hi", o, t, k)
+                if previous is not None:
+                    prev_q, prev_on, prev_width = previous
+                    m.problem += prev_q >= prev_width * on, var_name("band_order", o, t, k)
+                    m.problem += on <= prev_on, var_name("band_next", o, t, k)
+                previous = (q, on, width)
+            m.bands[(o, t, int(k))] = (q, on)
+            parts.append((q, float(price)))
+        if kind == "all_units":
+            m.problem += pulp.lpSum(m.bands[(o, t, int(k))][1] for k in bands["k"]) <= 1, var_name("one_tier", o, t)
+        m.problem += _sum(parts) == bought, var_name("tier_units", o, t)
+        m.spend[(o, t)] = _sum(parts)
+
+
+def _most_units(d: FleetData, o: int, t: int) -> int:
+    """An upper bound on one order: the stock when capped, else the pools it can feed, full."""
+    stock = d.stock[(d.stock["o"] == o) & (d.stock["t"] == t)]["units"]
+    pools = d.supply[d.supply["o"] == o].merge(d.pools[["p", "max_nodes"]], on="p")["max_nodes"].sum()
+    return int(min(stock.iloc[0], pools)) if not stock.empty else int(pools)
+
+
+def define_installed(m: Model) -> None:
+    """0 <= a[i,t] <= owned[i,t] (0 once retired) and a[i,t] <= a[i,t-1]: a node switched off stays off."""
+    for i, t, owned in m.data.installed[["entry", "t", "nodes"]].itertuples(index=False):
+        a = new_var(m.problem, var_name("a", i, t), 0, int(owned))
+        m.active[(i, t)] = a
+        if t > 1:
+            m.problem += a <= m.active[(i, t - 1)], var_name("keep_off", i, t)
+
+
+def define_pool_nodes(m: Model) -> None:
+    """N[p,t] = installed in service + every unit delivered into p up to t."""
+    d = m.data
+    terms = defaultdict(list)
+    for (_, p, t), x in m.buy.items():
+        for later in range(t, d.horizon + 1):
+            terms[(p, later)].append((x, 1))
+    entry_pool = d.installed.drop_duplicates("entry").set_index("entry")["p"] if not d.installed.empty else {}
+    for (i, t), a in m.active.items():
+        terms[(int(entry_pool[i]), t)].append((a, 1))
+    for p in d.pools["p"]:
+        for t in range(1, d.horizon + 1):
+            m.nodes[(p, t)] = _sum(terms.get((p, t), []))
+
+
+def define_fabric(m: Model) -> None:
+    """Each networked pool's switches, sized as fabric.size_arrays does in closed form, as constraints
+    (buy.py's tiers 1 and 2; m[p] = 1 when the pool has more than one switch):
+        b D >= e N                        down-ports for every NIC port (breakout b)
+        P L >= D;  L <= 1 + (P-1) m       one switch holds P down-ports; at most P leaves
+        D <= P + (P d - P) m              a single switch, or d down-ports on each of up to P leaves
+        d L >= D - P d (1 - m)            leaves, when more than one switch
+        P S >= u L - u P (1 - m)          spines; uplinks U >= u L - u P (1 - m)
+    and everything owned never decreases (D[t] >= D[t-1], from what the installed nodes already have)."""
+    d = m.data
+    for pool in d.pools[d.pools["networked"]].itertuples(index=False):
+        p, P, b, e = pool.p, int(pool.switch_ports), int(pool.breakout), int(pool.endpoints)
+        down, up = int(pool.leaf_down), int(pool.leaf_up)
+        multi = new_var(m.problem, var_name("multi_leaf", p), 0, 1, "Binary")
+        if pool.owned_multi_leaf:
+            m.problem += multi == 1, var_name("multi_owned", p)
+        m.multi_leaf[p] = multi
+        most_ports = P * down
+        before = {"D": pool.owned_ports, "L": pool.owned_leaves, "S": pool.owned_spines, "U": pool.owned_uplinks}
+        for t in range(1, d.horizon + 1):
+            ports = new_var(m.problem, var_name("D", p, t), 0, most_ports)
+            leaves = new_var(m.problem, var_name("L", p, t), 0, P)
+            spines = new_var(m.problem, var_name("S", p, t), 0, P)
+            uplinks = new_var(m.problem, var_name("U", p, t), 0, up * P)
+            n = m.nodes[(p, t)]
+            m.problem += b * ports >= e * n, var_name("ports", p, t)
+            m.problem += P * leaves >= ports, var_name("switch_ports", p, t)
+            m.problem += leaves <= 1 + (P - 1) * multi, var_name("leaf_max", p, t)
+            m.problem += ports <= P + (most_ports - P) * multi, var_name("single_switch", p, t)
+            m.problem += down * leaves >= ports - most_ports * (1 - multi), var_name("leaves", p, t)
+            m.problem += P * spines >= up * leaves - up * P * (1 - multi), var_name("spines", p, t)
+            m.problem += uplinks >= up * leaves - up * P * (1 - multi), var_name("uplinks", p, t)
+            now = {"D": ports, "L": leaves, "S": spines, "U": uplinks}
+            for name, var in now.items():
+                m.problem += var >= before[name], var_name("owned", name, p, t)
+            m.fabric[(p, t)] = now
+            before = now
+
+
+# ---------------------------------------------------------------- training
+
+
+def define_training_runs(m: Model) -> None:
+    """One run per job: sum_c run[c] = 1 over the job's columns (an option at a start). A run holds its
+    nodes (or instances) in every period from its start to its finish. Columns finishing after a hard
+    deadline exist only when deadlines are being relaxed."""
+    d = m.data
+    columns = d.columns if "deadlines" in m.relax else d.columns[~d.columns["hard_late"]]
+    for col in columns["col"]:
+        m.run[col] = new_var(m.problem, var_name("run", col), 0, 1, "Binary")
+    for j, group in columns.groupby("j"):
+        m.problem += _sum((m.run[c], 1) for c in group["col"]) == 1, var_name("one_run", j)
+    held = defaultdict(list)
+    for row in _held(d, columns).itertuples(index=False):
+        held[(row.kind, row.resource, row.t)].append((m.run[row.col], row.n))
+    m.held = {key: _sum(terms) for key, terms in held.items()}
+
+
+def _held(d: FleetData, columns: pd.DataFrame) -> pd.DataFrame:
+    """(column, period) pairs of every run, with the resource and node count it holds: the long table."""
+    runs = columns.merge(d.options[["k", "kind", "resource", "n"]], on="k")
+    long = runs.loc[runs.index.repeat(runs["finish"] - runs["start"] + 1)].copy()
+    long["t"] = long["start"] + long.groupby(level=0).cumcount()
+    return long[["col", "kind", "resource", "n", "t"]]
+
+
+# ---------------------------------------------------------------- serving
+
+
+def define_serving(m: Model) -> None:
+    """g[v,t] replicas of service s on a resource; sum_v tokens_v g[v,t] >= demand[s,t]. In the cloud, whole
+    instances: I[r,t] >= sum_v (GPUs per replica / GPUs per instance) g[v,t]."""
+    d = m.data
+    per_cloud = defaultdict(list)
+    demand = d.demand.set_index(["s", "t"])["tokens_per_s"]
+    for v, row in d.serving.iterrows():
+        for t in range(1, d.horizon + 1):
+            if (row["s"], t) not in demand.index:
+                continue
+            most = int(np.ceil(demand[(row["s"], t)] / row["tokens_per_s"]))
+            g = new_var(m.problem, var_name("g", v, t), 0, most)
+            m.replicas[(v, t)] = g
+            if row["kind"] == "cloud":
+                per_cloud[(int(row["resource"]), t)].append((g, row["replica_gpus"] / row["gpus_per_node"]))
+    for (s, t), need in demand.items():
+        supplied = _sum(
+            (m.replicas[(v, t)], float(tok))
+            for v, tok in d.serving.loc[d.serving["s"] == s, "tokens_per_s"].items()
+            if (v, t) in m.replicas
+        )
+        short = _slack(m, "demand", (s, t))
+        m.constraints["demand"][(s, t)] = c = supplied + short >= need
+        m.problem += c, var_name("demand", s, t)
+    for (r, t), terms in per_cloud.items():
+        instances = new_var(m.problem, var_name("I", r, t), 0, None)
+        m.problem += instances >= _sum(terms), var_name("instances", r, t)
+        m.instances[(r, t)] = instances
+
+
+def define_pool_capacity(m: Model) -> None:
+    """GPUs: G (training nodes held) + sum_v GPUs per replica x g[v,t] <= G N[p,t]."""
+    d = m.data
+    used = defaultdict(list)
+    gpus = d.pools.set_index("p")["gpus_per_node"]
+    for (kind, r, t), expr in m.held.items():
+        if kind == "pool":
+            used[(r, t)].append(int(gpus[r]) * expr)
+    for (v, t), g in m.replicas.items():
+        row = d.serving.loc[v]
+        if row["kind"] == "pool":
+            used[(int(row["resource"]), t)].append(int(row["replica_gpus"]) * g)
+    for (p, t), terms in used.items():
+        c = pulp.lpSum(terms) <= int(gpus[p]) * m.nodes[(p, t)]
+        m.constraints["capacity"][(p, t)] = c
+        m.problem += c, var_name("capacity", p, t)
+
+
+def define_cloud_quota(m: Model) -> None:
+    """Instances held by training runs + serving instances <= the quota of each cloud offering."""
+    d = m.data
+    quota = d.cloud.set_index("c")["quota"] if not d.cloud.empty else {}
+    keys = {(r, t) for (kind, r, t) in m.held if kind == "cloud"} | set(m.instances)
+    for r, t in sorted(keys):
+        held = m.held.get(("cloud", r, t), 0)
+        c = held + m.instances.get((r, t), 0) <= int(quota[r]) + _slack(m, "quota", (r, t))
+        m.constraints["quota"][(r, t)] = c
+        m.problem += c, var_name("quota", r, t)
+
+
+# ---------------------------------------------------------------- the site
+
+
+def define_power(m: Model) -> None:
+    """Nameplate IT watts in service: nodes (each offer's own, installed at their stated watts) and the
+    network (switches, switch-side links, uplinks); <= the site's kW in each period."""
+    d = m.data
+    node_terms = defaultdict(list)
+    watts = d.supply.set_index(["o", "p"])["node_w"]
+    for (o, p, t), x in m.buy.items():
+        for later in range(t, d.horizon + 1):
+            node_terms[later].append((x, float(watts[(o, p)])))
+    installed_w = d.installed.drop_duplicates("entry").set_index("entry")["node_w"] if not d.installed.empty else {}
+    for (i, t), a in m.active.items():
+        node_terms[t].append((a, float(installed_w[i])))
+    pools = d.pools.set_index("p")
+    for t in range(1, d.horizon + 1):
+        network = []
+        for (p, tt), f in m.fabric.items():
+            if tt == t:
+                row = pools.loc[p]
+                network += [(f["L"], row["switch_w"]), (f["S"], row["switch_w"]), (f["D"], row["port_w"]),
+                            (f["U"], row["uplink_w"])]  # fmt: skip
+        m.node_w[t] = _sum(node_terms[t])
+        m.network_w[t] = _sum(network)
+        m.power_w[t] = m.node_w[t] + m.network_w[t]
+    for t, kw in d.site[["t", "kw"]].itertuples(index=False):
+        if np.isnan(kw):
+            continue
+        c = m.power_w[t] <= kw * 1e3 + 1e3 * _slack(m, "power", t)
+        m.constraints["power"][t] = c
+        m.problem += c, var_name("site_power", t)
+
+
+def define_racks(m: Model) -> None:
+    """R[p,t] >= N[p,t] / nodes per rack (pools do not share racks); sum_p R[p,t] <= racks[t]."""
+    d = m.data
+    if d.site["racks"].isna().all():
+        return
+    site = d.fleet.site
+    per_rack = _nodes_per_rack(d, site)
+    for t, racks in d.site[["t", "racks"]].itertuples(index=False):
+        used = []
+        for p in d.pools["p"]:
+            R = new_var(m.problem, var_name("R", p, t), 0, None)
+            m.problem += per_rack[p] * R >= m.nodes[(p, t)], var_name("racks_of", p, t)
+            m.racks[(p, t)] = R
+            used.append((R, 1))
+        c = _sum(used) <= racks + _slack(m, "racks", t)
+        m.constraints["racks"][t] = c
+        m.problem += c, var_name("site_racks", t)
+
+
+def _nodes_per_rack(d: FleetData, site) -> dict[int, int]:
+    node_w = pd.concat([d.supply[["p", "node_w"]], d.installed[["p", "node_w"]]]).groupby("p")["node_w"].max()
+    return {int(p): int(nodes_per_rack(node_w.get(p, 1.0), site)) for p in d.pools["p"]}
+
+
+# ---------------------------------------------------------------- money
+
+
+def define_cash_flow(m: Model) -> None:
+    """Nominal USD per period and category: servers (tiered price + NICs and NIC-side links per node),
+    network (switches, switch-side links and uplinks added), energy (draw: servers at server_draw_fraction,
+    network at nameplate, x PUE x $/kWh), colocation ($/kW-month of nameplate), cloud (training runs' bills
+    spread evenly over their periods; serving instances held all period)."""
+    d = m.data
+    costs = d.fleet.costs
+    extra = d.supply.set_index(["o", "p"])["extra_usd"]
+    pools = d.pools.set_index("p")
+    servers = defaultdict(list)
+    for (o, p, t), x in m.buy.items():
+        servers[t].append(float(extra[(o, p)]) * x)
+    for (_, t), spend in m.spend.items():
+        servers[t].append(spend)
+    network = defaultdict(list)
+    for (p, t), now in m.fabric.items():
+        row = pools.loc[p]
+        before = m.fabric.get((p, t - 1))
+        owned = {"D": row["owned_ports"], "L": row["owned_leaves"], "S": row["owned_spines"], "U": row["owned_uplinks"]}
+        added = {k: now[k] - (before[k] if before else owned[k]) for k in now}
+        network[t].append(row["switch_usd"] * (added["L"] + added["S"]))
+        network[t].append(row["port_usd"] * added["D"] + row["uplink_usd"] * added["U"])
+    cloud = _cloud_bills(m)
+    m.cash = {"servers": {}, "network": {}, "energy": {}, "colocation": {}, "cloud": {}}
+    for t in range(1, d.horizon + 1):
+        m.cash["servers"][t] = pulp.lpSum(servers[t])
+        m.cash["network"][t] = pulp.lpSum(network[t])
+        draw_kw = costing.draw_w(m.node_w[t], m.network_w[t], costs) / 1e3
+        m.cash["energy"][t] = costing.energy_usd_per_hour(draw_kw, costs) * HOURS_PER_PERIOD
+        m.cash["colocation"][t] = m.power_w[t] / 1e3 * costs.colocation_usd_per_kw_month * MONTHS_PER_PERIOD
+        m.cash["cloud"][t] = cloud[t]
+
+
+def _cloud_bills(m: Model) -> dict[int, pulp.LpAffineExpression]:
+    d = m.data
+    terms = defaultdict(list)
+    held = _held(d, d.columns[d.columns["col"].isin(list(m.run))]).merge(
+        d.columns[["col", "k"]].merge(d.options[["k", "cloud_usd", "periods"]], on="k"), on="col"
+    )
+    for row in held[held["kind"] == "cloud"].itertuples(index=False):
+        terms[row.t].append((m.run[row.col], row.cloud_usd / row.periods))
+    rates = d.cloud.set_index("c")["usd_per_h"] if not d.cloud.empty else {}
+    for (r, t), instances in m.instances.items():
+        terms[t].append((instances, float(rates[r]) * HOURS_PER_PERIOD))
+    return {t: _sum(terms[t]) for t in range(1, d.horizon + 1)}
+
+
+def define_objective(m: Model) -> None:
+    """sum_t capex_weight_t (servers + network) + discount_t (energy + colocation + cloud) + penalties, where
+    capex_weight = discount - end discount x residual share (the value left at the horizon's end)."""
+    d = m.data
+    periods = d.periods.set_index("t")
+    total = []
+    for t in range(1, d.horizon + 1):
+        weight, discount = periods.at[t, "capex_weight"], periods.at[t, "discount"]
+        total.append(weight * (m.cash["servers"][t] + m.cash["network"][t]))
+        total.append(discount * (m.cash["energy"][t] + m.cash["colocation"][t] + m.cash["cloud"][t]))
+    total.append(penalties(m))
+    m.problem += pulp.lpSum(total)
+
+
+def penalties(m: Model) -> pulp.LpAffineExpression:
+    penalty = m.data.columns.set_index("col")["penalty"]
+    return _sum((run, float(penalty[c])) for c, run in m.run.items())
+
+
+# ---------------------------------------------------------------- relaxations
+
+
+def _slack(m: Model, family: str, key) -> pulp.LpVariable | int:
+    """A non-negative slack on one constraint of a family being relaxed (0 otherwise)."""
+    if family not in m.relax:
+        return 0
+    parts = key if isinstance(key, tuple) else (key,)
+    s = new_var(m.problem, var_name("slack", family, *parts), 0, None, "Continuous")
+    m.slack[family][key] = s
+    return s
+
+
+def violation(m: Model) -> pulp.LpAffineExpression:
+    """What a relaxation minimises first: late periods, kW over the site, racks over, units over stock,
+    instances over quota, tokens/s short (in thousands), each counted once per period."""
+    late = m.data.columns.set_index("col")["late"]
+    terms = [(run, float(late[c])) for c, run in m.run.items() if "deadlines" in m.relax]
+    scale = {"demand": 1e-3}
+    for family, slacks in m.slack.items():
+        terms += [(s, scale.get(family, 1.0)) for s in slacks.values()]
+    return _sum(terms)
