@@ -37,6 +37,7 @@ from planner.units import format_usd
 
 Progress = Callable[[str], None]
 DEFAULT_GAP = 0.01  # 1%: the fleet's costs are estimates to a few percent; `--gap 0` asks for the optimum
+DEFAULT_SOLVER = "cbc"  # with every core, CBC proves 1% on the benchmark fleets fastest (docs/fleet.md section 7)
 BINDING_SHARE = 0.98  # a limit counts as binding when the plan uses 98% of it
 
 
@@ -53,23 +54,26 @@ def run(
     catalog: Catalog,
     fleet: Fleet,
     calibration: Calibration,
-    solver: str = "auto",
+    solver: str = DEFAULT_SOLVER,
     time_limit_s: float | None = None,
     gap: float | None = DEFAULT_GAP,
     progress: Progress = lambda _: None,
     source: str = "fleet file",
+    threads: int | None = None,
 ) -> FleetPlan:
+    """The plan; `threads` defaults to every core (CBC's parallel search matters here, docs/fleet.md)."""
+    threads = threads or os.cpu_count() or 1
     start = time.perf_counter()
     progress("tables: offers, pools, run options (performance model), serving capacity")
     data = ft.build(catalog, fleet, calibration, source)
     progress(f"MILP: {len(data.columns)} training runs, {len(data.pools)} pools, {data.horizon} periods")
     model = milp.create_model(data)
     build_s = time.perf_counter() - start
-    solved = _solve(model, solver, time_limit_s, gap)
+    solved = solve_model(model, solver, time_limit_s, gap, threads)
     if solved.result.solved:
         return extract(solved, build_s, calibration)
     progress("infeasible: looking for the cheapest relaxation")
-    failures, relaxations, best = diagnose(data, solver, time_limit_s, gap)
+    failures, relaxations, best = diagnose(data, solver, time_limit_s, gap, threads)
     if best is None:
         return _empty(data, solved, build_s, calibration, failures, relaxations)
     plan = extract(best, build_s, calibration)
@@ -79,11 +83,12 @@ def run(
     )
 
 
-def _solve(model: milp.Model, solver: str, time_limit_s, gap) -> Solved:
+def solve_model(model: milp.Model, solver: str, time_limit_s, gap, threads: int | None = None) -> Solved:
+    """Solve through optimize/solver.py, with a CBC log to read the proven gap from."""
     fd, log = tempfile.mkstemp(prefix="planner-fleet-", suffix=".log")
     os.close(fd)
     try:
-        result = solve(model.problem, solver, time_limit_s, gap, log_path=log)
+        result = solve(model.problem, solver, time_limit_s, gap, log_path=log, threads=threads)
         return Solved(model, result, proven_gap(model.problem, result, log))
     finally:
         os.unlink(log)
@@ -92,7 +97,7 @@ def _solve(model: milp.Model, solver: str, time_limit_s, gap) -> Solved:
 # ---------------------------------------------------------------- when it cannot be met
 
 
-def diagnose(data: ft.FleetData, solver: str, time_limit_s, gap):
+def diagnose(data: ft.FleetData, solver: str, time_limit_s, gap, threads: int | None = None):
     """Relax one family of hard limits at a time (deadlines, site power, racks, stock, quotas, demand): first
     minimise how far past them the plan must go, then the cost at that violation. Returns what fails, each
     relaxation that works (cheapest first) and the solved model of the cheapest; all families at once when
@@ -100,11 +105,11 @@ def diagnose(data: ft.FleetData, solver: str, time_limit_s, gap):
     families = [f for f in milp.RELAXATIONS if _applies(data, f)]
     found = []
     for relax in [frozenset([f]) for f in families] or []:
-        solved = _relaxed(data, relax, solver, time_limit_s, gap)
+        solved = _relaxed(data, relax, solver, time_limit_s, gap, threads)
         if solved is not None:
             found.append(solved)
     if not found and families:
-        solved = _relaxed(data, frozenset(families), solver, time_limit_s, gap)
+        solved = _relaxed(data, frozenset(families), solver, time_limit_s, gap, threads)
         found = [solved] if solved is not None else []
     found.sort(key=lambda s: s.result.objective)
     relaxations = [FleetRelaxation(relaxed=", ".join(sorted(s.model.relax)), changes=_changes(s.model),
@@ -126,17 +131,17 @@ def _applies(data: ft.FleetData, family: str) -> bool:
     }[family]
 
 
-def _relaxed(data, relax: frozenset[str], solver, time_limit_s, gap) -> Solved | None:
+def _relaxed(data, relax: frozenset[str], solver, time_limit_s, gap, threads) -> Solved | None:
     model = milp.create_model(data, relax)
     cost = model.problem.objective
     model.problem.setObjective(milp.violation(model))
-    first = solve(model.problem, solver, time_limit_s, 0.0)
+    first = solve(model.problem, solver, time_limit_s, 0.0, threads=threads)
     if not first.solved:
         return None
     least = pulp.value(milp.violation(model))
     model.problem += milp.violation(model) <= least * (1 + 1e-6) + 1e-6, "least_violation"
     model.problem.setObjective(cost)
-    solved = _solve(model, solver, time_limit_s, gap)
+    solved = solve_model(model, solver, time_limit_s, gap, threads)
     return solved if solved.result.solved else None
 
 
@@ -157,7 +162,7 @@ def _changes(m: milp.Model) -> list[str]:
         "racks": "racks",
         "stock": "units over stock",
         "quota": "instances over quota",
-        "demand": "tokens/s unserved",
+        "demand": "thousand tokens/s unserved",
     }
     for family, slacks in m.slack.items():
         for key, var in slacks.items():
@@ -371,8 +376,8 @@ def _placements(m: milp.Model) -> list[FleetPlacement]:
     demand = d.demand.set_index(["s", "t"])["tokens_per_s"]
     out = []
     for (v, t), g in sorted(m.replicas.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        replicas = _int(g)
-        if not replicas:
+        replicas = g.value() or 0.0
+        if replicas < 1e-6:
             continue
         row = d.serving.loc[v]
         s = int(row["s"])

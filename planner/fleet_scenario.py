@@ -164,7 +164,9 @@ class Terms(_Strict):
 class Buy(_Strict):
     servers: list[str] | None = Field(None, description="Servers that may be bought (default: every catalog server).")
     terms: list[Terms] = Field(default_factory=list)
-    network_options: Count = Field(2, ge=0, le=4, description="Network configurations (pools) per server shape.")
+    network_options: Count = Field(
+        1, ge=0, le=4, description="Network configurations (pools) per server shape: the fastest, then slower."
+    )
     standalone_pools: bool = Field(True, description="Also offer pools without a network (inference, one node).")
     fabrics: list[Literal["ib", "roce"]] = Field(default_factory=lambda: ["ib", "roce"], min_length=1)
     max_nodes_per_pool: Count = Field(512, ge=1, description="Most nodes of one pool.")

@@ -81,7 +81,7 @@ def build(catalog: Catalog, fleet: Fleet, calibration: Calibration, source: str 
     periods = Periods(fleet.horizon.periods, fleet.horizon.start)
     offers, stock, tiers = _offers(catalog, fleet, periods, source)
     pools, installed = _pools(catalog, fleet, offers, periods, source)
-    supply = _supply(catalog, offers, pools)
+    supply = _undominated(_supply(catalog, offers, pools), offers, stock, tiers)
     cloud = _cloud(catalog, fleet)
     jobs, services = _workloads(fleet)
     options = _options(catalog, fleet, jobs, pools, cloud, calibration, source)
@@ -463,6 +463,31 @@ def _supply(catalog: Catalog, offers: pd.DataFrame, pools: pd.DataFrame) -> pd.D
     return pairs[["o", "p", "server", "extra_usd", "node_w", "extra_nics"]]
 
 
+def _undominated(supply: pd.DataFrame, offers: pd.DataFrame, stock: pd.DataFrame, tiers: pd.DataFrame):
+    """Drop offers no optimal plan buys: o' is dominated by o when they feed the same pools, o has no stock
+    cap and no longer lead time, and in every pool a node from o costs no more at o's list price than a
+    node from o' at its best tier, and draws no more watts. (Ties keep the first.) Exact: swapping every
+    unit of o' for o keeps a plan feasible and costs no more."""
+    capped = set(stock["o"])
+    best = tiers.groupby("o")["unit_usd"].min()
+    node = supply.merge(offers[["o", "price_usd", "lead"]], on="o")
+    node["list_usd"] = node["price_usd"] + node["extra_usd"]
+    node["best_usd"] = node["o"].map(best).fillna(node["price_usd"]) + node["extra_usd"]
+    by_offer = {o: g.set_index("p") for o, g in node.groupby("o")}
+    dropped = set()
+    for o2, worse in by_offer.items():
+        for o1, better in by_offer.items():
+            if o1 == o2 or o1 in capped or o1 in dropped or set(worse.index) - set(better.index):
+                continue
+            b = better.loc[worse.index]
+            cheaper = (b["list_usd"] <= worse["best_usd"]).all() and (b["node_w"] <= worse["node_w"]).all()
+            tie = (b["list_usd"] == worse["best_usd"]).all() and (b["node_w"] == worse["node_w"]).all()
+            if cheaper and b["lead"].max() <= worse["lead"].min() and not (tie and o1 > o2):
+                dropped.add(o2)
+                break
+    return supply[~supply["o"].isin(dropped)].reset_index(drop=True)
+
+
 # ---------------------------------------------------------------- cloud offerings
 
 
@@ -653,13 +678,18 @@ def _job_options(best: pd.DataFrame, tokens: float, window: int, cloud: pd.DataF
         best.loc[rented, "cloud_usd"] = bills
         best = best[np.isfinite(best["cloud_usd"])]
     chosen = []
-    for _, group in best.groupby(["kind", "resource"], sort=False):
-        for m in range(1, window + 1):
-            eligible = group[group["periods"] <= m]
-            if eligible.empty:
-                continue
-            order = ["cloud_usd", "n"] if group["kind"].iloc[0] == "cloud" else ["n"]
-            chosen.append(eligible.sort_values(order).index[0])
+    for (kind, _), group in best.groupby(["kind", "resource"], sort=False):
+        group = group.sort_values("n")
+        periods, rows = group["periods"].to_numpy(), group.index.to_numpy()
+        if kind == "pool":
+            # the smallest n for each m: the rows that set a new low of periods needed, in order of n
+            previous = np.concatenate([[np.inf], np.minimum.accumulate(periods)[:-1]])
+            chosen += list(rows[periods < previous])
+            continue
+        bill = group["cloud_usd"].to_numpy()
+        for m in np.unique(periods):
+            eligible = periods <= m
+            chosen.append(rows[eligible][np.argmin(bill[eligible])])
     picked = best.loc[list(dict.fromkeys(chosen))]
     return picked[["kind", "resource", "n", "micro_batch", "tokens_per_s", "tflops", "periods", "days",
                    "cloud_usd", "gpus_per_node"]].reset_index(drop=True)  # fmt: skip

@@ -304,7 +304,7 @@ class FleetPlacement(_Frozen):
     period: str
     where: str
     kind: str
-    replicas: int
+    replicas: float = Field(description="counted in fractions: a fraction is a share of a replica's GPU time")
     gpus_per_replica: int
     batch: int
     ms_per_token: float

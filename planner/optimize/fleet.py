@@ -71,6 +71,7 @@ def create_model(data: FleetData, relax: frozenset[str] = frozenset()) -> Model:
     define_pool_nodes(m)
     define_fabric(m)
     define_training_runs(m)
+    define_run_peaks(m)
     define_serving(m)
     define_pool_capacity(m)
     define_cloud_quota(m)
@@ -110,44 +111,55 @@ def define_volume_tiers(m: Model) -> None:
     units = defaultdict(list)
     for (o, _, t), x in m.buy.items():
         units[(o, t)].append((x, 1))
-    offers = d.offers.set_index("o")
+    price = dict(zip(d.offers["o"], d.offers["price_usd"], strict=True))
+    kind = dict(zip(d.offers["o"], d.offers["tier_kind"], strict=True))
+    bands = {o: list(g[["k", "lo", "hi", "unit_usd"]].itertuples(index=False)) for o, g in d.tiers.groupby("o")}
+    most = _most_units(d)
     for (o, t), terms in units.items():
         bought = _sum(terms)
-        bands = d.tiers[d.tiers["o"] == o]
-        if bands.empty:
-            m.spend[(o, t)] = float(offers.at[o, "price_usd"]) * bought
+        if o not in bands:
+            m.spend[(o, t)] = float(price[o]) * bought
             continue
-        most = _most_units(d, o, t)
-        kind = offers.at[o, "tier_kind"]
-        parts, previous = [], None
-        for k, lo, hi, price in bands[["k", "lo", "hi", "unit_usd"]].itertuples(index=False):
-            hi = most if np.isnan(hi) else min(hi, most)
-            on = new_var(m.problem, var_name("tier", o, t, k), 0, 1, "Binary")
-            q = new_var(m.problem, var_name("q", o, t, k), 0, None, "Continuous")
-            if kind == "all_units":
-                m.problem += q >= lo * on, var_name("tier_lo", o, t, k)
-                m.problem += q <= max(hi, 0) * on, var_name("tier_hi", o, t, k)
-            else:
-                width = max(hi - lo + 1, 0)
-                m.problem += q <= width * on, var_name("band_hi", o, t, k)
-                if previous is not None:
-                    prev_q, prev_on, prev_width = previous
-                    m.problem += prev_q >= prev_width * on, var_name("band_order", o, t, k)
-                    m.problem += on <= prev_on, var_name("band_next", o, t, k)
-                previous = (q, on, width)
-            m.bands[(o, t, int(k))] = (q, on)
-            parts.append((q, float(price)))
-        if kind == "all_units":
-            m.problem += pulp.lpSum(m.bands[(o, t, int(k))][1] for k in bands["k"]) <= 1, var_name("one_tier", o, t)
-        m.problem += _sum(parts) == bought, var_name("tier_units", o, t)
+        parts = _tier_bands(m, o, t, bands[o], kind[o], most[(o, t)])
+        m.problem += _sum((q, 1) for q, _ in parts) == bought, var_name("tier_units", o, t)
         m.spend[(o, t)] = _sum(parts)
 
 
-def _most_units(d: FleetData, o: int, t: int) -> int:
-    """An upper bound on one order: the stock when capped, else the pools it can feed, full."""
-    stock = d.stock[(d.stock["o"] == o) & (d.stock["t"] == t)]["units"]
-    pools = d.supply[d.supply["o"] == o].merge(d.pools[["p", "max_nodes"]], on="p")["max_nodes"].sum()
-    return int(min(stock.iloc[0], pools)) if not stock.empty else int(pools)
+def _tier_bands(m: Model, o: int, t: int, bands: list, kind: str, most: int) -> list[tuple]:
+    """The band variables of one order; returns (units in band, unit price) pairs."""
+    parts, previous, switches = [], None, []
+    for k, lo, hi, price in bands:
+        hi = most if np.isnan(hi) else min(hi, most)
+        on = new_var(m.problem, var_name("tier", o, t, k), 0, 1, "Binary")
+        q = new_var(m.problem, var_name("q", o, t, k), 0, None, "Continuous")
+        if kind == "all_units":
+            m.problem += q >= lo * on, var_name("tier_lo", o, t, k)
+            m.problem += q <= max(hi, 0) * on, var_name("tier_hi", o, t, k)
+        else:
+            width = max(hi - lo + 1, 0)
+            m.problem += q <= width * on, var_name("band_hi", o, t, k)
+            if previous is not None:
+                prev_q, prev_on, prev_width = previous
+                m.problem += prev_q >= prev_width * on, var_name("band_order", o, t, k)
+                m.problem += on <= prev_on, var_name("band_next", o, t, k)
+            previous = (q, on, width)
+        m.bands[(o, t, int(k))] = (q, on)
+        switches.append((on, 1))
+        parts.append((q, float(price)))
+    if kind == "all_units":
+        m.problem += _sum(switches) <= 1, var_name("one_tier", o, t)
+    return parts
+
+
+def _most_units(d: FleetData) -> dict[tuple[int, int], int]:
+    """An upper bound on each order: the stock when capped, else the pools the offer feeds, full."""
+    pools = d.supply.merge(d.pools[["p", "max_nodes"]], on="p").groupby("o")["max_nodes"].sum()
+    stock = dict(zip(zip(d.stock["o"], d.stock["t"], strict=True), d.stock["units"], strict=True))
+    return {
+        (int(o), t): int(min(stock.get((o, t), np.inf), pools.get(o, 0)))
+        for o in d.offers["o"]
+        for t in range(1, d.horizon + 1)
+    }
 
 
 def define_installed(m: Model) -> None:
@@ -175,14 +187,14 @@ def define_pool_nodes(m: Model) -> None:
 
 
 def define_fabric(m: Model) -> None:
-    """Each networked pool's switches, sized as fabric.size_arrays does in closed form, as constraints
-    (buy.py's tiers 1 and 2; m[p] = 1 when the pool has more than one switch):
-        b D >= e N                        down-ports for every NIC port (breakout b)
-        P L >= D;  L <= 1 + (P-1) m       one switch holds P down-ports; at most P leaves
-        D <= P + (P d - P) m              a single switch, or d down-ports on each of up to P leaves
-        d L >= D - P d (1 - m)            leaves, when more than one switch
-        P S >= u L - u P (1 - m)          spines; uplinks U >= u L - u P (1 - m)
-    and everything owned never decreases (D[t] >= D[t-1], from what the installed nodes already have)."""
+    """Each networked pool's switches, sized as fabric.size_arrays does in closed form (tiers 1 and 2), as
+    constraints. m[p] = 1 when the pool has more than one switch; its down-ports D split into those of a
+    single switch D1 <= P (1 - m) and those of a leaf-spine D2 <= P d m, which keeps the LP relaxation
+    tight (a big-M on D would let a fractional m erase the leaves):
+        b D >= e N;  D = D1 + D2             down-ports for every NIC port (breakout b)
+        L >= D1 / P + D2 / d;  L <= 1 + (P-1) m      leaves (at most P under P-port spines)
+        P S >= u L - u (1 - m);  U >= u L - u (1 - m)   spines and leaf-spine links (L <= 1 when m = 0)
+    and everything owned never decreases (from what the installed nodes already have)."""
     d = m.data
     for pool in d.pools[d.pools["networked"]].itertuples(index=False):
         p, P, b, e = pool.p, int(pool.switch_ports), int(pool.breakout), int(pool.endpoints)
@@ -195,17 +207,19 @@ def define_fabric(m: Model) -> None:
         before = {"D": pool.owned_ports, "L": pool.owned_leaves, "S": pool.owned_spines, "U": pool.owned_uplinks}
         for t in range(1, d.horizon + 1):
             ports = new_var(m.problem, var_name("D", p, t), 0, most_ports)
+            single = new_var(m.problem, var_name("D1", p, t), 0, P, "Continuous")
+            spread = new_var(m.problem, var_name("D2", p, t), 0, most_ports, "Continuous")
             leaves = new_var(m.problem, var_name("L", p, t), 0, P)
             spines = new_var(m.problem, var_name("S", p, t), 0, P)
             uplinks = new_var(m.problem, var_name("U", p, t), 0, up * P)
-            n = m.nodes[(p, t)]
-            m.problem += b * ports >= e * n, var_name("ports", p, t)
-            m.problem += P * leaves >= ports, var_name("switch_ports", p, t)
+            m.problem += b * ports >= e * m.nodes[(p, t)], var_name("ports", p, t)
+            m.problem += single + spread == ports, var_name("port_split", p, t)
+            m.problem += single <= P - P * multi, var_name("single_switch", p, t)
+            m.problem += spread <= most_ports * multi, var_name("leaf_spine", p, t)
+            m.problem += P * down * leaves >= down * single + P * spread, var_name("leaves", p, t)
             m.problem += leaves <= 1 + (P - 1) * multi, var_name("leaf_max", p, t)
-            m.problem += ports <= P + (most_ports - P) * multi, var_name("single_switch", p, t)
-            m.problem += down * leaves >= ports - most_ports * (1 - multi), var_name("leaves", p, t)
-            m.problem += P * spines >= up * leaves - up * P * (1 - multi), var_name("spines", p, t)
-            m.problem += uplinks >= up * leaves - up * P * (1 - multi), var_name("uplinks", p, t)
+            m.problem += P * spines >= up * leaves - up + up * multi, var_name("spines", p, t)
+            m.problem += uplinks >= up * leaves - up + up * multi, var_name("uplinks", p, t)
             now = {"D": ports, "L": leaves, "S": spines, "U": uplinks}
             for name, var in now.items():
                 m.problem += var >= before[name], var_name("owned", name, p, t)
@@ -232,6 +246,38 @@ def define_training_runs(m: Model) -> None:
     m.held = {key: _sum(terms) for key, terms in held.items()}
 
 
+def define_run_peaks(m: Model) -> None:
+    """Valid inequalities that tighten the LP relaxation (they cut off no integer plan): bought nodes never
+    leave, so once a job's run on pool p has started, p has at least its n nodes from then on:
+        bought[p,t] + max_{t' <= t} installed[p,t'] >= sum_{c of job j on p, start_c <= t} n_c run[c].
+    Without them the LP spreads a run thinly over several start periods and buys a fraction of its peak."""
+    d = m.data
+    bought = defaultdict(list)
+    for (_, p, t), x in m.buy.items():
+        for later in range(t, d.horizon + 1):
+            bought[(p, later)].append((x, 1))
+    installed = _installed_so_far(d)
+    runs = d.columns[d.columns["col"].isin(list(m.run))].merge(d.options[["k", "kind", "resource", "n"]], on="k")
+    runs = runs[runs["kind"] == "pool"].sort_values("start")
+    for (j, p), group in runs.groupby(["j", "resource"]):
+        need, starts = [], list(group[["col", "n", "start"]].itertuples(index=False))
+        i = 0
+        for t in range(int(starts[0].start), d.horizon + 1):
+            while i < len(starts) and starts[i].start <= t:
+                need.append((m.run[starts[i].col], -float(starts[i].n)))
+                i += 1
+            have = bought[(p, t)] + need
+            m.problem += _sum(have) >= -installed.get((p, t), 0), var_name("peak", j, p, t)
+
+
+def _installed_so_far(d: FleetData) -> dict[tuple[int, int], int]:
+    """The most installed nodes pool p has had in any period up to t."""
+    if d.installed.empty:
+        return {}
+    per_period = d.installed.groupby(["p", "t"])["nodes"].sum().unstack(fill_value=0).cummax(axis=1)
+    return {(int(p), int(t)): int(v) for (p, t), v in per_period.stack().items()}
+
+
 def _held(d: FleetData, columns: pd.DataFrame) -> pd.DataFrame:
     """(column, period) pairs of every run, with the resource and node count it holds: the long table."""
     runs = columns.merge(d.options[["k", "kind", "resource", "n"]], on="k")
@@ -244,28 +290,27 @@ def _held(d: FleetData, columns: pd.DataFrame) -> pd.DataFrame:
 
 
 def define_serving(m: Model) -> None:
-    """g[v,t] replicas of service s on a resource; sum_v tokens_v g[v,t] >= demand[s,t]. In the cloud, whole
-    instances: I[r,t] >= sum_v (GPUs per replica / GPUs per instance) g[v,t]."""
+    """g[v,t] replicas of service s on a resource; sum_v tokens_v g[v,t] >= demand[s,t] (in thousands of
+    tokens/s, for scaling). Replicas are counted in fractions (a fraction is a share of a replica's GPU time:
+    the error is under one replica per service, resource and period, and it keeps the model easy); nodes
+    and cloud instances are whole: I[r,t] >= sum_v (GPUs per replica / GPUs per instance) g[v,t]."""
     d = m.data
-    per_cloud = defaultdict(list)
-    demand = d.demand.set_index(["s", "t"])["tokens_per_s"]
-    for v, row in d.serving.iterrows():
+    per_cloud, per_service = defaultdict(list), defaultdict(list)
+    demand = dict(zip(zip(d.demand["s"], d.demand["t"], strict=True), d.demand["tokens_per_s"], strict=True))
+    for v, row in enumerate(d.serving.itertuples(index=False)):
         for t in range(1, d.horizon + 1):
-            if (row["s"], t) not in demand.index:
+            if (row.s, t) not in demand:
                 continue
-            most = int(np.ceil(demand[(row["s"], t)] / row["tokens_per_s"]))
-            g = new_var(m.problem, var_name("g", v, t), 0, most)
+            most = int(np.ceil(demand[(row.s, t)] / row.tokens_per_s))
+            g = new_var(m.problem, var_name("g", v, t), 0, most, "Continuous")
             m.replicas[(v, t)] = g
-            if row["kind"] == "cloud":
-                per_cloud[(int(row["resource"]), t)].append((g, row["replica_gpus"] / row["gpus_per_node"]))
+            per_service[(row.s, t)].append((g, float(row.tokens_per_s) / 1e3))
+            if row.kind == "cloud":
+                per_cloud[(int(row.resource), t)].append((g, row.replica_gpus / row.gpus_per_node))
     for (s, t), need in demand.items():
-        supplied = _sum(
-            (m.replicas[(v, t)], float(tok))
-            for v, tok in d.serving.loc[d.serving["s"] == s, "tokens_per_s"].items()
-            if (v, t) in m.replicas
-        )
+        supplied = _sum(per_service[(s, t)])
         short = _slack(m, "demand", (s, t))
-        m.constraints["demand"][(s, t)] = c = supplied + short >= need
+        m.constraints["demand"][(s, t)] = c = supplied + short >= need / 1e3
         m.problem += c, var_name("demand", s, t)
     for (r, t), terms in per_cloud.items():
         instances = new_var(m.problem, var_name("I", r, t), 0, None)
@@ -281,10 +326,11 @@ def define_pool_capacity(m: Model) -> None:
     for (kind, r, t), expr in m.held.items():
         if kind == "pool":
             used[(r, t)].append(int(gpus[r]) * expr)
+    serving = list(d.serving[["kind", "resource", "replica_gpus"]].itertuples(index=False))
     for (v, t), g in m.replicas.items():
-        row = d.serving.loc[v]
-        if row["kind"] == "pool":
-            used[(int(row["resource"]), t)].append(int(row["replica_gpus"]) * g)
+        kind, r, gpus_per_replica = serving[v]
+        if kind == "pool":
+            used[(int(r), t)].append(int(gpus_per_replica) * g)
     for (p, t), terms in used.items():
         c = pulp.lpSum(terms) <= int(gpus[p]) * m.nodes[(p, t)]
         m.constraints["capacity"][(p, t)] = c
@@ -332,7 +378,7 @@ def define_power(m: Model) -> None:
     for t, kw in d.site[["t", "kw"]].itertuples(index=False):
         if np.isnan(kw):
             continue
-        c = m.power_w[t] <= kw * 1e3 + 1e3 * _slack(m, "power", t)
+        c = m.power_w[t] / 1e3 <= kw + _slack(m, "power", t)
         m.constraints["power"][t] = c
         m.problem += c, var_name("site_power", t)
 
@@ -445,10 +491,9 @@ def _slack(m: Model, family: str, key) -> pulp.LpVariable | int:
 
 def violation(m: Model) -> pulp.LpAffineExpression:
     """What a relaxation minimises first: late periods, kW over the site, racks over, units over stock,
-    instances over quota, tokens/s short (in thousands), each counted once per period."""
+    instances over quota, thousands of tokens/s short, each counted once per period."""
     late = m.data.columns.set_index("col")["late"]
     terms = [(run, float(late[c])) for c, run in m.run.items() if "deadlines" in m.relax]
-    scale = {"demand": 1e-3}
-    for family, slacks in m.slack.items():
-        terms += [(s, scale.get(family, 1.0)) for s in slacks.values()]
+    for slacks in m.slack.values():
+        terms += [(s, 1.0) for s in slacks.values()]
     return _sum(terms)

@@ -144,7 +144,8 @@ def chosen(binaries: dict) -> list:
 
 def proven_gap(problem: pulp.LpProblem, result: SolveResult, log_path: str | None = None) -> float | None:
     """The relative gap the solver proved between its solution and its bound (None when unknown): HiGHS
-    reports it in-process; CBC prints its bound in the log written to log_path."""
+    reports it in-process; CBC prints it in the log written to log_path (relative to the real objective:
+    CBC reads the model without the objective's constant term)."""
     if not result.solved:
         return None
     if result.solver == "highs" and getattr(problem, "solverModel", None) is not None:
@@ -157,9 +158,12 @@ def proven_gap(problem: pulp.LpProblem, result: SolveResult, log_path: str | Non
             text = log.read()
     except OSError:
         return None
+    real = abs(result.objective or 0.0) or 1e-9
+    stopped = re.findall(r"Exiting as integer gap of\s*([-+0-9.eE]+)", text)
+    if stopped:
+        return max(0.0, float(stopped[-1]) / real)
     bound = re.findall(r"Lower bound:\s*([-+0-9.eE]+)", text)
     objective = re.findall(r"Objective value:\s*([-+0-9.eE]+)", text)
     if bound and objective:
-        best, low = float(objective[-1]), float(bound[-1])
-        return max(0.0, (best - low) / max(abs(best), 1e-9))
+        return max(0.0, (float(objective[-1]) - float(bound[-1])) / real)
     return 0.0 if "Optimal solution found" in text else None
