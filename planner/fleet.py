@@ -38,7 +38,7 @@ from planner.units import format_usd
 Progress = Callable[[str], None]
 DEFAULT_GAP = 0.01  # 1%: the fleet's costs are estimates to a few percent; `--gap 0` asks for the optimum
 DEFAULT_SOLVER = "cbc"  # with every core, CBC proves 1% on the benchmark fleets fastest (docs/fleet.md section 7)
-BINDING_SHARE = 0.98  # a limit counts as binding when the plan uses 98% of it
+BINDING_SHARE = 0.98  # racks: a limit counts as binding when the plan uses 98% of it
 
 
 @dataclass(frozen=True)
@@ -415,10 +415,10 @@ def _pools(m: milp.Model, jobs: list[FleetJobRun], placements: list[FleetPlaceme
                 name=row.name,
                 gpu=row.gpu,
                 gpus_per_node=int(row.gpus_per_node),
-                nic=row.nic,
+                nic=_text(row.nic),
                 nics_per_node=int(row.nics_per_node),
                 fabric=row.fabric,
-                switch=row.switch,
+                switch=_text(row.switch),
                 node_gbps=float(row.node_gbps),
                 topology=topology,
                 nodes=nodes,
@@ -429,6 +429,11 @@ def _pools(m: milp.Model, jobs: list[FleetJobRun], placements: list[FleetPlaceme
             )
         )
     return out
+
+
+def _text(value) -> str | None:
+    """A table cell that may be missing (NaN or None in pandas) as text or None."""
+    return value if isinstance(value, str) else None
 
 
 def _gpus_busy(m: milp.Model) -> dict[tuple[int, int], float]:
@@ -622,9 +627,13 @@ def _binding(m: milp.Model, jobs: list[FleetJobRun], cash: list[FleetCashFlow]) 
                        f"(penalty {format_usd(r.penalty_usd)})")  # fmt: skip
         elif r.finish == r.deadline:
             out.append(f"deadline: {r.job} finishes in its deadline period {r.deadline}")
+    node_kw = _smallest_node_kw(d)
     for row in cash:
-        if row.site_kw and row.power_kw >= BINDING_SHARE * row.site_kw:
-            out.append(f"site power: {row.period} uses {row.power_kw:,.0f} of {row.site_kw:,.0f} kW")
+        if row.site_kw is not None and row.site_kw - row.power_kw < node_kw:
+            out.append(
+                f"site power: {row.period} uses {row.power_kw:,.0f} of {row.site_kw:,.0f} kW (no room for one "
+                f"more {node_kw:.1f} kW node)"
+            )
     for t, racks in d.site[["t", "racks"]].itertuples(index=False):
         if not np.isnan(racks):
             used = sum(_int(R) for (p, tt), R in m.racks.items() if tt == t)
@@ -640,6 +649,12 @@ def _binding(m: milp.Model, jobs: list[FleetJobRun], cash: list[FleetCashFlow]) 
         if any(_int(m.nodes[(row.p, t)]) >= row.max_nodes for t in range(1, d.horizon + 1)) and row.max_nodes:
             out.append(f"pool size: {row.name} at its {int(row.max_nodes)}-node limit")
     return out
+
+
+def _smallest_node_kw(d: ft.FleetData) -> float:
+    """The least nameplate kW one more node could add (what a limit must have left to not bind)."""
+    watts = d.supply["node_w"].tolist() + d.installed["node_w"].tolist()
+    return min(watts) / 1e3 if watts else 0.0
 
 
 def _stock_and_tiers(m: milp.Model) -> list[str]:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from planner.errors import ScenarioError
 from planner.rows import Count, Params, quantity_type
-from planner.scenario import USD, CloudOptions, Objective, TFLOPs, Workload, apply_overrides
+from planner.scenario import USD, CloudOptions, Objective, TFLOPs, Workload
 from planner.units import parse_quantity
 
 QUARTER_LABEL = re.compile(r"^(\d{4})Q([1-4])$")
@@ -361,7 +361,8 @@ def load_fleet(path: str | Path, settings: dict[str, object] | None = None) -> F
         raise ScenarioError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a fleet file is a YAML mapping with horizon, training, inference, ...")
-    data = apply_overrides(data, settings or {}, keep_none=True)
+    for dotted, value in (settings or {}).items():
+        _set(data, dotted, value, path)
     try:
         fleet = Fleet.model_validate(data)
     except ValidationError as exc:
@@ -372,6 +373,31 @@ def load_fleet(path: str | Path, settings: dict[str, object] | None = None) -> F
         raise ScenarioError(f"{path}: {exc}") from None
     base = path.parent
     return fleet.model_copy(update={"catalogs": [str((base / c).resolve()) for c in fleet.catalogs]})
+
+
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _set(data: dict, dotted: str, value: object, path: Path) -> None:
+    """--set KEY=VALUE with list items by index: training[0].tokens=2T, site.power[1].kw=1500."""
+    steps = [(name, int(index)) if index else (name, None) for name, index in _STEP.findall(dotted)]
+    keys = [name or index for name, index in steps]
+    node: object = data
+    for i, key in enumerate(keys):
+        last = i == len(keys) - 1
+        if isinstance(key, int):
+            if not isinstance(node, list) or key >= len(node):
+                raise ScenarioError(f"{path}: --set {dotted}: there is no item [{key}] there; count from 0")
+            if last:
+                node[key] = value
+            node = node[key]
+            continue
+        if not isinstance(node, dict):
+            raise ScenarioError(f"{path}: --set {dotted}: {key} is not inside a section")
+        if last:
+            node[key] = value
+        else:
+            node = node.setdefault(key, [] if isinstance(keys[i + 1], int) else {})
 
 
 def _message(path: Path, err: dict) -> str:
