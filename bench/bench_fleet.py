@@ -117,7 +117,7 @@ def measure(fleet: Fleet, catalog, solver: str, time_limit: float, gap: float, t
     solved = solve_model(model, solver, time_limit, gap, threads or os.cpu_count())
     size = {
         "variables": len(model.problem.variables()),
-        "constraints": len(model.problem.constraints),
+        "constraints": model.problem.numConstraints(),
         "columns": len(model.run),
         "pools": len(data.pools),
     }

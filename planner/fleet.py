@@ -237,7 +237,7 @@ def model_size(m: milp.Model) -> dict[str, int]:
     return {
         "variables": len(variables),
         "integer_variables": sum(1 for v in variables if v.cat == pulp.LpInteger),
-        "constraints": len(m.problem.constraints),
+        "constraints": m.problem.numConstraints(),
         "training_columns": len(m.run),
         "pools": len(m.data.pools),
         "offers": len(m.data.offers),

@@ -643,8 +643,9 @@ def _options(catalog, fleet: Fleet, jobs, pools, cloud, calibration, source: str
         req = Requirements(target_tflops=job.target_tflops or 0.0, global_batch=job.workload.global_batch)
         n_cap = job.max_nodes or int(resources["n_max"].max())
         best, grid = _performance(work, req, resources, job.workload.micro_batches, n_cap, calibration)
-        latest = horizon if job.late_penalty_usd is not None else int(jobs.loc[j, "deadline"])
-        window = latest - int(jobs.loc[j, "start"]) + 1
+        # up to the horizon even past a hard deadline: those runs are only used to say by how much a
+        # deadline would slip (optimize/fleet.py leaves them out unless deadlines are being relaxed)
+        window = horizon - int(jobs.loc[j, "start"]) + 1
         found = _job_options(best, job.tokens, window, cloud, fleet.cloud)
         if found.empty:
             raise ScenarioError(f"{source}: training[{j}] ({job.name}): {_why_no_option(grid, best, job, window)}")
