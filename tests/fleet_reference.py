@@ -52,7 +52,10 @@ def brute_force(d: FleetData) -> float | None:
     keys, grid = _purchase_grid(d)
     look = _Lookups(d)
     best = math.inf
-    columns = [g for _, g in d.columns[~d.columns["hard_late"]].groupby("j")]
+    eligible = d.columns[~d.columns["hard_late"]]
+    if set(d.jobs["j"]) - set(eligible["j"]):
+        return None  # a job with no run that meets its hard deadline: no plan
+    columns = [g for _, g in eligible.groupby("j")]
     networked = [int(p) for p in d.pools.loc[d.pools["networked"], "p"]]
     forced = {int(p) for p in d.pools.loc[d.pools["owned_multi_leaf"], "p"]}
     topologies = [t for t in itertools.product((0, 1), repeat=len(networked)) if _allowed(t, networked, forced)]

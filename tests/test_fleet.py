@@ -284,6 +284,23 @@ def test_infeasible_fleet_names_what_fails_and_the_cheapest_relaxation(catalog):
     assert costs == sorted(costs) and plan.shown.endswith(plan.relaxations[0].relaxed)
 
 
+def test_a_deadline_no_run_can_meet_is_infeasible_not_dropped(catalog):
+    """Two pool nodes at most: three node-quarters cannot end in the first quarter. The job is not silently
+    left out: the plan is infeasible, and relaxing the deadline shows it one quarter late on 2 nodes."""
+    spec = fleet(
+        training=[job(tokens=3 * _tokens_per_quarter(catalog, 1), start=1, deadline=1)],
+        horizon={"periods": 3},
+        buy__servers=["S8"],
+        buy__max_nodes_per_pool=2,
+    )
+    data = ft.build(catalog, spec, CAL)
+    assert data.columns["hard_late"].all() and brute_force(data) is None
+    plan = run(catalog, spec, CAL, solver="cbc", gap=0.0, threads=1)
+    assert plan.status == "infeasible" and [r.relaxed for r in plan.relaxations] == ["deadlines"]
+    assert plan.infeasible == ["deadline: a finishes P2, 1 period(s) after its deadline P1"]
+    assert [(r.nodes, r.periods) for r in plan.jobs] == [(2, ["P1", "P2"])]
+
+
 def test_installed_nodes_cost_no_capex(catalog):
     spec = fleet(
         training=[job(tokens=1.2 * _tokens_per_quarter(catalog, 1))],

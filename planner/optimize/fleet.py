@@ -238,8 +238,12 @@ def define_training_runs(m: Model) -> None:
     columns = d.columns if "deadlines" in m.relax else d.columns[~d.columns["hard_late"]]
     for col in columns["col"]:
         m.run[col] = new_var(m.problem, var_name("run", col), 0, 1, "Binary")
-    for j, group in columns.groupby("j"):
-        m.problem += _sum((m.run[c], 1) for c in group["col"]) == 1, var_name("one_run", j)
+    by_job = columns.groupby("j")["col"].apply(list).to_dict()
+    for j in d.jobs["j"]:
+        runs = [(m.run[c], 1) for c in by_job.get(j, [])]
+        if not runs:  # no run meets its hard deadline: say so to the solver (infeasible), never drop the job
+            runs = [(new_var(m.problem, var_name("no_run_in_time", j), 0, 0), 1)]
+        m.problem += _sum(runs) == 1, var_name("one_run", j)
     held = defaultdict(list)
     for row in _held(d, columns).itertuples(index=False):
         held[(row.kind, row.resource, row.t)].append((m.run[row.col], row.n))
