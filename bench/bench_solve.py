@@ -17,7 +17,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from planner import costing, fabric
+from planner import costing, fabric, sizing
+from planner.candidates import PARAMS
 from planner.errors import SolverError
 from planner.optimize import buy
 from planner.scenario import Scenario
@@ -68,7 +69,19 @@ def synthetic(count: int, seed: int = 0) -> pd.DataFrame:
         )
     ]
     frame["n_hi"] = np.minimum(frame["n_hi"], cap)
+    frame = frame.assign(**NEUTRAL, cage_endpoints=frame["breakout"])
     return frame[frame["n_lo"] <= frame["n_hi"]].reset_index(drop=True)
+
+
+# Plain leaf-spine in rows, no racks, storage or management networks: the compute-fabric MILP alone.
+NEUTRAL = dict(
+    ports_per_cage=1, rail=False, rails=1, rail_endpoints=1, su_nodes=1, tor=False, rack_leaves=1,
+    nodes_per_rack=4, racks_per_row=8, row_network_rack=False, usable_units=44, rack_w=40_800.0,
+    pdus_compute=0, pdus_network=0, count_pdus=False, switch_units=1, storage_ports_per_node=0, storage_down=1,
+    storage_up=0, storage_switch_ports=1, storage_cage_endpoints=1, storage_switch_units=0, storage_switch_w=0.0,
+    inband_ports_per_node=0, inband_down=1, inband_switch_units=0, inband_switch_w=0.0, oob_ports_per_switch=0,
+    ufm_count=0, ufm_units=0, ufm_w=0.0,
+)  # fmt: skip
 
 
 SCENARIO = Scenario.model_validate({"workload": {"params": "70B"}, "requirement": {"gpus": 8}, "target_tflops": 1})
@@ -77,17 +90,11 @@ SCENARIO = Scenario.model_validate({"workload": {"params": "70B"}, "requirement"
 def priced_minimum(frame: pd.DataFrame) -> float:
     """The cheapest candidate at its smallest node count, vectorised (what candidates._price computes)."""
     nodes = frame["n_lo"].to_numpy()
-    size = fabric.size_arrays(
-        frame["endpoints_per_node"].to_numpy() * nodes,
-        frame["tier"].to_numpy(),
-        frame["switch_ports"].to_numpy(),
-        frame["breakout"].to_numpy(),
-        frame["oversubscription"].to_numpy(),
-    )
+    q = sizing.quantities({c: frame[c].to_numpy() for c in PARAMS}, nodes)
     coef = {
         c: frame[c].to_numpy(float) for c in frame.columns if c.endswith(("_usd", "_w")) or c == "endpoints_per_node"
     }
-    cost = costing.configuration_cost(coef, nodes, size["down_ports"], size["switches"], size["uplinks"])
+    cost = costing.configuration_cost(coef, nodes, **costing.priced_quantities(q))
     return float(cost.capex_usd.min())
 
 

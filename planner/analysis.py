@@ -29,9 +29,10 @@ def bandwidth_table(
     calibration: Calibration,
     node_gbps=STANDARD_NODE_GBPS,
 ) -> pd.DataFrame:
-    """Achieved TFLOPs/GPU at each node bandwidth, for IB and RoCE, without and with all of ZeRO++."""
+    """Achieved TFLOPs/GPU at each node bandwidth, for IB and RoCE, without and (DeepSpeed only) with all of
+    ZeRO++."""
     rows = []
-    for zeropp in (False, True):
+    for zeropp in (False, True) if work.framework == "deepspeed" else (False,):
         clusters = [Cluster(gpu, gpus, gpus_per_node, g, f) for f in SWEEP_FABRICS for g in node_gbps]
         evaluated = perf.evaluate(
             cluster_frame(catalog, work.with_zeropp(zeropp) if zeropp else work, clusters), calibration

@@ -1,59 +1,68 @@
 """Brute-force enumeration of every candidate at every allowed node count: the reference the MILP and the
 priced table are checked against (tests, bench).
 
-On purpose it shares neither the MILP's constraints nor planner.costing: it sizes each fabric with the
-closed form (fabric.size) and prices every part from the catalog rows themselves (server, NIC with the
-server's included NICs, switch, each optic SKU), so a wrong coefficient anywhere shows up as a disagreement.
+On purpose it shares neither the MILP's constraints nor planner.costing: it sizes each configuration with the
+closed form (planner/sizing.py) and prices every part from the catalog rows themselves (the server, its
+compute and storage NICs less the ones its price includes, and each SKU of every quantity: switches, optics,
+cables, racks, PDUs, appliances), so a wrong coefficient anywhere shows up as a disagreement.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from planner import fabric
-from planner.candidates import allowed_nodes
+from planner.candidates import allowed_nodes, quantities_at
 from planner.catalog import Catalog
 from planner.scenario import Scenario
+from planner.sizing import PRICED
 from planner.units import HOURS_PER_YEAR
 from planner.workload import Requirements
 
 
-def _parts(catalog: Catalog, row: dict) -> dict:
-    """Unit prices and watts of the row's parts, looked up in the catalog by SKU."""
+def _row_of(catalog: Catalog, kind: str, key: str):
+    return catalog.rows[kind][(key.lower(),)]
+
+
+def _node_parts(catalog: Catalog, row: dict) -> tuple[float, float]:
+    """(USD, W) of one node: the server, the compute NICs it does not include, the storage NICs it buys."""
     server = catalog.server(row["server"])
-    nic = catalog.nic(row["nic"]) if isinstance(row["nic"], str) else None
-    switch = catalog.rows["switches"][(row["switch"].lower(),)] if isinstance(row["switch"], str) else None
-    optic = lambda sku: catalog.rows["optics"][(sku.lower(),)]  # noqa: E731
-    links = {
-        unit: (
-            sum(optic(s).price_usd * q for s, q in row[f"{unit}_skus"]),
-            sum(optic(s).power_w * q for s, q in row[f"{unit}_skus"]),
-        )
-        for unit in ("endpoint", "port", "uplink")
-    }
-    return {"server": server, "nic": nic, "switch": switch, "links": links}
-
-
-def price(catalog: Catalog, row: dict, nodes: int, size: fabric.Switches, scenario: Scenario) -> dict:
-    """capex, nameplate power and the objective of a candidate at this size, from catalog rows."""
-    parts = _parts(catalog, row)
-    server, nic, switch, links = parts["server"], parts["nic"], parts["switch"], parts["links"]
-    nics_bought = 0
-    if nic is not None:
+    usd, watts = server.price_usd, server.power_w
+    if isinstance(row["nic"], str):
+        nic = catalog.nic(row["nic"])
         included = server.included_nics if (server.included_nic or "").lower() == nic.sku.lower() else 0
-        nics_bought = max(0, row["nics_per_node"] - included) * nodes
-    endpoints = row["endpoints_per_node"] * nodes
-    switches = size.total
-    capex = server.price_usd * nodes + (nic.price_usd * nics_bought if nic else 0.0)
-    capex += (switch.price_usd * switches if switch else 0.0) + links["endpoint"][0] * endpoints
-    capex += links["port"][0] * size.down_ports + links["uplink"][0] * size.uplinks
-    servers_w = server.power_w * nodes + (nic.power_w * nics_bought if nic else 0.0)
-    network_w = (switch.power_w * switches if switch else 0.0) + links["endpoint"][1] * endpoints
-    network_w += links["port"][1] * size.down_ports + links["uplink"][1] * size.uplinks
+        extra = max(0, int(row["nics_per_node"]) - included)
+        usd, watts = usd + extra * nic.price_usd, watts + extra * nic.power_w
+    if row["storage_bought"]:
+        nic = catalog.nic(server.storage_nic)
+        usd, watts = usd + row["storage_bought"] * nic.price_usd, watts + row["storage_bought"] * nic.power_w
+    return usd, watts
+
+
+def _per_unit(catalog: Catalog, skus) -> tuple[float, float]:
+    usd = watts = 0.0
+    for kind, key, qty in skus:
+        part = _row_of(catalog, kind, key)
+        usd, watts = usd + part.price_usd * qty, watts + part.power_w * qty
+    return usd, watts
+
+
+def price(catalog: Catalog, row: dict, nodes: int, scenario: Scenario) -> dict:
+    """capex, nameplate power and the objective of a candidate at this size, from catalog rows."""
+    q = quantities_at(row, nodes)
+    node_usd, node_w = _node_parts(catalog, row)
+    capex, servers_w = node_usd * nodes, node_w * nodes
+    units = {"endpoint": q["endpoints"]} | {prefix: q[name] for name, prefix in PRICED.items() if prefix != "port"}
+    network_w = 0.0
+    for prefix, count in units.items():
+        usd, watts = _per_unit(catalog, row[f"{prefix}_skus"])
+        capex, network_w = capex + usd * count, network_w + watts * count
     o = scenario.objective
     kwh = (o.server_draw_fraction * servers_w + network_w) / 1e3 * HOURS_PER_YEAR * o.years * o.pue
-    objective = capex + (kwh * o.usd_per_kwh if o.kind == "tco" else 0.0)
-    return {"capex_usd": capex, "power_w": servers_w + network_w, "objective_usd": objective}
+    months = 12 * o.years
+    running = kwh * o.usd_per_kwh + (servers_w + network_w) / 1e3 * o.colocation_usd_per_kw_month * months
+    running += capex * o.support_share_of_capex_per_year * o.years + o.staff_fte * o.staff_usd_per_fte_year * o.years
+    objective = capex + (running if o.kind == "tco" else 0.0)
+    return {"capex_usd": capex, "power_w": servers_w + network_w, "objective_usd": objective, "fits": q["fits"]}
 
 
 def _within(c: dict, scenario: Scenario) -> bool:
@@ -68,16 +77,7 @@ def best(catalog: Catalog, candidates: pd.DataFrame, scenario: Scenario) -> tupl
     for k, row in enumerate(candidates.to_dict("records")):
         counts = allowed_nodes(row, req) or range(int(row["n_lo"]), int(row["n_hi"]) + 1)
         for nodes in counts:
-            size = fabric.size(
-                int(row["endpoints_per_node"]) * nodes,
-                int(row["tier"]),
-                int(row["switch_ports"]),
-                int(row["breakout"]),
-                row["oversubscription"],
-            )
-            if size is None:
-                continue
-            c = price(catalog, row, nodes, size, scenario)
-            if _within(c, scenario) and (found is None or c["objective_usd"] < found[0] - 1e-6):
+            c = price(catalog, row, nodes, scenario)
+            if c["fits"] and _within(c, scenario) and (found is None or c["objective_usd"] < found[0] - 1e-6):
                 found = (c["objective_usd"], k, nodes)
     return found

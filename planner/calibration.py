@@ -1,18 +1,25 @@
-"""Calibration: the fitted efficiencies (eta_comp per GPU, eta_net per fabric, overlap) the model uses.
+"""Calibration: the fitted parameters the performance model uses, and the uncertainty of its predictions.
 
-The shipped default is fitted to DeepSpeed issue #2928's measured bands (planner/data/) by the same
-`fit()` a user runs on their own measurements with `planner calibrate`; tests re-run that fit and check it
-reproduces planner/data/calibration_default.json.
+Fitted (planner/fitting.py, `planner calibrate`): eta_comp per GPU (the ceiling of compute efficiency at large
+width), hidden_half (the width at which GEMMs run at half that ceiling), eta_net per fabric, overlap and a
+fixed per-micro-step overhead per framework, and latency_scale (a multiplier on NCCL's own latency model).
+Missing entries fall back to the priors in planner.assumptions. `uncertainty` holds quantiles of the
+leave-one-source-out log residuals log(predicted / measured), per group, which `range_factors` turns into
+a p10-p90 range and the pessimistic factor `--confidence` buys for.
+
+The shipped default (planner/data/calibration_default.json) is `planner calibrate` on the measurement
+database planner/data/measurements.csv; a test re-runs that fit and checks it reproduces the file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from planner import assumptions as A
 from planner.errors import PlannerError
@@ -20,23 +27,63 @@ from planner.resources import data_dir
 
 DEFAULT_FILE = "calibration_default.json"
 Fraction = Annotated[float, Field(gt=0, le=1)]  # an efficiency: above 0, at most all of peak
+QUANTILES = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 
 
 class Calibration(BaseModel):
-    """Efficiencies that replace the priors in planner.assumptions. Missing entries fall back to them."""
+    """Parameters that replace the priors in planner.assumptions. Missing entries fall back to them."""
 
     model_config = ConfigDict(extra="forbid")
 
-    eta_comp: dict[str, Fraction] = Field(default_factory=dict, description="GPU name -> fraction of peak")
+    eta_comp: dict[str, Fraction] = Field(default_factory=dict, description="GPU name -> ceiling fraction of peak")
+    width_k: float = Field(
+        A.WIDTH_K.value, ge=0, le=1e3, description="h_half / (peak FLOP/s / HBM B/s): the width penalty's scale"
+    )
+    attention_cost: float = Field(
+        A.ATTENTION_COST.value, gt=0, le=5, description="time of counted attention FLOPs relative to dense GEMM FLOPs"
+    )
+    framework_efficiency: dict[str, Annotated[float, Field(gt=0, le=2)]] = Field(
+        default_factory=dict, description="framework -> compute efficiency relative to PyTorch FSDP's kernels"
+    )
     eta_net: dict[str, Fraction] = Field(default_factory=dict, description="fabric -> fraction of line rate")
-    overlap: float = Field(A.OVERLAP_PRIOR.value, ge=0, le=1)
+    overlap: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
+        default_factory=dict, description="framework -> share of the shorter phase hidden"
+    )
+    latency_scale: float = Field(1.0, gt=0, le=100, description="multiplier on NCCL's ring latency model")
+    step_overhead_s: dict[str, Annotated[float, Field(ge=0, le=100)]] = Field(
+        default_factory=dict, description="framework -> fixed seconds per micro-step"
+    )
+    cpu_adam_bytes_per_param: float = Field(
+        A.CPU_ADAM_BYTES_PER_PARAM.value,
+        gt=0,
+        le=1e5,
+        description="optimizer offload: host DRAM bytes per parameter per CPU-Adam step (effective)",
+    )
+    collective_overhead_s: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
+        default_factory=dict, description="framework -> host seconds per collective call (hooks, bookkeeping)"
+    )
     source: str = "priors of planner.assumptions (no fit)"
-    fit: dict = Field(default_factory=dict, description="how it was fitted: inputs, per-point errors, RMS")
+    fit: dict = Field(default_factory=dict, description="how it was fitted: inputs, errors")
+    uncertainty: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="group -> quantile -> log(predicted/measured) from leave-one-source-out validation",
+    )
+
+    @field_validator("overlap", mode="before")
+    @classmethod
+    def _one_overlap_for_all(cls, value: object) -> object:
+        """Calibration files of planner 0.1 carry a single overlap: it applies to every framework."""
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return {fw: float(value) for fw in A.FRAMEWORKS}
+        return value
 
     def eta_comp_for(self, gpu: str) -> float:
         if gpu in self.eta_comp:
             return self.eta_comp[gpu]
         return A.ETA_COMP.get(gpu, A.ETA_COMP_DEFAULT).value
+
+    def framework_efficiency_for(self, framework: str) -> float:
+        return self.framework_efficiency.get(framework, A.FRAMEWORK_EFFICIENCY_PRIOR[framework].value)
 
     def eta_net_for(self, fabric: str) -> float:
         """A fitted value; else the prior scaled by the ratio of a fitted fabric to its prior (a fit that
@@ -47,7 +94,31 @@ class Calibration(BaseModel):
         reference = next((f for f in A.ETA_NET_PRIOR if f in self.eta_net), None)
         if reference is None:
             return prior
-        return prior * self.eta_net[reference] / A.ETA_NET_PRIOR[reference].value
+        return min(1.0, prior * self.eta_net[reference] / A.ETA_NET_PRIOR[reference].value)
+
+    def overlap_for(self, framework: str) -> float:
+        return self.overlap.get(framework, A.OVERLAP_PRIOR[framework].value)
+
+    def collective_overhead_for(self, framework: str) -> float:
+        return self.collective_overhead_s.get(framework, A.COLLECTIVE_OVERHEAD_PRIOR[framework].value)
+
+    def step_overhead_for(self, framework: str) -> float:
+        return self.step_overhead_s.get(framework, A.STEP_OVERHEAD_PRIOR[framework].value)
+
+    def range_factors(self, gpu: str, framework: str, fabric: str, low_q=0.1, high_q=0.9) -> tuple[float, float, str]:
+        """(low, high, group): measured / predicted at the low and high quantiles for the most specific group
+        with enough validation points; (1, 1, "") when the calibration carries no uncertainty."""
+        for group in (f"{gpu}|{framework}|{fabric}", f"{gpu}|{framework}", framework, "all"):
+            q = self.uncertainty.get(group)
+            if q:
+                # residual r = log(pred/meas): measured = predicted * exp(-r); a high residual is a low outcome
+                return math.exp(-q[_key(high_q)]), math.exp(-q[_key(low_q)]), group
+        return 1.0, 1.0, ""
+
+    def pessimistic_factor(self, gpu: str, framework: str, fabric: str, confidence: float) -> float:
+        """The throughput multiplier reached with probability `confidence` (e.g. 0.9: the p10 outcome)."""
+        low, _, group = self.range_factors(gpu, framework, fabric, low_q=1 - confidence, high_q=confidence)
+        return min(1.0, low) if group else 1.0
 
     @classmethod
     def priors(cls) -> Calibration:
@@ -55,13 +126,19 @@ class Calibration(BaseModel):
 
     @classmethod
     def default(cls) -> Calibration:
-        """The shipped calibration (fitted to DeepSpeed issue #2928)."""
+        """The shipped calibration (fitted to planner/data/measurements.csv)."""
         return _DEFAULT if _DEFAULT is not None else cls.priors()
 
     def write(self, path: str | Path) -> None:
         from planner.fileio import write_text_atomic
 
         write_text_atomic(Path(path), self.model_dump_json(indent=2) + "\n")
+
+
+def _key(q: float) -> str:
+    """Quantile keys as stored: the nearest of QUANTILES, printed as 'p10'."""
+    nearest = min(QUANTILES, key=lambda x: abs(x - q))
+    return f"p{round(nearest * 100)}"
 
 
 def load_calibration(path: str | Path | None) -> Calibration:

@@ -23,9 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner import costing, fabric, pcie, perf
+from planner import costing, fabric, perf, sizing
+from planner import design as design_module
 from planner.calibration import Calibration
 from planner.catalog import Catalog
+from planner.design import Designs, designs
 from planner.errors import ScenarioError
 from planner.rows import ServerRow
 from planner.scenario import Scenario
@@ -36,14 +38,18 @@ KEY = [
     "gpu",
     "peak_tflops",
     "hbm_gib",
+    "hbm_gb_per_s",
     "gpus_per_node",
     "intra_node_gb_per_s",
+    "host_gbps",
+    "host_dram_gb_per_s",
     "micro_batch",
     "node_gbps_eff",
     "fabric",
 ]
-# A distinct configuration (what alternatives and no-good cuts tell apart): tiers are variants of one.
-GROUP = ["server", "nic", "nics_per_node", "fabric", "switch", "micro_batch"]
+# A distinct configuration (what alternatives and no-good cuts tell apart): tiers are variants of one; a
+# rail-optimised fabric is a configuration of its own.
+GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "micro_batch"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,11 @@ class Candidates:
     @property
     def feasible(self) -> pd.DataFrame:
         return self.frame[self.frame["within_limits"]] if not self.frame.empty else self.frame
+
+
+def part_designs(catalog: Catalog, scenario: Scenario) -> Designs:
+    """Every node design of the scenario's allowed servers (planner/design.py)."""
+    return designs(catalog, scenario, allowed_servers(catalog, scenario))
 
 
 def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
@@ -82,27 +93,30 @@ def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
     return servers
 
 
-def max_nics(server: ServerRow, scenario: Scenario) -> int:
+def nic_counts(server: ServerRow, scenario: Scenario) -> list[int]:
+    """The compute-NIC counts a node may have: the server's real configurations (fixed on DGX; one NIC per
+    GPU or per 2, 4 ... GPUs on HGX), within the scenario's max_nics_per_node."""
     cap = scenario.constraints.max_nics_per_node
-    return min(server.max_nics_per_node, cap) if cap else server.max_nics_per_node
+    return [c for c in server.nic_configurations() if cap is None or c <= cap]
 
 
 # ---------------------------------------------------------------- performance over node counts
 
 
-def evaluate_at(keys: pd.DataFrame, nodes, work: Training, calibration: Calibration) -> dict:
-    """The model for each key at `nodes` nodes (array or scalar): the arrays of perf.evaluate_arrays."""
+def evaluate_at(keys: pd.DataFrame, nodes, work: Training, calibration: Calibration, confidence=None) -> dict:
+    """The model for each key at `nodes` nodes (array or scalar): the arrays of perf.evaluate_arrays (at the
+    pessimistic outcome of `confidence` when given)."""
     columns = {c: keys[c].to_numpy() for c in KEY}
     columns["node_gbps"] = columns.pop("node_gbps_eff")
     columns["gpus"] = np.asarray(nodes, dtype=np.int64) * keys["gpus_per_node"].to_numpy(dtype=np.int64)
     for name, value in work.perf_columns().items():
         columns.setdefault(name, value)
-    out = perf.evaluate_arrays(columns, calibration, len(keys))
+    out = perf.evaluate_arrays(columns, calibration, len(keys), confidence)
     out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], columns["node_gbps"]
     return out
 
 
-def _bisect(keys, lo, hi, test, work, calibration, want_max: bool) -> np.ndarray:
+def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=None) -> np.ndarray:
     """Per row, by bisection on [lo, hi]: with want_max, the largest N whose test is true (true for small N,
     false beyond), else lo - 1; otherwise the smallest N whose test is true (false, then true), else hi + 1."""
     lo, hi = lo.astype(np.int64).copy(), hi.astype(np.int64).copy()
@@ -110,13 +124,59 @@ def _bisect(keys, lo, hi, test, work, calibration, want_max: bool) -> np.ndarray
     while (active := lo <= hi).any():
         rows = np.flatnonzero(active)
         mid = (lo[rows] + hi[rows]) // 2
-        ok = test(evaluate_at(keys.iloc[rows], mid, work, calibration))
+        ok = test(evaluate_at(keys.iloc[rows], mid, work, calibration, confidence))
         found[rows] = np.where(ok, mid, found[rows])
         if want_max:
             lo[rows], hi[rows] = np.where(ok, mid + 1, lo[rows]), np.where(ok, hi[rows], mid - 1)
         else:
             lo[rows], hi[rows] = np.where(ok, lo[rows], mid + 1), np.where(ok, mid - 1, hi[rows])
     return found
+
+
+def _memory_bound(keys, lo, hi, work, calibration) -> np.ndarray:
+    """The smallest node count whose memory fits (hi + 1 when none): memory per GPU is A/n + B (sharded
+    states, and terms the GPU count does not change), so two evaluations give A and B per key, the bound
+    is ceil(A / ((usable - B) G)), and one more evaluation settles rounding."""
+    one, two = (evaluate_at(keys, nodes, work, calibration) for nodes in (1, 2))
+    per_node = keys["gpus_per_node"].to_numpy(dtype=float)
+    m1, m2 = np.asarray(one["memory_per_gpu_gib"]), np.asarray(two["memory_per_gpu_gib"])
+    a = (m1 - m2) / (1 / per_node - 1 / (2 * per_node))  # GiB x GPUs
+    b = m1 - a / per_node
+    room = np.asarray(one["usable_hbm_gib"]) - b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimate = np.where(room > 0, np.ceil(a / (room * per_node) - 1e-9), np.inf)
+    nodes = np.clip(np.nan_to_num(estimate, posinf=hi.max() + 1), lo, hi + 1).astype(np.int64)
+    inside = nodes <= hi
+    if inside.any():  # rounding: the model itself decides at the estimate
+        fits = fits_memory(evaluate_at(keys[inside], nodes[inside], work, calibration))
+        nodes[np.flatnonzero(inside)[~fits]] += 1
+    return np.where(nodes > hi, hi + 1, nodes)
+
+
+def _scan_target(keys, lo, hi, req, work, calibration, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """With offload, achieved TFLOPs/GPU first rises with N (less optimizer work per node) then falls (more
+    communication): per key, the first node count meeting the target and the end of that first run, by
+    evaluating every count (exact; used only for offloaded training)."""
+    first, last = hi + 1, lo - 1
+    done = np.zeros(len(keys), dtype=bool)
+    for start in range(int(lo.min()), int(hi.max()) + 1, chunk):
+        counts = np.arange(start, start + chunk)
+        rows = np.repeat(np.arange(len(keys)), len(counts))
+        nodes = np.tile(counts, len(keys))
+        ev = evaluate_at(keys.iloc[rows], nodes, work, calibration, req.confidence)
+        ok = meets_target(ev, req).reshape(len(keys), -1)
+        ok &= (counts >= lo[:, None]) & (counts <= hi[:, None])
+        for i in np.flatnonzero(~done):
+            run = np.flatnonzero(ok[i])
+            if first[i] > hi[i] and run.size:
+                first[i] = counts[run[0]]
+            if first[i] <= hi[i]:
+                beyond = np.flatnonzero(~ok[i] & (counts > first[i]) & (counts <= hi[i]))
+                if beyond.size:
+                    last[i], done[i] = counts[beyond[0]] - 1, True
+                elif start + chunk > hi[i]:
+                    last[i], done[i] = hi[i], True
+    return first, last
 
 
 def node_bounds(keys: pd.DataFrame, work: Training, req: Requirements, max_nodes: int, calibration) -> pd.DataFrame:
@@ -130,12 +190,17 @@ def node_bounds(keys: pd.DataFrame, work: Training, req: Requirements, max_nodes
         valid = np.where(single, n_fixed == 1, (n_fixed >= 2) & (n_fixed <= max_nodes))
         lo, hi = np.where(valid, n_fixed, 1), np.where(valid, n_fixed, 0)
 
-    n_target = _bisect(keys, lo, hi, lambda ev: meets_target(ev, req), work, calibration, want_max=True)
-    n_memory = _bisect(keys, lo, hi, fits_memory, work, calibration, want_max=False)
-    n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
+    c = req.confidence
+    n_memory = _memory_bound(keys, lo, hi, work, calibration)
+    if work.offload == "none":
+        n_target = _bisect(keys, lo, hi, lambda ev: meets_target(ev, req), work, calibration, True, c)
+        n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
+    else:  # offload time falls with N while communication grows: scan for the interval meeting the target
+        n_first, n_target = _scan_target(keys, lo, hi, req, work, calibration)
+        n_lo, n_hi = np.maximum.reduce([lo, n_memory, n_first]), np.minimum(hi, n_target)
     n_speed = lo
     if req.tokens_per_s is not None:
-        n_speed = _bisect(keys, lo, hi, lambda ev: fast_enough(ev, req), work, calibration, want_max=False)
+        n_speed = _bisect(keys, lo, hi, lambda ev: fast_enough(ev, req), work, calibration, False, c)
         n_lo = np.maximum(n_lo, n_speed)
     out = keys.copy()
     out["n_lo"], out["n_hi"] = n_lo, n_hi
@@ -144,163 +209,48 @@ def node_bounds(keys: pd.DataFrame, work: Training, req: Requirements, max_nodes
     return out
 
 
-# ---------------------------------------------------------------- the parts: servers, NICs x switches, links
-
-
-def _server_table(catalog: Catalog, servers: list[ServerRow], scenario: Scenario) -> pd.DataFrame:
-    records = []
-    for s in servers:
-        gpu = catalog.gpu(s.gpu)
-        records.append(
-            {
-                "server": s.name,
-                "gpu": gpu.name,
-                "peak_tflops": gpu.peak_bf16_tflops,
-                "hbm_gib": gpu.hbm_gib,
-                "gpus_per_node": s.gpus_per_node,
-                "intra_node_gb_per_s": s.intra_node_gb_per_s,
-                "pcie_gen": s.pcie_gen,
-                "max_nics": max_nics(s, scenario),
-                "server_usd": s.price_usd,
-                "server_w": s.power_w,
-                "included_nic": (s.included_nic or "").lower(),
-                "included_nics": s.included_nics,
-            }
-        )
-    return pd.DataFrame.from_records(records)
-
-
-def _network_table(catalog: Catalog, scenario: Scenario) -> pd.DataFrame:
-    """Every NIC x fabric x switch whose ports connect (a whole breakout within the switch's limit) and for
-    which the catalog has a link at the scenario's reach; with the link's cost per endpoint, per switch
-    down-port and per uplink. Link choice runs once per distinct (fabric, speeds, breakout)."""
-    c, optics = scenario.constraints, catalog.items("optics")
-    # with a TCO objective a link option's watts cost energy over the horizon; for capex only its price counts
-    watt = costing.usd_per_watt_drawn(scenario.objective) if scenario.objective.kind == "tco" else 0.0
-    reach_node, reach_switch = scenario.cabling.node_leaf_reach_m, scenario.cabling.switch_reach_m
-    node_links, switch_links = {}, {}
-    records = []
-    for nic in catalog.items("nics"):
-        for fab in (f for f in nic.fabrics if f in c.fabrics):
-            for switch in (s for s in catalog.items("switches") if s.fabric == fab):
-                b = fabric.breakout(switch.port_gbps, nic.port_gbps)
-                if not b or b > switch.max_breakout:
-                    continue
-                key = (fab, nic.port_gbps, switch.port_gbps, b)
-                if key not in node_links:
-                    node_links[key] = fabric.node_links(
-                        optics, fab, nic.port_gbps, switch.port_gbps, b, reach_node, watt
-                    )
-                if (fab, switch.port_gbps) not in switch_links:
-                    switch_links[(fab, switch.port_gbps)] = fabric.switch_links(
-                        optics, fab, switch.port_gbps, reach_switch, watt
-                    )
-                links, up = node_links[key], switch_links[(fab, switch.port_gbps)]
-                if links is None:
-                    continue
-                records.append(_network_record(nic, fab, switch, b, links, up))
-    return pd.DataFrame.from_records(records)
-
-
-def _network_record(nic, fab, switch, b, links, up) -> dict:
-    per_endpoint, per_port, text = links
-    return {
-        "nic": nic.sku,
-        "nic_lower": nic.sku.lower(),
-        "nic_speed_gbps": nic.speed_gbps,
-        "nic_port_gbps": nic.port_gbps,
-        "nic_ports": nic.ports,
-        "nic_usd": nic.price_usd,
-        "nic_w": nic.power_w,
-        "fabric": fab,
-        "switch": switch.sku,
-        "switch_ports": switch.ports,
-        "breakout": b,
-        "switch_usd": switch.price_usd,
-        "switch_w": switch.power_w,
-        "endpoint_usd": per_endpoint.usd,
-        "endpoint_w": per_endpoint.watts,
-        "port_usd": per_port.usd,
-        "port_w": per_port.watts,
-        "uplink_usd": up[0].usd if up else 0.0,
-        "uplink_w": up[0].watts if up else 0.0,
-        "endpoint_skus": per_endpoint.skus,
-        "port_skus": per_port.skus,
-        "uplink_skus": up[0].skus if up else (),
-        "has_uplinks": up is not None,
-        "node_links": text,
-        "uplink_links": up[1] if up else "",
-    }
-
-
-def _tiers(oversubscriptions: list[float]) -> pd.DataFrame:
-    """(oversubscription, tier) pairs: o:1 only exists across leaves, so o > 1 means tiers 2 and 3."""
-    pairs = [(o, t) for o in oversubscriptions for t in ((1, 2, 3) if o == 1 else (2, 3))]
-    return pd.DataFrame(pairs, columns=["oversubscription", "tier"])
-
-
 # ---------------------------------------------------------------- the table
 
 
-def _multi_node_rows(servers: pd.DataFrame, network: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
-    counts = servers.loc[servers.index.repeat(servers["max_nics"])].copy()
-    counts["nics_per_node"] = counts.groupby("server").cumcount() + 1
-    rows = counts.merge(network, how="cross")
-    rows = rows.merge(_tiers(scenario.constraints.oversubscription), how="cross")
-    rows = rows[(rows["tier"] == 1) | rows["has_uplinks"]]
-    rows = rows.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
-    included = np.where(rows["nic_lower"] == rows["included_nic"], rows["included_nics"], 0)
-    extra = np.maximum(0, rows["nics_per_node"] - included)
-    rows["node_usd"] = rows["server_usd"] + extra * rows["nic_usd"]
-    rows["node_w"] = rows["server_w"] + extra * rows["nic_w"]
-    rows["node_gbps"] = pcie.nic_usable_gbps(rows["nic_speed_gbps"].to_numpy(), rows["pcie_gen"].to_numpy())
-    rows["node_gbps"] *= rows["nics_per_node"]
-    rows["node_gbps_eff"] = rows["node_gbps"] / rows["oversubscription"]
-    rows["endpoints_per_node"] = rows["nics_per_node"] * rows["nic_ports"]
+def _multi_node_rows(multi: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    """Every multi-node design at every micro-batch; performance at node bandwidth / o, except where a
+    rail-optimised fabric keeps a job within one scalable unit (design._su_split)."""
+    rows = multi.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
+    rows["node_gbps_eff"] = np.where(rows["su_local"], rows["node_gbps"], rows["node_gbps"] / rows["oversubscription"])
     rows["single"] = False
-    over_tiers = rows["tier"] > 1
-    rows["links"] = rows["node_links"].where(~over_tiers, rows["node_links"] + "; uplinks " + rows["uplink_links"])
-    return rows.reset_index(drop=True)
-
-
-def _single_node_rows(servers: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
-    rows = servers.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
-    zeros = ["nic_speed_gbps", "nic_port_gbps", "node_gbps", "switch_ports", "breakout"]
-    zeros += ["switch_usd", "switch_w", "endpoint_usd", "endpoint_w", "port_usd", "port_w", "uplink_usd", "uplink_w"]
-    rows = rows.assign(**{c: 0.0 for c in zeros}, nics_per_node=0, endpoints_per_node=0, tier=0)
-    rows = rows.assign(nic=None, switch=None, fabric="none", oversubscription=1.0, links="", single=True)
-    rows = rows.assign(endpoint_skus=[()] * len(rows), port_skus=[()] * len(rows), uplink_skus=[()] * len(rows))
-    rows["node_usd"], rows["node_w"] = rows["server_usd"], rows["server_w"]
-    # a single node has no network: its key is evaluated at a nominal 1 Gbps (no traffic crosses it)
-    rows["node_gbps_eff"] = 1.0
     return rows
 
 
-def _performance_keys(servers: pd.DataFrame, catalog: Catalog, scenario: Scenario) -> pd.DataFrame:
-    """Every distinct (node shape, usable node bandwidth / oversubscription, fabric, micro-batch) a NIC count
-    of the catalog's NICs gives, whether or not a switch and link connect it (the explanations of an empty
-    table need the bounds of every speed), plus the single-node key of each server."""
+def _single_node_rows(single: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    rows = single.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
+    # a single node has no network: its key is evaluated at a nominal 1 Gbps (no traffic crosses it)
+    return rows.assign(node_gbps_eff=1.0, single=True)
+
+
+def _performance_keys(servers: pd.DataFrame, configs: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    """Every distinct (node shape, usable node bandwidth / oversubscription, fabric, micro-batch) a NIC
+    configuration gives, whether or not a switch and link connect it (the explanations of an empty table need
+    the bounds of every speed), plus the single-node key of each server."""
     c = scenario.constraints
-    speeds = pd.DataFrame(
-        [(n.speed_gbps, f) for n in catalog.items("nics") for f in n.fabrics if f in c.fabrics],
-        columns=["nic_speed_gbps", "fabric"],
-    ).drop_duplicates()
-    counts = servers.loc[servers.index.repeat(servers["max_nics"])].copy()
-    counts["nics_per_node"] = counts.groupby("server").cumcount() + 1
-    multi = counts.merge(speeds, how="cross").merge(pd.DataFrame({"oversubscription": c.oversubscription}), how="cross")
-    usable = pcie.nic_usable_gbps(multi["nic_speed_gbps"].to_numpy(), multi["pcie_gen"].to_numpy())
-    multi["node_gbps_eff"] = usable * multi["nics_per_node"] / multi["oversubscription"]
-    multi["single"] = False
-    single = servers.assign(node_gbps_eff=1.0, fabric="ib", single=True)
-    keys = pd.concat([single, multi], ignore_index=True)
+    servers = servers[["server", *(k for k in KEY if k not in ("micro_batch", "node_gbps_eff", "fabric"))]]
+    parts = [servers.assign(node_gbps_eff=1.0, fabric="ib", single=True)]
+    if not configs.empty:
+        multi = configs.merge(servers, on="server")
+        multi = multi.explode("nic_fabrics").rename(columns={"nic_fabrics": "fabric"})
+        multi = multi[multi["fabric"].isin(c.fabrics)]
+        ratios = pd.DataFrame({"oversubscription": sorted({1.0, *c.oversubscription})})
+        multi = multi.merge(ratios, how="cross")
+        multi["node_gbps_eff"] = multi["node_gbps"] / multi["oversubscription"]
+        parts.append(multi.assign(single=False))
+    keys = pd.concat(parts, ignore_index=True)
     keys = keys.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
-    keys["node_gbps_eff"] = keys["node_gbps_eff"].round(9)
+    keys["node_gbps_eff"] = keys["node_gbps_eff"].astype(float).round(9)
     return keys[[*KEY, "single"]].drop_duplicates(ignore_index=True)
 
 
 def _attach_bounds(rows: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
     """The node bounds of each row's performance key (single nodes: the key at a nominal 1 Gbps IB)."""
-    rows = rows.assign(node_gbps_eff=rows["node_gbps_eff"].round(9))
+    rows = rows.assign(node_gbps_eff=rows["node_gbps_eff"].astype(float).round(9))
     rows["key_fabric"] = np.where(rows["single"], "ib", rows["fabric"])
     columns = [*KEY, "single", "n_lo", "n_hi"]
     renamed = bounds[columns].rename(columns={"fabric": "key_fabric", "n_lo": "key_lo", "n_hi": "key_hi"})
@@ -308,21 +258,32 @@ def _attach_bounds(rows: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
     return rows.merge(renamed, on=on, how="left").drop(columns="key_fabric")
 
 
-def _node_range(rows: pd.DataFrame, req: Requirements) -> pd.DataFrame:
-    """[n_lo, n_hi] per row: the key's bounds within the tier's capacity; with a global batch, only node
-    counts giving a whole grad_accum (divisors of global_batch / (G x micro_batch))."""
-    cap = fabric.max_down_ports(
-        rows["tier"].to_numpy(), rows["switch_ports"].to_numpy(np.int64), rows["oversubscription"].to_numpy()
-    )
-    cap = cap * rows["breakout"].to_numpy(np.int64) // np.maximum(rows["endpoints_per_node"].to_numpy(np.int64), 1)
-    hi = np.where(rows["single"], rows["key_hi"], np.minimum(rows["key_hi"], cap))
-    lo = rows["key_lo"].to_numpy(np.int64)
+def _capacity_nodes(rows: pd.DataFrame) -> np.ndarray:
+    """The most nodes each row's fabric holds (ports and leaves of its tier), by the closed form at the
+    scenario's largest count: bisection on the monotone `fits`."""
+    lo = np.zeros(len(rows), dtype=np.int64)
+    hi = np.minimum(rows["cap_hi"].to_numpy(np.int64), 10**6)
+    params = {c: rows[c].to_numpy() for c in PARAMS}
+    while (active := lo < hi).any():
+        mid = np.where(active, (lo + hi + 1) // 2, hi)
+        fits = sizing.quantities(params, mid)["fits"]
+        lo, hi = np.where(active & fits, mid, lo), np.where(active & ~fits, mid - 1, hi)
+    return lo
+
+
+def _node_range(rows: pd.DataFrame, req: Requirements, max_nodes: int) -> pd.DataFrame:
+    """[n_lo, n_hi] per row: the key's bounds within the fabric's capacity and the row's regime caps; with a
+    global batch, only node counts giving a whole grad_accum (divisors of global_batch / (G x micro_batch))."""
+    rows = rows.assign(cap_hi=np.minimum(rows["cap_hi"].to_numpy(np.int64), max_nodes))
+    cap = np.where(rows["single"], 1, _capacity_nodes(rows))
+    hi = np.minimum(rows["key_hi"].to_numpy(np.int64), cap)
+    lo = np.maximum(rows["key_lo"].to_numpy(np.int64), rows["cap_lo"].to_numpy(np.int64))
     if req.global_batch is not None:
         per_step = rows["gpus_per_node"].to_numpy(np.int64) * rows["micro_batch"].to_numpy(np.int64)
         quotient = np.where(req.global_batch % per_step == 0, req.global_batch // per_step, 0)
         lo, hi = _divisors_within(quotient, lo, np.minimum(hi, quotient))
     rows = rows.assign(n_lo=lo, n_hi=hi)
-    return rows[rows["n_lo"] <= rows["n_hi"]].reset_index(drop=True)
+    return rows[(rows["n_lo"] <= rows["n_hi"]) & rows["rack_fits"]].reset_index(drop=True)
 
 
 def _divisors_within(quotient: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -348,28 +309,24 @@ def allowed_nodes(row: dict, req: Requirements) -> list[int] | None:
     return [n for n in range(int(row["n_lo"]), int(row["n_hi"]) + 1) if quotient % n == 0]
 
 
+def quantities_at(rows, nodes) -> dict[str, np.ndarray]:
+    """sizing.quantities for table rows (a frame or one row as a dict) at `nodes`."""
+    if isinstance(rows, dict):
+        return {k: np.asarray(v).item() for k, v in sizing.quantities(rows, nodes).items()}
+    return sizing.quantities({c: rows[c].to_numpy() for c in PARAMS}, nodes)
+
+
 def _price(rows: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
-    """Each row at its smallest feasible node count: the fabric in closed form, capex, power, energy and
+    """Each row at its smallest feasible node count: every quantity in closed form, capex, power, energy and
     the objective, and whether it is within the budget and power caps."""
     nodes = rows["n_lo"].to_numpy(np.int64)
-    size = fabric.size_arrays(
-        rows["endpoints_per_node"].to_numpy(np.int64) * nodes,
-        rows["tier"].to_numpy(np.int64),
-        rows["switch_ports"].to_numpy(np.int64),
-        rows["breakout"].to_numpy(np.int64),
-        rows["oversubscription"].to_numpy(),
-    )
+    q = quantities_at(rows, nodes)
     coef = {c: rows[c].to_numpy(float) for c in COEFFICIENTS}
-    cost = costing.configuration_cost(coef, nodes, size["down_ports"], size["switches"], size["uplinks"])
+    cost = costing.configuration_cost(coef, nodes, **costing.priced_quantities(q))
     objective = scenario.objective
     priced = rows.assign(
         nodes=nodes,
-        down_ports=size["down_ports"],
-        leaf=size["leaf"],
-        spine=size["spine"],
-        core=size["core"],
-        switches=size["switches"],
-        uplinks=size["uplinks"],
+        **{name: q[name] for name in QUANTITY_COLUMNS},
         capex_usd=cost.capex_usd,
         power_w=cost.power_w,
         node_power_w=cost.node_w,
@@ -386,62 +343,146 @@ def _price(rows: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
     return priced
 
 
-COEFFICIENTS = [
-    "endpoints_per_node",
-    "node_usd",
-    "node_w",
-    "switch_usd",
-    "switch_w",
-    "endpoint_usd",
-    "endpoint_w",
-    "port_usd",
-    "port_w",
-    "uplink_usd",
-    "uplink_w",
-]
-COLUMNS = [
-    *GROUP[:1],
-    "gpu",
-    "peak_tflops",
-    "hbm_gib",
-    "gpus_per_node",
-    "intra_node_gb_per_s",
-    "micro_batch",
-    "nic",
-    "nic_speed_gbps",
-    "nics_per_node",
-    "nic_port_gbps",
-    "node_gbps",
-    "fabric",
-    "switch",
+# the columns sizing.quantities reads
+PARAMS = [
     "tier",
-    "oversubscription",
+    "endpoints_per_node",
     "switch_ports",
     "breakout",
-    "n_lo",
-    "n_hi",
-    *COEFFICIENTS,
-    "endpoint_skus",
-    "port_skus",
-    "uplink_skus",
-    "links",
+    "oversubscription",
+    "cage_endpoints",
+    "ports_per_cage",
+    "rail",
+    "rails",
+    "rail_endpoints",
+    "su_nodes",
+    "tor",
+    "rack_leaves",
+    "nodes_per_rack",
+    "racks_per_row",
+    "row_network_rack",
+    "usable_units",
+    "rack_w",
+    "pdus_compute",
+    "pdus_network",
+    "count_pdus",
+    "switch_units",
+    "switch_w",
+    "storage_ports_per_node",
+    "storage_down",
+    "storage_up",
+    "storage_switch_ports",
+    "storage_cage_endpoints",
+    "storage_switch_units",
+    "storage_switch_w",
+    "inband_ports_per_node",
+    "inband_down",
+    "inband_switch_units",
+    "inband_switch_w",
+    "oob_ports_per_switch",
+    "ufm_count",
+    "ufm_units",
+    "ufm_w",
 ]
+COEFFICIENTS = ["endpoints_per_node", "node_usd", "node_w", "endpoint_usd", "endpoint_w"] + [
+    f"{prefix}_{unit}" for prefix in sizing.PRICED.values() if prefix != "port" for unit in ("usd", "w")
+]
+QUANTITY_COLUMNS = [
+    "down_ports",
+    "cages",
+    "leaf",
+    "spine",
+    "core",
+    "switches",
+    "uplinks",
+    "sus",
+    "compute_racks",
+    "network_racks",
+    "rows",
+    "pdus",
+    "storage_ports",
+    "storage_cages",
+    "storage_leaves",
+    "storage_spines",
+    "storage_switches",
+    "storage_uplinks",
+    "inband_ports",
+    "inband_switches",
+    "oob_ports",
+    "oob_switches",
+    "ufm",
+]
+COLUMNS = list(
+    dict.fromkeys(
+        [
+            "server",
+            "gpu",
+            "peak_tflops",
+            "hbm_gib",
+            "hbm_gb_per_s",
+            "gpus_per_node",
+            "intra_node_gb_per_s",
+            "host_gbps",
+            "host_dram_gb_per_s",
+            "micro_batch",
+            "nic",
+            "nic_speed_gbps",
+            "nics_per_node",
+            "nic_port_gbps",
+            "nic_ports",
+            "nic_ports_total",
+            "nic_usable_gbps",
+            "nic_pcie",
+            "nics_bought",
+            "node_gbps",
+            "node_gbps_eff",
+            "fabric",
+            "switch",
+            "topology",
+            "placement",
+            "tier",
+            "su_local",
+            "n_lo",
+            "n_hi",
+            "storage_nic",
+            "storage_bought",
+            "storage_switch",
+            "inband_switch",
+            "server_units",
+            "leaf_down",
+            "node_run_m",
+            "uplink_run_m",
+            "links",
+            "link",
+            "uplink",
+            "storage_link",
+            "storage_uplink",
+            "inband_link",
+            "single",
+            *PARAMS,
+            *COEFFICIENTS,
+            *design_module.SKU_COLUMNS,
+            *design_module.note_columns(),
+        ]
+    )
+)
 
 
-def build(catalog: Catalog, scenario: Scenario, calibration: Calibration) -> Candidates:
-    """The priced candidate table (cheapest first) and the bounds table of every performance key."""
+def build(catalog: Catalog, scenario: Scenario, calibration: Calibration, parts: Designs | None = None) -> Candidates:
+    """The priced candidate table (cheapest first) and the bounds table of every performance key. `parts`:
+    the scenario's designs when already built (they depend on its hardware, not on its requirement)."""
     work = scenario_training(catalog, scenario)
     req = Requirements.of(scenario)
-    servers = _server_table(catalog, allowed_servers(catalog, scenario), scenario)
-    network = _network_table(catalog, scenario)
-    parts = [_single_node_rows(servers, scenario)]
-    if not network.empty:
-        parts.append(_multi_node_rows(servers, network, scenario))
-    keys = _performance_keys(servers, catalog, scenario)
+    if parts is None:
+        parts = part_designs(catalog, scenario)
+    rows = [_single_node_rows(parts.single, scenario)]
+    if not parts.multi.empty:
+        rows.append(_multi_node_rows(parts.multi, scenario))
+    keys = _performance_keys(parts.single, parts.configs, scenario)
     bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration)
-    rows = _attach_bounds(pd.concat(parts, ignore_index=True), bounds)
-    rows = _node_range(rows, req)[COLUMNS]
-    priced = _price(rows, scenario)
+    table = _attach_bounds(pd.concat(rows, ignore_index=True).copy(), bounds)
+    table = _node_range(table, req, scenario.constraints.max_nodes)[COLUMNS]
+    priced = _price(table, scenario)
     priced = priced.sort_values(["objective_usd", "capex_usd", "power_w"], kind="stable", ignore_index=True)
     return Candidates(priced, bounds, work, req)
 
@@ -450,14 +491,23 @@ def leaf_split_columns(row: dict) -> tuple[int, int, int]:
     """(leaf down-ports, leaf up-ports, aggregation down-ports) of a candidate's switch: the MILP's d, u, a."""
     if not row["tier"]:
         return 0, 0, 0
-    down, up = fabric.leaf_split(int(row["switch_ports"]), row["oversubscription"])
+    down, up = fabric.leaf_split(int(row["switch_ports"]), row["oversubscription"], int(row["ports_per_cage"]))
     return down, up, int(fabric.agg_down(int(row["switch_ports"])))
 
 
 def fabric_text(row: dict) -> str:
     if row["tier"] == 0:
         return "single node (no fabric)"
-    tiers = {1: "one switch", 2: "two-tier leaf-spine", 3: "three-tier"}[row["tier"]]
+    if row["tier"] == 1:
+        shape = "one switch"
+    else:
+        tiers = {2: "two-tier", 3: "three-tier"}[row["tier"]]
+        kind = "rail-optimised" if row["topology"] == "rail" else "leaf-spine"
+        shape = f"{tiers} {kind}"
+        if row["topology"] == "rail":
+            shape += f" ({int(row['rails'])} rails, {int(row['su_nodes'])}-node scalable units)"
     over = "" if row["oversubscription"] == 1 else f", {row['oversubscription']:g}:1 oversubscribed"
+    if row["oversubscription"] != 1 and row.get("su_local"):
+        over += " (rail-local within one scalable unit: full bandwidth)"
     brk = f", 1:{row['breakout']:g} breakout" if row["breakout"] > 1 else ""
-    return f"{tiers} of {row['switch']}{over}{brk}"
+    return f"{shape} of {row['switch']}{over}{brk}, leaves {row['placement']}"

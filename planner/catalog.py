@@ -52,7 +52,7 @@ class Catalog:
             record = row.model_dump()
             for name, value in record.items():
                 if isinstance(value, list):
-                    record[name] = ";".join(value)
+                    record[name] = ";".join(_cell(v) for v in value)
             origin = self.origin(row)
             records.append({**record, "origin_file": origin.file, "origin_row": origin.row})
         columns = list(ROW_TYPES[kind].model_fields) + ["origin_file", "origin_row"]
@@ -71,6 +71,13 @@ class Catalog:
 
     def nic(self, sku: str) -> NicRow:
         return _lookup(self.items("nics"), sku, "NIC", "nics")  # type: ignore[return-value]
+
+
+def _cell(value: object) -> str:
+    """A list item as written in a catalog cell (an orderable length: METRES:PART)."""
+    if isinstance(value, tuple):
+        return f"{value[0]:g}:{value[1]}"
+    return str(value)
 
 
 def _names(row: CatalogRow) -> list[str]:
@@ -114,6 +121,10 @@ def load_catalog(paths: Sequence[str | Path] = (), defaults: bool = True) -> Cat
                 except OSError as exc:
                     problems.append(CatalogProblem(str(file), None, None, None, f"cannot read: {exc.strerror}"))
     problems += _check_references(catalog)
+    if not problems:  # connector claims are checked on rows that parsed and resolve
+        from planner.connectors import catalog_problems
+
+        problems += catalog_problems(catalog) + _check_server_nics(catalog)
     if problems:
         raise CatalogError(problems)
     return catalog
@@ -239,6 +250,34 @@ def _check_references(catalog: Catalog) -> list[CatalogProblem]:
             if kind == "servers" and bool(nic) != (row.included_nics > 0):
                 message = "included_nic and included_nics go together: give both or neither"
                 problems.append(CatalogProblem(origin.file, origin.row, "included_nics", row.included_nics, message))
+    return problems
+
+
+def _check_server_nics(catalog: Catalog) -> list[CatalogProblem]:
+    """A server's NIC configuration must be one it can be built with: its storage NIC exists, fixed NICs are
+    included ones, its NIC counts fit its slots, and its own NIC cages hold whole NIC ports."""
+    problems = []
+    skus = {n.sku.lower(): n for n in catalog.items("nics")}
+    for server in catalog.items("servers"):
+        origin = catalog.origin(server)
+
+        def add(column: str, value: object, message: str, origin=origin) -> None:
+            problems.append(CatalogProblem(origin.file, origin.row, column, value, message))
+
+        if server.storage_nic and server.storage_nic.lower() not in skus:
+            add("storage_nic", server.storage_nic, unknown_name_message("NIC", server.storage_nic, list(skus), "nics"))
+        if server.nics_fixed and not (server.included_nic and server.included_nics):
+            add("nics_fixed", True, "fixed NICs are the included ones: give included_nic and included_nics")
+        for count in server.nic_counts:
+            if count > server.max_nics_per_node:
+                add("nic_counts", count, f"more NICs than max_nics_per_node ({server.max_nics_per_node}) slots")
+        nic = skus.get((server.included_nic or "").lower())
+        if server.nic_cage and nic is not None and (server.included_nics * nic.ports) % (server.nic_cage_ports or 1):
+            add(
+                "nic_cage_ports",
+                server.nic_cage_ports,
+                f"{server.included_nics} x {nic.ports}-port NICs do not fill whole cages",
+            )
     return problems
 
 

@@ -1,20 +1,25 @@
-"""Switch, optics and cable sizing (docs/plan.md section 2): the closed-form fabric of a configuration and
-the cheapest link that connects its ports. The MILP (optimize/buy.py) states the same sizing rules as
-constraints; the candidate table and the brute force use the closed form here.
+"""Switch sizing of the compute fabric in closed form (docs/plan.md section 2). The MILP (optimize/buy.py)
+states the same rules as constraints; the candidate table and the brute force use the closed form here.
+Which cable or transceivers join two ports is planner/connectors.py.
 
-Terms: an *endpoint* is one NIC port; a switch has `ports` physical ports of `port_gbps`; a port breaks out
-into b = port_gbps / endpoint_gbps endpoints (b >= 1, whole). Leaves of a tier-2/3 fabric put
-d = floor(ports * o / (o+1)) ports down and u = ports - d up (o:1 oversubscription; o = 1 is non-blocking).
+Terms: an *endpoint* is one NIC port; a switch has `ports` logical ports in cages of `ports_per_cage`
+(twin-port OSFP: 2); a port serves b endpoints (a splitter or splitter fibre; b >= 1) and one switch cage
+serves c endpoints. Leaves of a tier-2/3 fabric put d = floor(ports * o / (o+1)) ports down and u = ports - d
+up (o:1 oversubscription; o = 1 is non-blocking), u a whole number of cages.
+
+Topologies (tiers 2 and 3):
+  * leaf-spine: leaves hold the ports in order, L = ceil(D / d); with leaves on top of each rack, every
+    compute rack gets its own leaves, L = leaves per rack x racks;
+  * rail-optimised (DGX SuperPOD): NIC i of every node of a scalable unit (SU) goes to the SU's rail-i leaf;
+    an SU is as many nodes as one leaf's down-ports hold, and a started SU gets all its leaves (RA-11333-001:
+    "the fabric should be designed to support the full SU"): L = rails x ceil(N / SU nodes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-
-from planner.rows import OpticRow
 
 
 def breakout(port_gbps: float, endpoint_gbps: float) -> int:
@@ -23,10 +28,12 @@ def breakout(port_gbps: float, endpoint_gbps: float) -> int:
     return int(round(ratio)) if ratio >= 1 and abs(ratio - round(ratio)) < 1e-9 else 0
 
 
-def leaf_split(ports, oversubscription):
-    """(down, up) physical ports of a leaf for o:1 oversubscription (vectorised)."""
-    ports = np.asarray(ports)
-    down = np.floor(ports * np.asarray(oversubscription) / (np.asarray(oversubscription) + 1)).astype(np.int64)
+def leaf_split(ports, oversubscription, ports_per_cage=1):
+    """(down, up) logical ports of a leaf for o:1 oversubscription (vectorised); the uplinks fill whole cages
+    (a twin-port module carries two uplinks), so d rounds down to keep u a multiple of ports_per_cage."""
+    ports, ppc = np.asarray(ports), np.maximum(np.asarray(ports_per_cage), 1)
+    down = np.floor(ports * np.asarray(oversubscription) / (np.asarray(oversubscription) + 1) + 1e-9).astype(np.int64)
+    down = down - (ports - down) % ppc
     if down.ndim == 0:
         return int(down), int(ports) - int(down)
     return down, ports - down
@@ -37,14 +44,28 @@ def agg_down(ports):
     return np.asarray(ports) // 2 if np.ndim(ports) else ports // 2
 
 
-def max_down_ports(tier, ports, oversubscription):
+def max_down_ports(tier, ports, oversubscription, ports_per_cage=1):
     """Capacity of a tier in switch down-ports (endpoints = down-ports x breakout); vectorised."""
-    down, _ = leaf_split(ports, oversubscription)
+    down, _ = leaf_split(ports, oversubscription, ports_per_cage)
     two = ports * down  # at most `ports` leaves: every spine port reaches one leaf
     three = two * agg_down(ports)  # p/2 pods of a two-tier fabric (p^3/4 when o = 1)
     if np.ndim(tier) == 0 and np.ndim(ports) == 0:
         return {0: 0, 1: ports, 2: two, 3: three}[int(tier)]
     return np.select([tier == 1, tier == 2, tier == 3], [ports, two, three], 0)
+
+
+def max_leaves(tier, ports):
+    """Most leaves a tier connects: p (two tiers), p x p/2 (three tiers); one switch is one leaf."""
+    return np.select(
+        [np.asarray(tier) == 1, np.asarray(tier) == 2, np.asarray(tier) == 3], [1, ports, ports * agg_down(ports)], 0
+    )
+
+
+def su_nodes(ports, oversubscription, ports_per_cage, breakout_, endpoints_per_rail):
+    """Nodes of a rail-optimised scalable unit: as many as one rail leaf's down-ports serve (SuperPOD H100:
+    32 down-ports of a QM9700 leaf, one port per node per rail: 32 nodes)."""
+    down, _ = leaf_split(ports, oversubscription, ports_per_cage)
+    return np.maximum(np.asarray(down) * np.asarray(breakout_) // np.maximum(np.asarray(endpoints_per_rail), 1), 1)
 
 
 @dataclass(frozen=True)
@@ -54,140 +75,91 @@ class Switches:
     down_ports: int
     by_tier: dict[str, int]  # "leaf"/"spine"/"core" (a single switch is a "leaf")
     uplinks: int  # switch-to-switch links
+    cages: int = 0  # switch cages the node links use
 
     @property
     def total(self) -> int:
         return sum(self.by_tier.values())
 
 
-def size_arrays(endpoints, tier, ports, breakout_, oversubscription) -> dict[str, np.ndarray]:
-    """The smallest fabric of each row's tier for its endpoints, in closed form: down_ports, leaf, spine,
-    core, uplinks, switches and `fits` (False where the tier cannot hold the endpoints). Tier 0 is a single
-    node: no fabric.
+@dataclass(frozen=True)
+class Topology:
+    """How the compute fabric's leaves are laid out, per candidate (arrays or scalars): rail-optimised with
+    `rails` rails of `rail_endpoints` ports per node in SUs of `su` nodes; or leaves on top of each rack of
+    `nodes_per_rack` nodes, `rack_leaves` per rack; or neither (leaf-spine, leaves filled in order)."""
+
+    rail: object = False
+    rails: object = 1
+    rail_endpoints: object = 1
+    su: object = 1
+    tor: object = False
+    rack_leaves: object = 1
+    nodes_per_rack: object = 1
+
+
+def size_arrays(
+    endpoints,
+    tier,
+    ports,
+    breakout_,
+    oversubscription,
+    *,
+    nodes=None,
+    cage_endpoints=None,
+    ports_per_cage=1,
+    topology=None,
+) -> dict[str, np.ndarray]:
+    """The smallest fabric of each row's tier for its endpoints, in closed form: down_ports, cages, leaf,
+    spine, core, uplinks, switches, sus and `fits` (False where the tier cannot hold them). Tier 0 is a
+    single node: no fabric.
+      cages: ceil(E / c), or on rails: rails x ceil(per-rail endpoints / c)
       tier 1: one switch of D = ceil(E/b) down-ports
-      tier 2: L = ceil(D/d) leaves, S = ceil(L u / p) spines, uplinks L u
+      tier 2: L leaves (see Topology), S = ceil(L u / p) spines, uplinks L u
       tier 3: L leaves, A = ceil(L u / a) aggregation, C = ceil(A (p - a) / p) core, uplinks L u + A (p - a)"""
     e, t = np.asarray(endpoints, dtype=np.int64), np.asarray(tier, dtype=np.int64)
     p, b = np.asarray(ports, dtype=np.int64), np.maximum(np.asarray(breakout_, dtype=np.int64), 1)
+    ppc = np.maximum(np.asarray(ports_per_cage, dtype=np.int64), 1)
+    c = np.maximum(np.asarray(cage_endpoints if cage_endpoints is not None else b * ppc, dtype=np.int64), 1)
+    topo = topology or Topology()
+    n = np.asarray(nodes if nodes is not None else 0, dtype=np.int64)
+    rail, tor = np.asarray(topo.rail, dtype=bool) & (t >= 2), np.asarray(topo.tor, dtype=bool) & (t >= 2)
+    rails = np.maximum(np.asarray(topo.rails, dtype=np.int64), 1)
     down_ports = np.where(t > 0, -(-e // b), 0)
-    d, u = leaf_split(p, oversubscription)
+    per_rail = np.asarray(topo.rail_endpoints, dtype=np.int64) * n
+    cages = np.where(t > 0, np.where(rail, rails * -(-per_rail // c), -(-e // c)), 0)
+    d, u = leaf_split(p, oversubscription, ppc)
     d, u = np.maximum(np.asarray(d), 1), np.asarray(u)
     a = np.maximum(agg_down(p), 1)
-    leaves_multi = -(-down_ports // d)
+    sus = np.where(rail, -(-n // np.maximum(np.asarray(topo.su, dtype=np.int64), 1)), 0)
+    racks = -(-n // np.maximum(np.asarray(topo.nodes_per_rack, dtype=np.int64), 1))
+    leaves_multi = np.select(
+        [rail, tor], [rails * sus, np.asarray(topo.rack_leaves, dtype=np.int64) * racks], -(-down_ports // d)
+    )
     aggs = np.where(t == 3, -(-(leaves_multi * u) // a), 0)
     leaf = np.select([t == 1, t >= 2], [1, leaves_multi], 0)
     spine = np.select([t == 2, t == 3], [-(-(leaves_multi * u) // np.maximum(p, 1)), aggs], 0)
     core = np.where(t == 3, -(-(aggs * (p - a)) // np.maximum(p, 1)), 0)
     uplinks = np.select([t == 2, t == 3], [leaves_multi * u, leaves_multi * u + aggs * (p - a)], 0)
-    fits = down_ports <= max_down_ports(t, p, oversubscription)
+    fits = (down_ports <= max_down_ports(t, p, oversubscription, ppc)) & (leaf <= max_leaves(t, p))
     return {
         "down_ports": down_ports,
+        "cages": cages,
         "leaf": leaf,
         "spine": spine,
         "core": core,
         "switches": leaf + spine + core,
         "uplinks": uplinks,
+        "sus": sus,
         "fits": fits | (t == 0),
     }
 
 
-def size(endpoints: int, tier: int, ports: int, breakout_: int, oversubscription: float) -> Switches | None:
-    """Smallest fabric of this tier for `endpoints`; None when the tier cannot hold them."""
-    s = {k: np.asarray(v).item() for k, v in size_arrays(endpoints, tier, ports, breakout_, oversubscription).items()}
+def size(endpoints: int, tier: int, ports: int, breakout_: int, oversubscription: float, **kw) -> Switches | None:
+    """Smallest fabric of this tier for `endpoints`; None when the tier cannot hold them (keywords as
+    size_arrays)."""
+    sized = size_arrays(endpoints, tier, ports, breakout_, oversubscription, **kw)
+    s = {k: np.asarray(v).item() for k, v in sized.items()}
     if not s["fits"]:
         return None
     names = {0: (), 1: ("leaf",), 2: ("leaf", "spine"), 3: ("leaf", "spine", "core")}[tier]
-    return Switches(int(s["down_ports"]), {n: int(s[n]) for n in names}, int(s["uplinks"]))
-
-
-# ---------------------------------------------------------------- optics and cables
-
-
-@dataclass(frozen=True)
-class Items:
-    """Optics/cable SKUs per unit (per endpoint, per down-port or per uplink) and their cost and power."""
-
-    skus: tuple[tuple[str, float], ...] = ()
-    usd: float = 0.0
-    watts: float = 0.0
-
-
-def _items(rows: Iterable[tuple[OpticRow, float]]) -> Items:
-    rows = list(rows)
-    return Items(
-        tuple((r.sku, q) for r, q in rows), sum(r.price_usd * q for r, q in rows), sum(r.power_w * q for r, q in rows)
-    )
-
-
-def _cheapest(
-    optics: list[OpticRow],
-    kinds: tuple[str, ...],
-    gbps: float,
-    reach_m: float,
-    fabric: str,
-    legs: int = 1,
-    usd_per_w: float = 0.0,
-) -> OpticRow | None:
-    fits = [
-        o
-        for o in optics
-        if o.kind in kinds
-        and abs(o.gbps - gbps) < 1e-9
-        and o.reach_m >= reach_m
-        and o.fabric in (fabric, "any")
-        and o.breakout == legs
-    ]
-    return min(fits, key=lambda o: (o.price_usd + o.power_w * usd_per_w, o.power_w, o.sku), default=None)
-
-
-def node_links(
-    optics: list[OpticRow],
-    fabric: str,
-    endpoint_gbps: float,
-    port_gbps: float,
-    b: int,
-    reach_m: float,
-    usd_per_w: float = 0.0,
-) -> tuple[Items, Items, str] | None:
-    """Cheapest way to connect NIC ports to leaf ports: (per endpoint, per down-port, description).
-    Cheapest counts each watt at usd_per_w (the energy price over the horizon when the objective is TCO).
-    A cable serves one switch port (a splitter with b legs when b > 1); optics are a NIC-side transceiver
-    and fibre per endpoint plus a switch-side transceiver at port speed per down-port (for b > 1 this
-    assumes a breakout-capable module, e.g. DR4 to DR1s)."""
-    options = []
-    cable = _cheapest(optics, ("dac", "aoc"), port_gbps, reach_m, fabric, legs=b, usd_per_w=usd_per_w)
-    if cable is not None:  # one cable per switch port; with b > 1 a splitter cable with b legs
-        options.append((Items(), _items([(cable, 1)]), f"{cable.kind.upper()} {cable.sku}"))
-    nic_side = _cheapest(optics, ("transceiver",), endpoint_gbps, reach_m, fabric, usd_per_w=usd_per_w)
-    fibre = _cheapest(optics, ("fiber",), endpoint_gbps, reach_m, fabric, usd_per_w=usd_per_w)
-    switch_side = _cheapest(optics, ("transceiver",), port_gbps, reach_m, fabric, usd_per_w=usd_per_w)
-    if nic_side and fibre and switch_side:
-        options.append(
-            (
-                _items([(nic_side, 1), (fibre, 1)]),
-                _items([(switch_side, 1)]),
-                f"optics {nic_side.sku} + {fibre.sku} + {switch_side.sku}",
-            )
-        )
-    if not options:
-        return None
-    return min(options, key=lambda o: (_value(o[0], usd_per_w) + _value(o[1], usd_per_w) / b, o[2]))
-
-
-def _value(items: Items, usd_per_w: float) -> float:
-    return items.usd + items.watts * usd_per_w
-
-
-def switch_links(
-    optics: list[OpticRow], fabric: str, port_gbps: float, reach_m: float, usd_per_w: float = 0.0
-) -> tuple[Items, str] | None:
-    """Cheapest switch-to-switch link at port speed: a cable, or two transceivers and a fibre."""
-    options = []
-    cable = _cheapest(optics, ("dac", "aoc"), port_gbps, reach_m, fabric, usd_per_w=usd_per_w)
-    if cable is not None:
-        options.append((_items([(cable, 1)]), f"{cable.kind.upper()} {cable.sku}"))
-    module = _cheapest(optics, ("transceiver",), port_gbps, reach_m, fabric, usd_per_w=usd_per_w)
-    fibre = _cheapest(optics, ("fiber",), port_gbps, reach_m, fabric, usd_per_w=usd_per_w)
-    if module and fibre:
-        options.append((_items([(module, 2), (fibre, 1)]), f"optics 2x {module.sku} + {fibre.sku}"))
-    return min(options, key=lambda o: (_value(o[0], usd_per_w), o[1]), default=None)
+    return Switches(int(s["down_ports"]), {n: int(s[n]) for n in names}, int(s["uplinks"]), int(s["cages"]))

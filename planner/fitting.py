@@ -1,74 +1,155 @@
-"""`planner calibrate`: fit eta_comp (per GPU), eta_net (per fabric) and overlap to measured throughput.
+"""`planner calibrate` and `planner validate`: fit the model's parameters to measured training throughput, and
+judge it by leave-one-source-out error.
 
-Measurements CSV (one run per row; '#' lines are comments):
-  gpu, gpus, gpus_per_node, node_gbps, fabric                 the cluster
-  params (or model_params) | model                            the model
-  tokens_per_gpu | micro_batch + seq_len                       tokens per GPU per micro-step
-  measured_tflops                                              achieved TFLOPs/GPU as DeepSpeed reports it
-    or tflops_per_gpu_low / tflops_per_gpu_high                a band, when only a range is known
-  optional: checkpointing, qwz, hpz, qgz, grad_bytes, note
+Measurements (planner/data/measurements.csv, the database shipped with planner; or a user's CSV in the same
+columns, `planner calibrate --help`): one run per row, with its cluster, model, batch, framework options and
+the measured tokens/s per GPU (or a band; or, as in planner 0.1 files, achieved TFLOPs/GPU in the planner's
+hardware-FLOP definition).
 
-Least squares (scipy.optimize.least_squares, bounded): residuals are the relative errors of the
-predictions (for a band, the relative distance outside the band shrunk by BAND_MARGIN), plus weak priors
-(weight PRIOR_WEIGHT) pulling each parameter towards planner.assumptions' starting points. The priors only
-decide where the data leave freedom, as bands do; with exact points they move a fit by well under 1%.
+Fit (scipy.optimize.least_squares, bounded): residuals are log(predicted / measured) (for a band, the log
+distance outside it, shrunk by BAND_MARGIN), each source weighted by 1/sqrt(its rows) so one large table does
+not outvote the others, plus priors (planner.assumptions) with the sigmas below, which decide where the data
+leave freedom. Parameters: eta_comp per GPU, hidden_half, eta_net per fabric, overlap and step overhead per
+framework, latency_scale. Only parameters the data touch are fitted (a fabric seen only on single nodes is
+not).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from scipy.optimize import least_squares
 
 from planner import perf
-from planner.calibration import Calibration
+from planner.calibration import QUANTILES, Calibration
 from planner.catalog import Catalog, problem_from_pydantic
 from planner.errors import CatalogError, CatalogProblem, PlannerError
-from planner.rows import CloudFabricField, Count, Gbps, Params
+from planner.resources import data_dir
+from planner.rows import Count, Gbps, Params
 from planner.tables import read_csv
-from planner.workload import Cluster, cluster_frame, training
+from planner.workload import Cluster, Training, cluster_record, training
 
+DATABASE = "measurements.csv"
 BAND_MARGIN = 0.025  # aim 2.5% inside a band's edges, so the fit is not balanced on an edge
-PRIOR_WEIGHT = 0.005  # a one-sigma prior miss costs as much as a 0.5% prediction error
-PRIOR_SIGMA = {"eta_comp": 0.10, "eta_net": 0.10, "overlap": 0.30}
-BOUNDS = {"eta_comp": (0.05, 1.0), "eta_net": (0.05, 1.0), "overlap": (0.0, 1.0)}
+BAND_WEIGHT = 10.0  # a stated bound counts as much as ten points: the fit must land inside it
+# a one-sigma prior miss costs as much as a 5% error of one source: where sources disagree, the sourced
+# priors of planner.assumptions hold
+PRIOR_WEIGHT = 0.05
+PRIOR_SIGMA = {
+    "eta_comp": 0.10,
+    "width_k": 1.5,
+    "framework": 0.15,
+    "attention": 0.2,
+    "net_ratio": 0.1,
+    "eta_net": 0.10,
+    "overlap": 0.25,
+    "latency": 0.5,
+    "overhead": 0.05,
+    "cpu_adam": 60.0,
+    "per_call": 3e-4,
+}
+BOUNDS = {
+    "eta_comp": (0.05, 1.0),
+    "width_k": (0.0, 40.0),
+    "eta_net": (0.05, 1.0),
+    "overlap": (0.0, 1.0),
+    "latency": (0.1, 20.0),
+    "overhead": (0.0, 2.0),
+    "framework": (0.3, 1.5),
+    "attention": (0.2, 2.0),
+    "net_ratio": (0.3, 1.0),
+    "cpu_adam": (10.0, 2000.0),
+    "per_call": (0.0, 5e-3),
+}
+MIN_GROUP_POINTS = 8  # fewer validation points than this: the range falls back to a broader group
+
+
+def _checkpointing(value: object) -> object:
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "1"):
+        return "full"
+    if isinstance(value, str) and value.strip().lower() in ("false", "no", "0"):
+        return "none"
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _lower(value: object) -> object:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+Positive = Annotated[float, Field(gt=0)]
 
 
 class Measurement(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True)
+    """One measured run (a row of the database or of a user's CSV)."""
 
-    gpu: str
-    gpus: Count = Field(ge=1)
-    gpus_per_node: Count = Field(ge=1)
-    node_gbps: Gbps
-    fabric: CloudFabricField
-    params: Params | None = Field(None, alias="model_params")
-    model: str | None = None
-    tokens_per_gpu: Params | None = None
-    micro_batch: Params | None = None
-    seq_len: Count | None = None
-    checkpointing: bool = True
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True, allow_inf_nan=False)
+
+    id: str | None = None
+    source_group: str = Field(
+        "your measurements", description="the measurement set (one table of a publication); validation leaves it out"
+    )
+    publication: str | None = Field(None, description="the document (default: the source group)")
+    source: str | None = None
+    framework: Annotated[Literal["deepspeed", "fsdp"], BeforeValidator(_lower)] = "deepspeed"
     qwz: bool = False
     hpz: bool = False
     qgz: bool = False
-    grad_bytes: float = 2.0
-    measured_tflops: float | None = Field(None, gt=0)
+    model: str | None = None
+    params: Params | None = Field(None, alias="model_params")
+    layers: Count | None = Field(None, ge=1)
+    hidden: Count | None = Field(None, ge=1)
+    heads: Count | None = Field(None, ge=1)
+    vocab: Count | None = Field(None, ge=1)
+    gpu: str
+    gpus: Count = Field(ge=1)
+    gpus_per_node: Count = Field(ge=1)
+    node_gbps: Gbps | None = None
+    fabric: Annotated[Literal["ib", "roce", "efa", "tcpx", "tcp", "none"], BeforeValidator(_lower)] = "ib"
+    seq_len: Count | None = Field(None, ge=1)
+    micro_batch: Positive | None = None
+    tokens_per_gpu: Params | None = None
+    grad_accum: Count | None = Field(None, ge=1)
+    checkpointing: Annotated[Literal["full", "selective", "none"], BeforeValidator(_checkpointing)] = "full"
+    offload: Annotated[Literal["none", "cpu", "nvme"], BeforeValidator(_lower)] = "none"
+    grad_bytes: float = Field(2.0, gt=0, le=8)
+    tokens_per_s_per_gpu: Positive | None = None
+    tokens_per_s_low: Positive | None = None
+    tokens_per_s_high: Positive | None = None
+    measured_tflops: Positive | None = None
     tflops_per_gpu_low: float | None = Field(None, ge=0)
-    tflops_per_gpu_high: float | None = Field(None, gt=0)
+    tflops_per_gpu_high: Positive | None = None
+    reported_tflops_per_gpu: Positive | None = None
+    confidence: str | None = None
+    derivation: str | None = None
     note: str | None = None
 
     @model_validator(mode="after")
-    def _has_target(self) -> Measurement:
-        if self.measured_tflops is None and self.tflops_per_gpu_low is None and self.tflops_per_gpu_high is None:
-            raise ValueError("give measured_tflops, or tflops_per_gpu_low and/or tflops_per_gpu_high")
+    def _complete(self) -> Measurement:
+        targets = [self.tokens_per_s_per_gpu, self.tokens_per_s_low, self.tokens_per_s_high, self.measured_tflops]
+        targets += [self.tflops_per_gpu_low, self.tflops_per_gpu_high]
+        if all(t is None for t in targets):
+            raise ValueError(
+                "give tokens_per_s_per_gpu (or tokens_per_s_low/high), or measured_tflops (or tflops_per_gpu_low/high)"
+            )
         if self.params is None and self.model is None:
             raise ValueError("give params (or model_params) or model")
-        low, high = self.tflops_per_gpu_low, self.tflops_per_gpu_high
-        if low is not None and high is not None and low > high:
-            raise ValueError(f"tflops_per_gpu_low {low:g} is above tflops_per_gpu_high {high:g}")
+        if self.gpus > self.gpus_per_node and (self.node_gbps is None or self.fabric == "none"):
+            raise ValueError("a run over several nodes needs node_gbps and a fabric (ib, roce, efa, tcpx, tcp)")
+        for low, high in (
+            (self.tokens_per_s_low, self.tokens_per_s_high),
+            (self.tflops_per_gpu_low, self.tflops_per_gpu_high),
+        ):
+            if low is not None and high is not None and low > high:
+                raise ValueError(f"the band's low {low:g} is above its high {high:g}")
+        if self.framework == "fsdp" and (self.qwz or self.hpz or self.qgz):
+            raise ValueError("ZeRO++ (qwz/hpz/qgz) is a DeepSpeed feature; set framework to deepspeed")
         return self
 
 
@@ -97,124 +178,366 @@ def read_measurements(path: Path) -> list[tuple[int, Measurement]]:
     return rows
 
 
+def database_path() -> Path:
+    return data_dir() / DATABASE
+
+
+# ---------------------------------------------------------------- measurements as a table the model reads
+
+
 def measurement_frame(
     catalog: Catalog, rows: list[tuple[int, Measurement]], tokens_per_gpu: float | None, label: str = "measurements"
 ) -> pd.DataFrame:
-    """The rows as one table for perf.evaluate. A row the model rejects is named by file and row."""
-    frames = []
+    """The rows as one table for perf.evaluate, with the target of each (tokens/s or TFLOPs per GPU, a point
+    or a band). A row the model rejects is named by file and row."""
+    records = []
     for number, m in rows:
         try:
-            frames.append(_row_frame(catalog, number, m, tokens_per_gpu))
+            records.append(_row_record(catalog, number, m, tokens_per_gpu))
         except PlannerError as exc:
             raise PlannerError(f"{label}:{number}: {exc}") from None
-    return pd.concat(frames, ignore_index=True)
+    return pd.DataFrame.from_records(records)
 
 
-def _row_frame(catalog: Catalog, number: int, m: Measurement, tokens_per_gpu: float | None) -> pd.DataFrame:
+def _work(catalog: Catalog, m: Measurement, tokens_per_gpu: float | None) -> Training:
     tokens = m.tokens_per_gpu if m.tokens_per_gpu is not None else (None if m.micro_batch else tokens_per_gpu)
     if tokens is None and m.micro_batch is None:
         raise PlannerError("tokens per GPU unknown; add a tokens_per_gpu column or pass --tokens-per-gpu")
-    work = training(
+    seq_len = m.seq_len if m.seq_len is not None or m.model is not None or tokens is None else None
+    arch = {} if m.model else {k: getattr(m, k) for k in ("layers", "hidden", "heads", "vocab") if getattr(m, k)}
+    return training(
         catalog,
         params=m.params if m.model is None else None,
         model=m.model,
         micro_batch=m.micro_batch,
-        seq_len=m.seq_len,
+        seq_len=seq_len,
         tokens_per_gpu=tokens,
         checkpointing=m.checkpointing,
         qwz=m.qwz,
         hpz=m.hpz,
         qgz=m.qgz,
         grad_bytes=m.grad_bytes,
-    )
-    frame = cluster_frame(catalog, work, [Cluster(m.gpu, m.gpus, m.gpus_per_node, m.node_gbps, m.fabric)])
-    frame["row"] = number
-    for column, value in (
-        ("measured_tflops", m.measured_tflops),
-        ("band_low", m.tflops_per_gpu_low),
-        ("band_high", m.tflops_per_gpu_high),
-    ):
-        frame[column] = np.nan if value is None else float(value)
-    return frame
-
-
-def _unpack(x: np.ndarray, gpus: list[str], fabrics: list[str], source: str) -> Calibration:
-    return Calibration(
-        eta_comp=dict(zip(gpus, map(float, x[: len(gpus)]), strict=True)),
-        eta_net=dict(zip(fabrics, map(float, x[len(gpus) : -1]), strict=True)),
-        overlap=float(x[-1]),
-        source=source,
+        framework=m.framework,
+        offload=m.offload,
+        grad_accum=m.grad_accum or 1,
+        **{k: float(v) for k, v in arch.items()},
     )
 
 
-def miss_tflops(predicted: pd.Series, frame: pd.DataFrame) -> pd.Series:
-    """Signed error vs a measured point; for a band, distance outside it (0 inside)."""
-    point = predicted - frame["measured_tflops"]
-    below = (frame["band_low"] - predicted).clip(lower=0)
-    above = (predicted - frame["band_high"]).clip(lower=0)
-    band = above.fillna(0) - below.fillna(0)
-    return point.where(frame["measured_tflops"].notna(), band)
+def _row_record(catalog: Catalog, number: int, m: Measurement, tokens_per_gpu: float | None) -> dict:
+    work = _work(catalog, m, tokens_per_gpu)
+    single = m.gpus <= m.gpus_per_node
+    fabric = "ib" if single and m.fabric == "none" else m.fabric
+    per_node = min(m.gpus_per_node, m.gpus)  # a run on part of one node: a node of that many GPUs
+    record = cluster_record(catalog, work, Cluster(m.gpu, m.gpus, per_node, m.node_gbps or 1.0, fabric))
+    in_tokens = any(v is not None for v in (m.tokens_per_s_per_gpu, m.tokens_per_s_low, m.tokens_per_s_high))
+    point = m.tokens_per_s_per_gpu if in_tokens else m.measured_tflops
+    low = m.tokens_per_s_low if in_tokens else m.tflops_per_gpu_low
+    high = m.tokens_per_s_high if in_tokens else m.tflops_per_gpu_high
+    nan = float("nan")
+    return record | {
+        "row": number,
+        "id": m.id or f"row {number}",
+        "source_group": m.source_group,
+        "publication": m.publication or m.source_group,
+        "unit": "tokens" if in_tokens else "tflops",
+        "measured": nan if point is None else float(point),
+        "band_low": nan if low is None else float(low),
+        "band_high": nan if high is None else float(high),
+        "weight": _confidence_weight(m.confidence, point is None),
+    }
 
 
-def _residuals(x, frame, gpus, fabrics, priors, sigmas):
-    cal = _unpack(x, gpus, fabrics, "")
-    predicted = perf.evaluate(frame, cal)["achieved_tflops_per_gpu"]
-    shrunk = frame.assign(
-        band_low=frame["band_low"] * (1 + BAND_MARGIN), band_high=frame["band_high"] * (1 - BAND_MARGIN)
-    )
-    scale = frame["measured_tflops"].fillna(frame[["band_low", "band_high"]].mean(axis=1))
-    data = (miss_tflops(predicted, shrunk) / scale).to_numpy()
-    return np.concatenate([data, PRIOR_WEIGHT * (x - priors) / sigmas])
+def _confidence_weight(confidence: str | None, band: bool) -> float:
+    """A band is a bound stated by the framework's authors (DeepSpeed #2928): missing it is a definite error,
+    so it weighs as much as BAND_WEIGHT points; a reading off a plot (+-1-2 TFLOPs) weighs less."""
+    if band:
+        return BAND_WEIGHT
+    return 0.7 if (confidence or "").startswith("figure") else 1.0
 
 
-def fit(frame: pd.DataFrame, source: str) -> tuple[Calibration, pd.DataFrame]:
-    """Fit to an evaluated-ready measurement frame. Returns the calibration and a per-point report."""
-    gpus, fabrics = sorted(frame["gpu"].unique()), sorted(frame["fabric"].unique())
-    priors = Calibration.priors()
-    x0 = np.array([priors.eta_comp_for(g) for g in gpus] + [priors.eta_net_for(f) for f in fabrics] + [priors.overlap])
-    kinds = ["eta_comp"] * len(gpus) + ["eta_net"] * len(fabrics) + ["overlap"]
-    sigmas = np.array([PRIOR_SIGMA[k] for k in kinds])
-    lower, upper = np.array([BOUNDS[k][0] for k in kinds]), np.array([BOUNDS[k][1] for k in kinds])
-    result = least_squares(
-        _residuals,
-        np.clip(x0, lower, upper),
-        bounds=(lower, upper),
-        args=(frame, gpus, fabrics, x0, sigmas),
-        x_scale=sigmas,
-        diff_step=1e-4,
-    )
-    if not result.success:
+# ---------------------------------------------------------------- parameters
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """The fitted parameter vector's layout: names, kinds (prior sigma and bounds), priors."""
+
+    names: list[tuple[str, str]]  # (kind, key)
+
+    @classmethod
+    def for_frame(cls, frame: pd.DataFrame) -> Parameters:
+        multi = frame["gpus"] > frame["gpus_per_node"]
+        names = [("eta_comp", g) for g in sorted(frame["gpu"].unique())] + [("width_k", "")]
+        names += [("attention", "")]
+        names += [("framework", fw) for fw in sorted(frame["framework"].unique()) if fw != "fsdp"]  # fsdp: reference
+        fabrics = sorted(frame.loc[multi, "fabric"].unique())
+        # Ethernet-class fabrics relative to InfiniBand (a ratio <= 1), so no fit makes RoCE beat IB
+        names += [("eta_net", "ib")] if fabrics else []
+        names += [("net_ratio", f) for f in fabrics if f != "ib"]
+        names += [("overlap", fw) for fw in sorted(frame["framework"].unique())]
+        names += [("latency", "")] if multi.any() else []
+        names += [("overhead", fw) for fw in sorted(frame["framework"].unique())]
+        names += [("per_call", fw) for fw in sorted(frame["framework"].unique())]
+        names += [("cpu_adam", "")] if (frame["offload"] != "none").any() else []
+        return cls(names)
+
+    def prior(self) -> np.ndarray:
+        priors = Calibration.priors()
+        lookup = {
+            "eta_comp": priors.eta_comp_for,
+            "width_k": lambda _: priors.width_k,
+            "eta_net": priors.eta_net_for,
+            "overlap": priors.overlap_for,
+            "latency": lambda _: priors.latency_scale,
+            "overhead": priors.step_overhead_for,
+            "net_ratio": lambda f: priors.eta_net_for(f) / priors.eta_net_for("ib"),
+            "framework": priors.framework_efficiency_for,
+            "cpu_adam": lambda _: priors.cpu_adam_bytes_per_param,
+            "attention": lambda _: priors.attention_cost,
+            "per_call": priors.collective_overhead_for,
+        }
+        return np.array([lookup[kind](key) for kind, key in self.names])
+
+    def sigma(self) -> np.ndarray:
+        return np.array([PRIOR_SIGMA[kind] for kind, _ in self.names])
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.array([BOUNDS[k][0] for k, _ in self.names]), np.array([BOUNDS[k][1] for k, _ in self.names])
+
+    def calibration(self, x: np.ndarray, source: str = "") -> Calibration:
+        fields: dict = {"eta_comp": {}, "eta_net": {}, "overlap": {}, "step_overhead_s": {}, "source": source}
+        fields["framework_efficiency"], fields["collective_overhead_s"] = {}, {}
+        ratios: dict[str, float] = {}
+        for (kind, key), value in zip(self.names, map(float, x), strict=True):
+            if kind == "width_k":
+                fields["width_k"] = value
+            elif kind == "latency":
+                fields["latency_scale"] = value
+            elif kind == "attention":
+                fields["attention_cost"] = value
+            elif kind == "net_ratio":
+                ratios[key] = value
+            elif kind == "cpu_adam":
+                fields["cpu_adam_bytes_per_param"] = value
+            else:
+                target = {"eta_comp": "eta_comp", "eta_net": "eta_net", "overlap": "overlap"}
+                target |= {"overhead": "step_overhead_s", "framework": "framework_efficiency"}
+                target |= {"per_call": "collective_overhead_s"}
+                fields[target[kind]][key] = min(value, 1.0) if kind in ("eta_comp", "eta_net") else value
+        ib = fields["eta_net"].get("ib", Calibration.priors().eta_net_for("ib"))
+        fields["eta_net"] |= {f: min(1.0, ib * r) for f, r in ratios.items()}
+        return Calibration(**fields)
+
+
+# ---------------------------------------------------------------- residuals and the fit
+
+
+def predicted(parts: dict, frame: pd.DataFrame, cal: Calibration) -> np.ndarray:
+    """The model's figure in each row's unit: tokens/s per GPU, or achieved TFLOPs per GPU."""
+    figures = perf.combine(parts, cal)
+    tokens = figures["tokens_per_s"] / frame["gpus"].to_numpy()
+    return np.where(frame["unit"] == "tokens", tokens, figures["achieved_tflops_per_gpu"])
+
+
+def log_miss(pred: np.ndarray, frame: pd.DataFrame, margin: float = 0.0) -> np.ndarray:
+    """log(predicted / measured) for points; for a band, the log distance outside it (0 inside)."""
+    point = np.log(pred / frame["measured"].to_numpy())
+    low = frame["band_low"].to_numpy() * (1 + margin)
+    high = frame["band_high"].to_numpy() * (1 - margin)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        below = np.nan_to_num(np.maximum(0.0, np.log(low / pred)))
+        above = np.nan_to_num(np.maximum(0.0, np.log(pred / high)))
+    return np.where(frame["measured"].notna(), point, above - below)
+
+
+def _weights(frame: pd.DataFrame) -> np.ndarray:
+    """Each source counts about alike: 1/sqrt(rows of its group), times the row's confidence weight."""
+    sizes = frame.groupby("source_group")["row"].transform("size").to_numpy()
+    return frame["weight"].to_numpy() / np.sqrt(sizes)
+
+
+def fit(frame: pd.DataFrame, source: str, start: np.ndarray | None = None) -> Calibration:
+    """Fit to a measurement frame (measurement_frame)."""
+    layout = Parameters.for_frame(frame)
+    parts = perf.decompose({c: frame[c].to_numpy() for c in frame.columns}, len(frame))
+    prior, sigma = layout.prior(), layout.sigma()
+    lower, upper = layout.bounds()
+    weights = _weights(frame)
+
+    def residuals(x):
+        miss = log_miss(predicted(parts, frame, layout.calibration(x)), frame, BAND_MARGIN)
+        return np.concatenate([weights * miss, PRIOR_WEIGHT * (x - prior) / sigma])
+
+    x0 = np.clip(prior if start is None else start, lower, upper)
+    result = least_squares(residuals, x0, bounds=(lower, upper), x_scale=sigma, diff_step=1e-4, max_nfev=400)
+    if not result.success and result.status == 0 and not np.all(np.isfinite(result.fun)):
         raise PlannerError(f"calibration fit did not converge ({result.message}); check the measurements")
-    calibration = _unpack(result.x, gpus, fabrics, source)
-    report = point_report(frame, calibration)
-    rms = float(np.sqrt(np.mean(report["miss_tflops"] ** 2)))
-    calibration = calibration.model_copy(
+    calibration = layout.calibration(result.x, source)
+    report = point_report(frame, calibration, parts)
+    fitted = {
+        f"{kind}[{key}]" if key else kind: round(float(v), 6)
+        for (kind, key), v in zip(layout.names, result.x, strict=True)
+    }
+    return calibration.model_copy(
         update={
             "fit": {
                 "points": len(report),
-                "rms_miss_tflops": round(rms, 3),
-                "priors": dict(zip(kinds, x0.tolist(), strict=True)),
-                "fitted_fabrics": fabrics,
-                "band_margin": BAND_MARGIN,
+                "sources": int(frame["source_group"].nunique()),
+                "in_sample_median_abs_error": round(float(report["abs_error"].median()), 4),
+                "parameters": fitted,
+                "priors": {
+                    f"{k}[{key}]" if key else k: float(v) for (k, key), v in zip(layout.names, prior, strict=True)
+                },
                 "prior_weight": PRIOR_WEIGHT,
-                "method": "scipy.optimize.least_squares (trf)",
+                "band_margin": BAND_MARGIN,
+                "method": "scipy.optimize.least_squares (trf) on log(predicted/measured), sources weighted 1/sqrt(n)",
             }
         }
     )
-    return calibration, report
 
 
-def point_report(frame: pd.DataFrame, calibration: Calibration) -> pd.DataFrame:
-    evaluated = perf.evaluate(frame, calibration)
-    report = frame[["row", "gpu", "gpus", "node_gbps", "fabric", "measured_tflops", "band_low", "band_high"]].copy()
-    report["predicted_tflops"] = evaluated["achieved_tflops_per_gpu"]
-    report["miss_tflops"] = miss_tflops(report["predicted_tflops"], frame)
+def point_report(frame: pd.DataFrame, calibration: Calibration, parts: dict | None = None) -> pd.DataFrame:
+    """Per point: measured (or band), predicted, and the error |predicted/measured - 1| (0 inside a band)."""
+    parts = parts or perf.decompose({c: frame[c].to_numpy() for c in frame.columns}, len(frame))
+    pred = predicted(parts, frame, calibration)
+    columns = [
+        "row",
+        "id",
+        "source_group",
+        "publication",
+        "gpu",
+        "gpus",
+        "framework",
+        "fabric",
+        "unit",
+        "measured",
+        "band_low",
+        "band_high",
+    ]
+    report = frame[columns].copy()
+    report["predicted"] = pred
+    report["log_miss"] = log_miss(pred, frame)
+    report["abs_error"] = np.abs(np.expm1(report["log_miss"]))
     return report
 
 
-def fit_file(catalog: Catalog, path: Path, tokens_per_gpu: float | None) -> tuple[Calibration, pd.DataFrame]:
-    frame = measurement_frame(catalog, read_measurements(path), tokens_per_gpu, str(path))
-    source = f"fitted to {path.name}" + (
-        f" (tokens_per_gpu {tokens_per_gpu:g} where not given)" if tokens_per_gpu else ""
+# ---------------------------------------------------------------- leave-one-source-out validation
+
+
+def cross_validate(
+    frame: pd.DataFrame, full: Calibration, progress: Callable[[str], None] = lambda _: None, by: str = "source_group"
+):
+    """Fit without each group (a measurement set, or with by="publication" a whole document), predict it: the
+    per-point report of out-of-source predictions."""
+    layout = Parameters.for_frame(frame)
+    start = np.array([_value(full, kind, key) for kind, key in layout.names])
+    reports = []
+    groups = sorted(frame[by].unique())
+    for i, group in enumerate(groups, start=1):
+        progress(f"leave-one-{by.replace('_group', '')}-out {i}/{len(groups)}: {group}")
+        train, test = frame[frame[by] != group], frame[frame[by] == group]
+        cal = fit(train.reset_index(drop=True), "", start=_restrict(start, layout, Parameters.for_frame(train)))
+        reports.append(point_report(test.reset_index(drop=True), cal))
+    return pd.concat(reports, ignore_index=True)
+
+
+def _value(cal: Calibration, kind: str, key: str) -> float:
+    return {
+        "eta_comp": lambda: cal.eta_comp_for(key),
+        "width_k": lambda: cal.width_k,
+        "eta_net": lambda: cal.eta_net_for(key),
+        "net_ratio": lambda: cal.eta_net_for(key) / cal.eta_net_for("ib"),
+        "overlap": lambda: cal.overlap_for(key),
+        "latency": lambda: cal.latency_scale,
+        "overhead": lambda: cal.step_overhead_for(key),
+        "framework": lambda: cal.framework_efficiency_for(key),
+        "cpu_adam": lambda: cal.cpu_adam_bytes_per_param,
+        "attention": lambda: cal.attention_cost,
+        "per_call": lambda: cal.collective_overhead_for(key),
+    }[kind]()
+
+
+def _restrict(x: np.ndarray, layout: Parameters, sub: Parameters) -> np.ndarray:
+    values = dict(zip(layout.names, x, strict=True))
+    prior = dict(zip(sub.names, sub.prior(), strict=True))
+    return np.array([values.get(name, prior[name]) for name in sub.names])
+
+
+def uncertainty(cv: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Quantiles of out-of-source log residuals for each group with enough points: gpu|framework|fabric,
+    gpu|framework, framework, and all."""
+    points = cv[cv["unit"].notna() & np.isfinite(cv["log_miss"])]
+    points = points[cv.loc[points.index, "band_low"].isna() & cv.loc[points.index, "band_high"].isna()]
+    groups: dict[str, pd.Series] = {"all": points["log_miss"]}
+    for fw, sub in points.groupby("framework"):
+        groups[fw] = sub["log_miss"]
+    for (gpu, fw), sub in points.groupby(["gpu", "framework"]):
+        groups[f"{gpu}|{fw}"] = sub["log_miss"]
+    for (gpu, fw, fab), sub in points.groupby(["gpu", "framework", "fabric"]):
+        groups[f"{gpu}|{fw}|{fab}"] = sub["log_miss"]
+    return {
+        name: {f"p{round(q * 100)}": round(float(values.quantile(q)), 4) for q in QUANTILES} | {"points": len(values)}
+        for name, values in groups.items()
+        if len(values) >= MIN_GROUP_POINTS or name == "all"
+    }
+
+
+def summary(report: pd.DataFrame, by: str = "source_group") -> dict:
+    """Median and maximum absolute error over all points, and per source group (or publication)."""
+    per_source = report.groupby(by)["abs_error"].agg(["median", "max", "size"])
+    return {
+        "points": len(report),
+        "median_abs_error": float(report["abs_error"].median()),
+        "max_abs_error": float(report["abs_error"].max()),
+        "signed_median": float(np.expm1(report["log_miss"].median())),
+        "per_source": {g: {k: float(v) for k, v in r.items()} for g, r in per_source.iterrows()},
+    }
+
+
+# ---------------------------------------------------------------- the command's work
+
+
+def load_frames(catalog: Catalog, paths: list[Path], database: bool, tokens_per_gpu: float | None) -> pd.DataFrame:
+    sources = list(paths) + ([database_path()] if database else [])  # the user's first: their errors come fast
+    if not sources:
+        raise PlannerError("nothing to fit: give a measurements CSV, or drop --no-database")
+    frames = [measurement_frame(catalog, read_measurements(p), tokens_per_gpu, str(p)) for p in sources]
+    return pd.concat(frames, ignore_index=True)
+
+
+def calibrate(
+    catalog: Catalog,
+    paths: list[Path],
+    database: bool = True,
+    tokens_per_gpu: float | None = None,
+    validate: bool = True,
+    progress: Callable[[str], None] = lambda _: None,
+) -> tuple[Calibration, pd.DataFrame, pd.DataFrame | None]:
+    """(calibration, in-sample report, leave-one-source-out report or None)."""
+    frame = load_frames(catalog, paths, database, tokens_per_gpu)
+    names = (["planner/data/" + DATABASE] if database else []) + [Path(p).name for p in paths]
+    source = (
+        "fitted to "
+        + " + ".join(names)
+        + (f" (tokens_per_gpu {tokens_per_gpu:g} where not given)" if tokens_per_gpu else "")
     )
-    return fit(frame, source)
+    progress(f"fitting {len(frame)} measurements from {frame['source_group'].nunique()} sources")
+    calibration = fit(frame, source)
+    report = point_report(frame, calibration)
+    cv = None
+    if validate and frame["source_group"].nunique() > 1:
+        cv = cross_validate(frame, calibration, progress)
+        fit_record = {**calibration.fit, "leave_one_source_out": _rounded(summary(cv))}
+        documents = frame["publication"].nunique()
+        if 1 < documents < frame["source_group"].nunique():  # the stricter view: a whole document out
+            by_document = cross_validate(frame, calibration, progress, by="publication")
+            fit_record["leave_one_publication_out"] = _rounded(summary(by_document, by="publication"))
+        calibration = calibration.model_copy(update={"uncertainty": uncertainty(cv), "fit": fit_record})
+    return calibration, report, cv
+
+
+def _rounded(value):
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return round(value, 4) if isinstance(value, float) and math.isfinite(value) else value

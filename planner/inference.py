@@ -25,13 +25,14 @@ not modelled.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from planner import assumptions as A
-from planner import costing, fabric, pcie, perf
+from planner import connectors, costing, fabric, pcie, perf
 from planner.calibration import Calibration
 from planner.catalog import Catalog
 from planner.errors import InfeasibleError
@@ -44,7 +45,6 @@ from planner.workload import Serving
 GB = 1e9
 LINKS = ("HBM", "PCIe to GPUs", "platform PCIe", "DRAM", "NVMe", "compute")
 DRIVE_COUNTS = (1, 2, 4, 8)
-NIC_COUNTS = (1, 2, 4, 8)
 GROUP = ["server", "nvme", "nic"]  # a distinct configuration: counts of drives, NICs and machines vary within
 
 
@@ -106,7 +106,7 @@ def _attributes(machines: list[Machine], calibration: Calibration) -> dict[str, 
             **server_figures[id(m.server)],
             "nvme_bytes": m.drives * m.drive.capacity_tb * 1e12 if m.drive else 0.0,
             "nvme_gb_per_s": m.drives * m.drive.read_gb_per_s if m.drive else 0.0,
-            "node_bytes_per_s": m.nics * m.nic.speed_gbps * 1e9 / 8 * calibration.eta_net_for(m.nic.fabrics[0])
+            "node_bytes_per_s": m.nics * usable_nic_gbps(m) * 1e9 / 8 * calibration.eta_net_for(m.nic.fabrics[0])
             if m.nic
             else 0.0,
             # the fabric the all-reduces run on
@@ -222,10 +222,10 @@ def _distinct_nics(catalog: Catalog) -> list[NicRow]:
 
 
 def machine_options(catalog: Catalog, gpus: list[str] | None, max_drives: int | None = None) -> list[Machine]:
-    """Every server x (no drive | drive SKU x count within its NVMe slots) x (no NIC | NIC x count within its
-    NIC slots). Multi-machine splits need a NIC; single machines use the NIC-less options. (GPUs, NICs and
-    drives hang off PCIe switches on these platforms, so the CPU's lane count limits bandwidth, the
-    'platform PCIe' link, not how many devices fit.)"""
+    """Every server x (no drive | drive SKU x count within its NVMe slots) x (no NIC | NIC x one of the
+    server's NIC counts; a DGX only its built-in NICs). Multi-machine splits need a NIC; single machines use
+    the NIC-less options. (GPUs, NICs and drives hang off PCIe switches on these platforms, so the CPU's lane
+    count limits bandwidth, the 'platform PCIe' link, not how many devices fit.)"""
     servers = catalog.items("servers")
     if gpus:
         names = {catalog.gpu(g).name for g in gpus}
@@ -236,9 +236,20 @@ def machine_options(catalog: Catalog, gpus: list[str] | None, max_drives: int | 
         gpu = catalog.gpu(server.gpu)
         slots = min(server.nvme_slots, max_drives if max_drives is not None else server.nvme_slots)
         drive_options = [(None, 0)] + [(d, k) for d in catalog.items("nvme") for k in DRIVE_COUNTS if k <= slots]
-        nic_options = [(None, 0)] + [(n, k) for n in nics for k in NIC_COUNTS if k <= server.max_nics_per_node]
+        # the server's real NIC configurations (a DGX: only its built-in NICs, as built)
+        fitted = [n for n in nics if not server.nics_fixed or n.sku.lower() == (server.included_nic or "").lower()]
+        if server.nics_fixed and not fitted:
+            fitted = [catalog.nic(server.included_nic)]
+        nic_options = [(None, 0)] + [(n, k) for n in fitted for k in server.nic_configurations()]
         out += [Machine(server, gpu, d, dk, n, nk) for d, dk in drive_options for n, nk in nic_options]
     return out
+
+
+def usable_nic_gbps(machine: Machine) -> float:
+    """A NIC's usable rate in this server: min(line rate, its PCIe slot's effective rate; planner/pcie.py)."""
+    nic, server = machine.nic, machine.server
+    gen, lanes = pcie.link_gen_lanes(nic.pcie_gen, nic.pcie_lanes, server.slot_gen, server.nic_slot_lanes)
+    return float(pcie.nic_usable_gbps(nic.speed_gbps, gen, lanes))
 
 
 def machine_cost(machine: Machine) -> tuple[float, float]:
@@ -252,26 +263,28 @@ def machine_cost(machine: Machine) -> tuple[float, float]:
 
 
 def network_costs(catalog: Catalog, nic: NicRow, nics: int, machines: np.ndarray, reach_m: float = 3.0):
-    """(USD, W, text) arrays over machine counts: the cheapest single switch, with its links, for the
-    machines' NIC ports (inf where no switch holds them)."""
+    """(USD, W, text) arrays over machine counts: the cheapest single switch, with its links (valid per
+    planner/connectors.py over an in-rack run of reach_m), for the machines' NIC ports (inf where no switch
+    holds them)."""
     usd = np.full(len(machines), np.inf)
     watts, text = np.full(len(machines), np.inf), np.full(len(machines), "no switch for these NICs", dtype=object)
     fabric_name = nic.fabrics[0]  # the fabric _network_s times the all-reduces on
-    for switch in (s for s in catalog.items("switches") if s.fabric == fabric_name):
-        b = fabric.breakout(switch.port_gbps, nic.port_gbps)
-        if not b or b > switch.max_breakout:
+    book = connectors.LinkBook(catalog.items("optics"))
+    for switch in (s for s in catalog.items("switches") if fabric_name in s.fabrics and "compute" in s.uses):
+        ends = connectors.nic_end(nic), connectors.switch_end(switch)
+        link = connectors.cheapest(book.node_links(*ends, fabric_name, reach_m))
+        if link is None:
             continue
-        links = fabric.node_links(catalog.items("optics"), switch.fabric, nic.port_gbps, switch.port_gbps, b, reach_m)
-        if links is None:
-            continue
-        size = fabric.size_arrays(machines * nics * nic.ports, np.ones(len(machines), int), switch.ports, b, 1.0)
+        endpoints = machines * nics * nic.ports
+        size = fabric.size_arrays(endpoints, np.ones(len(machines), int), switch.ports, link.breakout, 1.0)
+        cages = -(-endpoints.astype(np.int64) // link.endpoints_per_cage)
         coef = {"endpoints_per_node": nics * nic.ports, "node_usd": 0.0, "node_w": 0.0, "switch_usd": switch.price_usd}
-        coef |= {"switch_w": switch.power_w, "endpoint_usd": links[0].usd, "endpoint_w": links[0].watts}
-        coef |= {"port_usd": links[1].usd, "port_w": links[1].watts, "uplink_usd": 0.0, "uplink_w": 0.0}
-        cost = costing.configuration_cost(coef, machines, size["down_ports"], 1, 0)
+        coef |= {"switch_w": switch.power_w, "endpoint_usd": link.usd("endpoint"), "endpoint_w": link.watts("endpoint")}
+        coef |= {"cage_usd": link.usd("cage"), "cage_w": link.watts("cage")}
+        cost = costing.configuration_cost(coef, machines, switches=1, cages=cages)
         better = size["fits"] & (cost.capex_usd < usd)
         usd, watts = np.where(better, cost.capex_usd, usd), np.where(better, cost.power_w, watts)
-        text = np.where(better, f"1 x {switch.sku}, {links[2]}", text)
+        text = np.where(better, f"1 x {switch.sku}, {link.text}", text)
     return usd, watts, text
 
 
@@ -391,7 +404,7 @@ def ladder(machine: Machine, p: Pass) -> list[LadderStep]:
         ("platform PCIe", platform_gb_per_s(s), streamed, platform),
         ("DRAM", s.dram_gb_per_s or math.inf, p.bytes_dram + 2 * p.bytes_nvme, f"{s.dram_gib or 0:g} GiB"),
         ("NVMe", nvme, p.bytes_nvme, f"{machine.drives} x {machine.drive.sku}" if machine.drive else "no drives"),
-        ("network", machine.nics * machine.nic.speed_gbps / 8 if machine.nic else 0.0, None, network),
+        ("network", machine.nics * usable_nic_gbps(machine) / 8 if machine.nic else 0.0, None, network),
     ]
     steps = [
         LadderStep(
@@ -449,13 +462,16 @@ def plan(
     budget_usd: float | None = None,
     alternatives: int = 3,
     solver: str = "auto",
+    progress: Callable[[str], None] = lambda _: None,
 ) -> InferencePlan:
+    progress(f"evaluating every machine option at 1 to {max_machines} machines")
     pool = candidates(catalog, job, latency_s, max_machines, calibration, gpus, budget_usd)
     need = required_gb_per_s(job.weights_bytes, latency_s)
     if pool.frame.empty:
         raise InfeasibleError(_explain(pool.fastest, job.weights_bytes, latency_s, need, budget_usd, max_machines))
     machines, p = pool.machines, pool.passes
     heads = ranking.best_per_group(pool.frame, GROUP)
+    progress(f"choosing among {len(heads):,} configurations that meet {latency_s:g} s per token")
     k = serve.optimize(heads["usd"].tolist(), solver)
     best = heads.iloc[k]
 

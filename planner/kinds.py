@@ -2,4 +2,4 @@
 (planner.rows defines a row type per kind and checks it matches)."""
 
 SCHEMA_VERSION = 1
-KINDS: tuple[str, ...] = ("gpus", "servers", "nics", "switches", "optics", "nvme", "cloud", "models")
+KINDS: tuple[str, ...] = ("gpus", "servers", "nics", "switches", "optics", "nvme", "cloud", "models", "infra")

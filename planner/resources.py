@@ -28,3 +28,17 @@ def examples_dir() -> Path:
 def data_dir() -> Path:
     """Reference data shipped inside the package (measurements used for the default calibration)."""
     return _PACKAGE / "data"
+
+
+def display_name(path: str | Path) -> str:
+    """A catalog file as a reader should see it: `catalogs/servers.csv` for a shipped one (not the install
+    path), else the path relative to the working folder when it lies inside it, else as given."""
+    path = Path(path)
+    try:
+        return "catalogs/" + path.resolve().relative_to(catalogs_dir().resolve()).as_posix()
+    except ValueError:
+        pass
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return str(path)

@@ -11,8 +11,8 @@ class _Frozen(BaseModel):
 
 
 class BomLine(_Frozen):
-    category: str  # servers, nics, switches, transceivers, cables
-    sku: str
+    category: str  # servers, nics, switches, transceivers, cables, racks, pdus, appliances
+    sku: str = Field(description="the orderable part (a cable's part number for its length)")
     description: str
     vendor: str = ""
     quantity: int
@@ -21,6 +21,28 @@ class BomLine(_Frozen):
     unit_w: float = 0.0
     source: str = Field(description="catalog file:row the price comes from")
     confidence: str = ""
+    section: str = Field("compute", description="compute, storage, in-band, out-of-band, subnet manager, racks")
+    catalog_sku: str = Field("", description="the catalog row's key, when the part number is one of its lengths")
+    length_m: float | None = None
+    note: str = ""
+
+
+class LinkLine(_Frozen):
+    """One kind of link of the plan: its two ends (catalog rows) and the parts along it, with how many such
+    links at each orderable length; what `planner.connectors` validates."""
+
+    section: str
+    segment: str  # node-leaf, switch-switch, storage node-leaf, in-band node-switch, ...
+    fabric: str
+    a_kind: str  # nics or switches
+    a_sku: str
+    a_server: str | None = Field(None, description="the server whose own cages the NIC ports use (DGX)")
+    b_sku: str  # the switch
+    parts: list[str]  # optics skus, switch side first
+    medium: str
+    full_rate: bool = True
+    count: int
+    lengths: dict[str, int] = Field(default_factory=dict, description="run length (m) -> links")
 
 
 class Choice(_Frozen):
@@ -32,10 +54,15 @@ class Choice(_Frozen):
     nic: str | None
     nics_per_node: int
     nic_speed_gbps: float
+    nic_usable_gbps: float = Field(0.0, description="per NIC: min(line rate, its PCIe slot's effective rate)")
+    nic_pcie: str = ""
+    gpus_per_nic: float = 0.0
     node_gbps: float = Field(description="usable inter-node Gbps per node (NIC rate capped by PCIe)")
     fabric: str
     switch: str | None
     tier: int
+    topology: str = ""
+    placement: str = ""
     oversubscription: float
     switches_by_tier: dict[str, int]
     links: str
@@ -51,22 +78,57 @@ class Metrics(_Frozen):
     t_comm_s: float
     t_step_s: float = Field(description="one micro-step")
     t_optimizer_step_s: float | None
-    tokens_per_s: float
+    tokens_per_s: float = Field(description="planned throughput: the pessimistic outcome when confidence is set")
+    tokens_per_s_point: float = Field(description="the model's point prediction")
+    tokens_per_s_p10: float = Field(description="p10 of the out-of-source error range")
+    tokens_per_s_p90: float = Field(description="p90 of the out-of-source error range")
+    confidence: float | None = Field(None, description="planned for the outcome reached with this probability")
     training_days: float | None
     memory_per_gpu_gib: float
     usable_hbm_gib: float
     bytes_per_node_per_step: float
     binding: str
+    t_comm_exposed_s: float = Field(0.0, description="communication not hidden behind compute, per micro-step")
+    binding_label: str = Field("", description="binding, weighed by the exposed-communication share")
+    goodput: float | None = Field(None, description="share of wall-clock time that trains (deadline runs)")
+    effective_training_days: float | None = Field(None, description="training days / goodput: calendar days")
 
 
 class CostBreakdown(_Frozen):
     capex_usd: float
     by_category: dict[str, float]
+    by_section: dict[str, float] = Field(default_factory=dict, description="servers, compute fabric, storage, ...")
     power_kw: float = Field(description="nameplate IT power")
     draw_kw: float = Field(description="expected training draw (server_draw_fraction x servers + network)")
     energy_usd: float = Field(description="energy over the objective horizon, with PUE")
-    tco_usd: float
+    tco_usd: float = Field(description="capex + energy + colocation + support + staff over the horizon")
     objective_usd: float
+    years: float = Field(0.0, description="the horizon of energy, colocation, support and staff")
+    colocation_usd: float = Field(0.0, description="nameplate kW x $/kW-month over the horizon")
+    support_usd: float = Field(0.0, description="support contracts: a yearly share of capex over the horizon")
+    staff_usd: float = Field(0.0, description="FTEs x cost per FTE-year over the horizon")
+
+
+class Schedule(_Frozen):
+    """How a run with a deadline meets it once interruptions, restarts and checkpoints are counted."""
+
+    deadline_days: float
+    schedule_margin: float
+    goodput: float
+    goodput_given: bool = Field(description="the scenario gave the goodput instead of the model")
+    nodes: int
+    training_days: float = Field(description="uninterrupted training time")
+    effective_days: float = Field(description="calendar days: training days / goodput")
+    interruptions_expected: float
+    interruptions_per_1000_node_days: float
+    restart_minutes: float
+    checkpoint_interval_minutes: float | None = Field(description="None: no interruptions, no need")
+    checkpoint_interval_young_daly: bool
+    checkpoint_write_s: float
+    checkpoint_share: float
+    lost_work_share: float
+    restart_share: float
+    meets_deadline: bool
 
 
 class Summary(_Frozen):
@@ -77,6 +139,9 @@ class Summary(_Frozen):
     metrics: Metrics
     cost: CostBreakdown
     delta_usd: float = 0.0
+    uncertainty_usd: float = Field(0.0, description="price uncertainty of the parts it does not share with the plan")
+    tie: bool = Field(False, description="the difference is within that uncertainty")
+    decides: str = ""
 
 
 class Plan(_Frozen):
@@ -90,12 +155,16 @@ class Plan(_Frozen):
     metrics: Metrics
     cost: CostBreakdown
     bom: list[BomLine]
+    links: list[LinkLine] = Field(default_factory=list)
+    layout: dict[str, float | int | str] = Field(default_factory=dict)
+    not_priced: list[str] = Field(default_factory=list)
     why: list[str] = Field(default_factory=list)
     per_fabric: list[Summary] = Field(default_factory=list)
     per_nic_speed: list[Summary] = Field(default_factory=list)
     alternatives: list[Summary] = Field(default_factory=list)
     candidates: int = 0
     calibration: str = ""
+    schedule: Schedule | None = None
 
 
 # ---------------------------------------------------------------- renting (planner cloud)
@@ -125,6 +194,13 @@ class CloudChoice(_Frozen):
     binding: str
     status: str
     meets_requirement: bool = True
+    billed_days: dict[str, float] = Field(
+        default_factory=dict, description="days billed per instance per pricing (a Capacity Block bills whole blocks)"
+    )
+    goodput: float | None = Field(None, description="share of wall-clock time that trains")
+    interruptions_expected: float | None = None
+    uninterrupted_days: float | None = Field(None, description="training days without interruptions")
+    usd_per_instance_h: dict[str, float] = Field(default_factory=dict, description="hourly rate per pricing model")
 
 
 class RankedOffering(_Frozen):
@@ -144,6 +220,8 @@ class RankedOffering(_Frozen):
     usd_per_h: float
     cost_usd: float
     usd_per_pflop_day: float
+    billed_days: float | None = None
+    goodput: float | None = None
 
 
 class ExcludedOffering(_Frozen):
@@ -161,6 +239,7 @@ class CloudPlan(_Frozen):
     ranking: list[RankedOffering]
     excluded: list[ExcludedOffering]
     calibration: str
+    terms: list[str] = Field(default_factory=list, description="what the costs assume: pricing, spot, capacity")
 
 
 class BuyVsRent(_Frozen):
@@ -173,6 +252,8 @@ class BuyVsRent(_Frozen):
     break_even_months: float | None
     cloud: CloudChoice
     note: str
+    purchase_running_usd_per_h: float = Field(0.0, description="energy + colocation + support + staff per hour")
+    pricing_compared: str = Field("", description="the pricing models of the rental compared with")
 
 
 # ---------------------------------------------------------------- serving (planner inference)

@@ -48,6 +48,9 @@ Meters = quantity_type("count", "3", gt=0)
 Terabytes = quantity_type("count", "7.68", gt=0)
 
 Fabric = Literal["ib", "roce"]
+# A compute fabric as the planner prices and times it: InfiniBand, lossless RoCE on any Ethernet switch
+# (PFC + ECN configured), or NVIDIA Spectrum-X (Spectrum-4 switches with SuperNIC-class NICs).
+PlanFabric = Literal["ib", "roce", "spectrum-x"]
 CloudFabric = Literal["efa", "ib", "roce", "tcpx", "tcp", "none"]
 Confidence = Literal["solid", "medium", "low", "estimate"]
 
@@ -72,6 +75,68 @@ def _fabric_word(value: object) -> object:
 
 
 Aliases = Annotated[list[str], BeforeValidator(_split_aliases)]
+
+# ---- ports and connectors (planner/connectors.py reads these; docs/plan.md section 2 explains them)
+Cage = Literal["OSFP", "QSFP112", "QSFP-DD", "QSFP56", "QSFP28", "RJ45"]
+Top = Literal["finned", "flat"]
+Signalling = Literal["NRZ", "PAM4"]
+_LANE_RATE = re.compile(r"^(\d+(?:\.\d+)?)G-(NRZ|PAM4)$")
+
+
+def _cage(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    text = value.strip().upper().replace(" ", "")
+    return {"QSFPDD": "QSFP-DD"}.get(text, text)
+
+
+def _lane_modes(value: object) -> object:
+    """'50G-PAM4;25G-NRZ' -> ['50G-PAM4', '25G-NRZ'] (each checked)."""
+    modes = _split_aliases(value)
+    for mode in modes if isinstance(modes, list) else []:
+        if not _LANE_RATE.match(str(mode).upper()):
+            raise ValueError(f"{mode!r} is not a lane rate; write e.g. 100G-PAM4 or 25G-NRZ")
+    return [str(m).upper() for m in modes] if isinstance(modes, list) else modes
+
+
+def _lengths(value: object) -> object:
+    """'1:MCP7Y00-N001;1.5:MCP7Y00-N01A' -> [(1.0, 'MCP7Y00-N001'), (1.5, 'MCP7Y00-N01A')], shortest first."""
+    if value is None or isinstance(value, list):
+        return value or []
+    pairs = []
+    for item in str(value).split(";"):
+        if not item.strip():
+            continue
+        metres, sep, part = item.partition(":")
+        try:
+            length = float(metres)
+        except ValueError:
+            length = -1.0
+        if not sep or not part.strip() or length <= 0:
+            raise ValueError(
+                f"{item.strip()!r}: write each orderable length as METRES:PART_NUMBER, e.g. 3:MFP7E10-N003"
+            )
+        pairs.append((length, part.strip()))
+    return sorted(pairs)
+
+
+def _protocols(value: object) -> object:
+    """'both' -> 'ib;roce'; 'ib; roce; spectrum-x' -> 'ib;roce;spectrum-x' (each a known fabric)."""
+    if not isinstance(value, str):
+        return value
+    words = [w.strip().lower() for w in value.replace(",", ";").split(";") if w.strip()]
+    words = [f for w in words for f in (("ib", "roce") if w == "both" else (_FABRIC_WORDS.get(w, w),))]
+    unknown = [w for w in words if w not in ("ib", "roce", "spectrum-x")]
+    if unknown or not words:
+        raise ValueError("list fabrics from ib, roce, spectrum-x separated by ';' (or write both)")
+    return ";".join(dict.fromkeys(words))
+
+
+CageField = Annotated[Cage, BeforeValidator(_cage)]
+LaneModes = Annotated[list[str], BeforeValidator(_lane_modes)]
+Lengths = Annotated[list[tuple[float, str]], BeforeValidator(_lengths)]
+Uses = Annotated[list[Literal["compute", "storage", "inband", "oob"]], BeforeValidator(_split_aliases)]
+Counts = Annotated[list[Annotated[int, Field(ge=1)]], BeforeValidator(_split_aliases)]
 FabricField = Annotated[Fabric, BeforeValidator(_fabric_word)]
 CloudFabricField = Annotated[Literal["ib", "roce", "efa", "tcpx", "tcp"], BeforeValidator(_fabric_word)]
 
@@ -154,9 +219,32 @@ class ServerRow(CatalogRow):
     pcie_lanes: PositiveCount = Field(description="Total CPU PCIe lanes of the platform.")
     pcie_lanes_per_gpu: PositiveCount
     intra_node_gb_per_s: GBps = Field(description="NVLink/NVSwitch bandwidth per GPU per direction.")
-    max_nics_per_node: PositiveCount
+    max_nics_per_node: PositiveCount = Field(
+        description="PCIe slots for scale-out (compute) NICs, e.g. 8 on HGX/DGX: one behind each GPU's PCIe switch."
+    )
+    nic_slot_gen: Annotated[Count, Field(ge=1, le=7)] | None = Field(
+        None, description="PCIe generation of the NIC slots (default: pcie_gen)."
+    )
+    nic_slot_lanes: PositiveCount = Field(16, description="PCIe lanes per NIC slot.")
+    nic_counts: Counts = Field(
+        default_factory=list,
+        description="NIC counts the platform is built with, ';'-separated (default: divisors of gpus_per_node "
+        "up to max_nics_per_node, i.e. one NIC per GPU or per 2, 4, ... GPUs).",
+    )
+    nics_fixed: bool = Field(False, description="The included NICs are built in (DGX): no other NIC or count.")
+    nic_cage: CageField | None = Field(
+        None, description="Cage the compute NIC ports leave the node by, when not the NIC's own."
+    )
+    nic_cage_ports: PositiveCount | None = Field(None, description="NIC ports per such cage (2: twin-port, DGX H100).")
+    nic_cage_top: Top | None = Field(None, description="Module top that cage takes (flat: riding heat sink).")
     included_nic: str | None = Field(None, description="NIC sku (nics.csv) included in price_usd.")
     included_nics: Annotated[Count, Field(ge=0)] = 0
+    storage_nic: str | None = Field(
+        None, description="NIC sku for storage (port 1) and in-band management (port 2), as in DGX SuperPOD."
+    )
+    storage_nics: Annotated[Count, Field(ge=0)] = 0
+    storage_nics_included: bool = Field(False, description="The storage NICs come with the server (price_usd).")
+    rack_units: PositiveCount | None = Field(None, description="Height in rack units (U).")
     dram_gib: GiB | None = None
     dram_gb_per_s: GBps | None = Field(None, description="Peak DRAM bandwidth: sockets x channels x MT/s x 8 B.")
     nvme_slots: Annotated[Count, Field(ge=0)] = 0
@@ -165,6 +253,20 @@ class ServerRow(CatalogRow):
     def included_count(self, nic_sku: str) -> int:
         """How many NICs of this SKU the server's price already includes."""
         return self.included_nics if (self.included_nic or "").lower() == nic_sku.lower() else 0
+
+    @property
+    def slot_gen(self) -> int:
+        return self.nic_slot_gen or self.pcie_gen
+
+    def nic_configurations(self) -> list[int]:
+        """The compute-NIC counts this platform is built with: fixed (DGX), listed, or one NIC per GPU or per
+        2, 4, ... GPUs (the divisors of the GPU count that fit the slots)."""
+        if self.nics_fixed:
+            return [self.included_nics]
+        if self.nic_counts:
+            return sorted(c for c in set(self.nic_counts) if c <= self.max_nics_per_node)
+        g = self.gpus_per_node
+        return [c for c in range(1, min(g, self.max_nics_per_node) + 1) if g % c == 0]
 
 
 class ProductRow(CatalogRow):
@@ -184,6 +286,7 @@ class NicRow(ProductRow):
         "name",
         "speed_gbps",
         "ports",
+        "cage",
         "protocols",
         "price_usd",
         "power_w",
@@ -191,17 +294,27 @@ class NicRow(ProductRow):
     )
 
     part_number: str | None = None
-    speed_gbps: Gbps = Field(description="Total rate the card delivers to the fabric.")
+    speed_gbps: Gbps = Field(description="Total line rate of all ports (ports x port rate).")
     ports: PositiveCount
-    protocols: Annotated[Literal["ib", "roce", "both"], BeforeValidator(_lower)]
+    protocols: Annotated[str, BeforeValidator(_protocols)] = Field(
+        description="Fabrics it runs, ';'-separated: ib, roce (lossless RoCE), spectrum-x (SuperNIC class); or both."
+    )
     form_factor: str | None = None
+    cage: CageField | None = Field(None, description="Port cage: OSFP, QSFP112, QSFP56, QSFP28.")
+    lanes: PositiveCount | None = Field(None, description="Electrical lanes per port at its native rate.")
+    lane_gbps: Gbps | None = None
+    signalling: Signalling | None = None
+    lane_modes: LaneModes = Field(default_factory=list, description="Other lane rates the port runs, e.g. 25G-NRZ.")
+    top: Top | None = Field(None, description="Module top its cage takes (OSFP NIC cages: flat).")
+    pcie_gen: Annotated[Count, Field(ge=1, le=7)] | None = Field(None, description="The card's PCIe generation.")
+    pcie_lanes: PositiveCount | None = Field(None, description="The card's PCIe lanes.")
     price_usd: USD
     power_w: Watts
     seller: str | None = None
 
     @property
     def fabrics(self) -> tuple[str, ...]:
-        return ("ib", "roce") if self.protocols == "both" else (self.protocols,)
+        return tuple(self.protocols.split(";"))
 
     @property
     def port_gbps(self) -> float:
@@ -216,18 +329,40 @@ class SwitchRow(ProductRow):
         "fabric",
         "ports",
         "port_gbps",
+        "cage",
+        "uses",
         "price_usd",
         "power_w",
         "confidence",
     )
 
     asic: str | None = None
-    fabric: FabricField = Field(description="ib (InfiniBand) or roce (Ethernet switch for RoCE).")
-    ports: PositiveCount
+    fabric: FabricField = Field(description="ib (InfiniBand) or roce (Ethernet switch, RoCE with PFC/ECN).")
+    ports: PositiveCount = Field(description="Logical ports at port_gbps (a twin-port OSFP cage holds two).")
     port_gbps: Gbps
     max_breakout: PositiveCount = Field(1, description="Most endpoints one port splits into (2 for 2x200G on NDR).")
+    cage: CageField | None = None
+    ports_per_cage: PositiveCount = Field(1, description="Logical ports per cage (2: twin-port OSFP, Quantum-2).")
+    lanes: PositiveCount | None = Field(None, description="Electrical lanes per logical port.")
+    lane_gbps: Gbps | None = None
+    signalling: Signalling | None = None
+    lane_modes: LaneModes = Field(default_factory=list, description="Other lane rates its ports run, e.g. 50G-PAM4.")
+    top: Top | None = Field(None, description="Module top its cages need (air-cooled OSFP: finned).")
+    managed: bool | None = Field(None, description="Runs its own subnet manager (IB); false needs UFM.")
+    spectrum_x: bool = Field(False, description="A Spectrum-X switch (Spectrum-4 class).")
+    uses: Uses = Field(
+        default_factory=lambda: ["compute", "storage"], description="compute, storage, inband, oob (';'-separated)."
+    )
+    rack_units: PositiveCount = 1
     price_usd: USD
     power_w: Watts
+
+    @property
+    def fabrics(self) -> tuple[str, ...]:
+        """The planner fabrics it carries: ib; or roce, and spectrum-x on a Spectrum-X switch."""
+        if self.fabric == "ib":
+            return ("ib",)
+        return ("roce", "spectrum-x") if self.spectrum_x else ("roce",)
 
 
 class OpticRow(CatalogRow):
@@ -236,8 +371,11 @@ class OpticRow(CatalogRow):
     display: ClassVar[tuple[str, ...]] = (
         "sku",
         "kind",
+        "cage",
+        "leg_cage",
         "fabric",
         "gbps",
+        "breakout",
         "reach_m",
         "price_usd",
         "power_w",
@@ -246,17 +384,40 @@ class OpticRow(CatalogRow):
 
     sku: str = Field(min_length=1)
     name: str = Field(min_length=1)
-    kind: Annotated[Literal["transceiver", "dac", "aoc", "fiber"], BeforeValidator(_lower)] = Field(
-        description="transceiver (per link end), dac/aoc (whole link), fiber (patch between transceivers)."
+    kind: Annotated[Literal["transceiver", "dac", "acc", "aoc", "fiber"], BeforeValidator(_lower)] = Field(
+        description="transceiver (per link end), dac/acc/aoc (whole link, head and legs), fiber (between transceivers)."
     )
     fabric: Annotated[Literal["ib", "roce", "any"], BeforeValidator(_fabric_word)]
     form_factor: str | None = None
-    gbps: Gbps
-    breakout: PositiveCount = Field(1, description="Endpoint legs of a splitter cable (2 for 800G to 2x400G).")
+    cage: CageField | None = Field(None, description="Cage the module or the cable's head plugs into.")
+    top: Top | None = Field(None, description="Top of the module or head: finned (switch) or flat (NIC).")
+    ports: PositiveCount = Field(1, description="Engines of a transceiver (2: twin-port, two links).")
+    lanes: PositiveCount | None = Field(None, description="Lanes per engine, per cable leg or per fibre leg.")
+    lane_gbps: Gbps | None = None
+    signalling: Signalling | None = None
+    gbps: Gbps = Field(description="Rate per engine or per leg (lanes x lane rate).")
+    breakout: PositiveCount = Field(1, description="Legs of a cable or fibre (2: one 800G head to two 400G legs).")
+    leg_cage: CageField | None = Field(None, description="Cage each leg of a cable plugs into.")
+    leg_top: Top | None = None
     reach_m: Meters
-    media: str | None = None
+    lengths: Lengths = Field(
+        default_factory=list,
+        description="Orderable lengths of a cable or fibre: METRES:PART;... (e.g. 3:MFP7E10-N003).",
+    )
+    media: str | None = Field(None, description="Optical connector and fibre, e.g. 'MMF MPO-12/APC'.")
     price_usd: USD
     power_w: Watts
+
+    @property
+    def is_cable(self) -> bool:
+        return self.kind in ("dac", "acc", "aoc")
+
+    def length_for(self, metres: float) -> tuple[float, str] | None:
+        """The shortest orderable length that reaches `metres` (its part number), or None. A row without
+        lengths is one part reaching reach_m."""
+        if not self.lengths:
+            return (self.reach_m, self.sku) if metres <= self.reach_m + 1e-9 else None
+        return next(((m, pn) for m, pn in self.lengths if m + 1e-9 >= metres), None)
 
 
 class NvmeRow(ProductRow):
@@ -277,6 +438,19 @@ class NvmeRow(ProductRow):
     capacity_tb: Terabytes = Field(description="Capacity in TB (1e12 bytes).")
     price_usd: USD
     power_w: Watts
+
+
+class InfraRow(ProductRow):
+    """Racks, PDUs and subnet-manager appliances: what the cluster sits in and is run by."""
+
+    catalog_kind: ClassVar[str] = "infra"
+    display: ClassVar[tuple[str, ...]] = ("sku", "name", "kind", "rack_units", "capacity_kw", "price_usd", "confidence")
+
+    kind: Annotated[Literal["rack", "pdu", "subnet-manager"], BeforeValidator(_lower)]
+    rack_units: PositiveCount | None = Field(None, description="Rack: usable height in U; appliance: its height.")
+    capacity_kw: quantity_type("count", "22", gt=0) | None = Field(None, description="PDU: rated load in kW.")
+    price_usd: USD
+    power_w: Watts = 0.0
 
 
 class CloudRow(CatalogRow):
@@ -337,6 +511,6 @@ class ModelRow(CatalogRow):
 
 
 ROW_TYPES: dict[str, type[CatalogRow]] = {
-    t.catalog_kind: t for t in (GpuRow, ServerRow, NicRow, SwitchRow, OpticRow, NvmeRow, CloudRow, ModelRow)
+    t.catalog_kind: t for t in (GpuRow, ServerRow, NicRow, SwitchRow, OpticRow, NvmeRow, CloudRow, ModelRow, InfraRow)
 }
 assert tuple(ROW_TYPES) == KINDS, "planner.kinds.KINDS must list the row types in order"

@@ -12,8 +12,9 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from planner import datacenter as D
 from planner.errors import ScenarioError
-from planner.rows import Count, Params, quantity_type
+from planner.rows import Count, Params, PlanFabric, quantity_type
 
 USD = quantity_type("usd", "$30M", gt=0)
 KW = Annotated[float, BeforeValidator(lambda v: _kw(v)), Field(gt=0)]
@@ -45,7 +46,11 @@ class Workload(_Strict):
     )
     precision: Literal["bf16", "fp16"] = "bf16"
     grad_dtype: Literal["bf16", "fp16", "fp32"] | None = Field(None, description="Default: the precision.")
-    checkpointing: bool = True
+    checkpointing: bool | Literal["full", "selective", "none"] = Field(
+        "full", description="Activation checkpointing: full, selective (attention core only) or none (true = full)."
+    )
+    framework: Literal["deepspeed", "fsdp"] = Field("deepspeed", description="DeepSpeed ZeRO-3 or PyTorch FSDP.")
+    offload: Literal["none", "cpu", "nvme"] = Field("none", description="Where the optimizer states and step live.")
     flash_attention: bool = True
     qwz: bool = False
     hpz: bool = False
@@ -59,6 +64,12 @@ class Workload(_Strict):
         return self
 
     @property
+    def checkpointing_mode(self) -> str:
+        if isinstance(self.checkpointing, bool):
+            return "full" if self.checkpointing else "none"
+        return self.checkpointing
+
+    @property
     def grad_bytes(self) -> float:
         return 4.0 if (self.grad_dtype or self.precision) == "fp32" else 2.0
 
@@ -68,6 +79,13 @@ class Requirement(_Strict):
     tokens: Params | None = Field(None, description="Tokens to train, with days (a deadline).")
     days: Days | None = None
     min_tokens_per_s: Params | None = Field(None, description="A minimum total throughput.")
+    schedule_margin: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="With a deadline: finish this share of it early (0.1: within 27 of 30 days), counting "
+        "the time interruptions cost (see reliability).",
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> Requirement:
@@ -91,6 +109,22 @@ class Objective(_Strict):
         1.25, ge=1, description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale)."
     )
     server_draw_fraction: float = Field(0.75, gt=0, le=1, description="Training draw / server max power (Epoch AI).")
+    colocation_usd_per_kw_month: float = Field(
+        D.COLOCATION_USD_PER_KW_MONTH.value,
+        ge=0,
+        description="Space, cooling and power delivery per kW of nameplate IT power per month (CBRE H2 2025 "
+        "wholesale; 0 when you own the building and count it elsewhere).",
+    )
+    support_share_of_capex_per_year: float = Field(
+        D.SUPPORT_SHARE_OF_CAPEX_PER_YEAR.value,
+        ge=0,
+        le=1,
+        description="Hardware support contracts per year, as a share of capex (CTWatch 2006: 4-8%; low confidence).",
+    )
+    staff_fte: float = Field(0.0, ge=0, description="Operations staff (full-time equivalents) charged to the cluster.")
+    staff_usd_per_fte_year: float = Field(
+        D.STAFF_USD_PER_FTE_YEAR.value, ge=0, description="Cost per FTE-year (BLS median base wage; add overhead)."
+    )
 
 
 class Constraints(_Strict):
@@ -101,7 +135,18 @@ class Constraints(_Strict):
     servers: list[str] | None = Field(None, description="Allowed server names.")
     gpus_per_node: list[Annotated[Count, Field(ge=1)]] | None = Field(None, description="Allowed node sizes.")
     vendors: list[str] | None = Field(None, description="Allowed server vendors (substring, case-insensitive).")
-    fabrics: list[Literal["ib", "roce"]] = Field(default_factory=lambda: ["ib", "roce"], min_length=1)
+    fabrics: list[PlanFabric] = Field(
+        default_factory=lambda: ["ib", "roce", "spectrum-x"],
+        min_length=1,
+        description="ib (InfiniBand), roce (lossless RoCE: PFC and ECN configured), spectrum-x (Spectrum-4 "
+        "switches with SuperNIC-class NICs).",
+    )
+    switches: list[str] | None = Field(None, description="Allowed compute-fabric switch SKUs.")
+    topologies: list[Literal["rail", "leaf-spine"]] | None = Field(
+        None,
+        description="Fabric topologies above one switch: rail-optimised and/or plain leaf-spine. Default: "
+        "rail-optimised for nodes with one NIC per GPU (HGX/DGX, as DGX SuperPOD), else leaf-spine.",
+    )
     oversubscription: list[Annotated[float, Field(ge=1)]] = Field(
         default_factory=lambda: [1.0], min_length=1, description="Allowed leaf oversubscription ratios o (o:1)."
     )
@@ -109,8 +154,41 @@ class Constraints(_Strict):
 
 
 class Cabling(_Strict):
-    node_leaf_reach_m: float = Field(3.0, gt=0, description="Cable length NIC to leaf (in-rack: DAC reaches).")
-    switch_reach_m: float = Field(30.0, gt=0, description="Cable length between switch tiers (fibre).")
+    """Overrides of the cable runs the layout gives (None: from the layout)."""
+
+    node_leaf_reach_m: float | None = Field(None, gt=0, description="Run NIC to leaf, metres (default: layout).")
+    switch_reach_m: float | None = Field(None, gt=0, description="Run between switch tiers, metres (default: layout).")
+
+
+class Layout(_Strict):
+    """Racks and rows (planner/layout.py): nodes per rack from power and space, where leaves sit, cable runs."""
+
+    rack_kw: float = Field(
+        40.8, gt=0, description="IT power per rack, kW (DGX SuperPOD H100: 4 x 10.2 kW DGX, RA-11333-001)."
+    )
+    rack_units: int = Field(48, ge=4, description="Rack height, U.")
+    reserved_units: int = Field(
+        4, ge=0, description="U kept free in a compute rack (patch panels, ToR and OOB switches)."
+    )
+    rack_width_m: float = Field(0.6, gt=0)
+    row_pitch_m: float = Field(2.4, gt=0, description="Row to row: rack depth plus an aisle.")
+    racks_per_row: int = Field(
+        8, ge=1, description="Compute racks per row (a rail-optimised fabric: one scalable unit)."
+    )
+    leaf_placement: Literal["auto", "top-of-rack", "middle-of-row", "end-of-row"] = Field(
+        "auto", description="auto: top-of-rack for leaf-spine, middle-of-row for rail-optimised (as SuperPOD)."
+    )
+    slack_m: float = Field(0.5, ge=0, description="Added to every cable run (service loops, dressing).")
+
+
+class Include(_Strict):
+    """Sections of the bill of materials beside the servers and the compute fabric; each on by default."""
+
+    storage_network: bool = True
+    inband_network: bool = True
+    oob_network: bool = True
+    subnet_manager: bool = Field(True, description="UFM appliances where InfiniBand switches are unmanaged.")
+    racks: bool = Field(True, description="Racks and PDUs.")
 
 
 class CloudOptions(_Strict):
@@ -126,7 +204,62 @@ class CloudOptions(_Strict):
         default_factory=dict, description="Most instances per instance type (or provider/instance)."
     )
     max_instances: Count = Field(256, ge=1, description="Most instances of any one offering.")
-    spot_share_max: float = Field(1.0, ge=0, le=1, description="Largest share of instances on spot pricing.")
+    spot_share_max: float = Field(
+        1.0, ge=0, le=1, description="Largest share of instances on spot pricing (with mix_pricing)."
+    )
+    mix_pricing: bool = Field(
+        False,
+        description="Allow one job to mix pricing models (e.g. some instances on-demand, some reserved or "
+        "spot); false: every instance of the job on one pricing model.",
+    )
+    spot_multi_instance: bool = Field(
+        False,
+        description="Allow spot/preemptible instances in a job spanning several instances, priced with the "
+        "preemption model below. False: one preemption stalls every rank of a synchronous job, so spot only "
+        "serves single-instance jobs.",
+    )
+    spot_interruptions_per_1000_instance_days: float = Field(
+        D.SPOT_INTERRUPTIONS_PER_1000_INSTANCE_DAYS.value,
+        ge=0,
+        description="Preemptions per 1000 spot instance-days (estimate from AWS Spot Advisor's top bucket).",
+    )
+    spot_restart_minutes: float = Field(
+        D.SPOT_RESTART_MINUTES.value,
+        ge=0,
+        description="Minutes per preemption to get replacement capacity and restart (estimate).",
+    )
+
+
+class Reliability(_Strict):
+    """Schedule risk of a training run with a deadline: interruptions cost restarts, recomputed work and
+    checkpoint writes, so the run needs more throughput than tokens / days. Goodput = 1 - the lost share."""
+
+    interruptions_per_1000_node_days: float = Field(
+        D.INTERRUPTIONS_PER_1000_NODE_DAYS.value,
+        ge=0,
+        description="Job interruptions per 1000 node-days (Llama 3: ~4); 0 turns the goodput model off.",
+    )
+    restart_minutes: float = Field(
+        D.RESTART_MINUTES.value, ge=0, description="Minutes per interruption to detect, reschedule and reload."
+    )
+    checkpoint_interval_minutes: float | None = Field(
+        None, gt=0, description="Minutes between checkpoints (default: the Young/Daly optimum)."
+    )
+    checkpoint_write_gb_per_s_per_node: float = Field(
+        D.CHECKPOINT_WRITE_GB_PER_S_PER_NODE.value,
+        gt=0,
+        description="Sustained write to shared storage per node while every node writes its shard.",
+    )
+    checkpoint_bytes_per_param: float = Field(
+        D.CHECKPOINT_BYTES_PER_PARAM.value, gt=0, description="Bytes saved per parameter (14: bf16 + fp32 Adam)."
+    )
+    goodput: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="A measured share of wall-clock time that trains, instead of the model above (Llama 3 "
+        "reports over 0.9). Default: the model's, at the plan's node count.",
+    )
 
 
 class Scenario(_Strict):
@@ -136,10 +269,20 @@ class Scenario(_Strict):
     target_tflops: TFLOPs | None = Field(
         None, description="Achieved TFLOPs per GPU the plan must reach (none: no floor)."
     )
+    confidence: float | None = Field(
+        None,
+        gt=0.5,
+        lt=1,
+        description="Plan for the pessimistic outcome reached with this probability (e.g. 0.9: the p10 of the "
+        "model's leave-one-source-out errors for the GPU, framework and fabric); none: the point prediction.",
+    )
     objective: Objective = Field(default_factory=Objective)
     constraints: Constraints = Field(default_factory=Constraints)
     cabling: Cabling = Field(default_factory=Cabling)
+    layout: Layout = Field(default_factory=Layout)
+    include: Include = Field(default_factory=Include)
     cloud: CloudOptions = Field(default_factory=CloudOptions)
+    reliability: Reliability = Field(default_factory=Reliability)
     catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from planner import assumptions as A
+from planner import pcie
 from planner.catalog import Catalog
 from planner.errors import ScenarioError, UsageError
 from planner.units import SECONDS_PER_DAY
@@ -22,6 +23,13 @@ from planner.units import SECONDS_PER_DAY
 # Relative slack on floors (target, throughput): a configuration that meets one to 1e-9 meets it.
 TARGET_TOLERANCE = 1e-9
 THROUGHPUT_TOLERANCE = 1e-12
+OFFLOADS = ("none", "cpu", "nvme")
+CHECKPOINTING = ("full", "selective", "none")
+
+
+def _check_choice(what: str, value: str, allowed) -> None:
+    if value not in allowed:
+        raise UsageError(f"--{what} {value!r} is not one of {', '.join(allowed)}")
 
 
 @dataclass(frozen=True)
@@ -36,14 +44,26 @@ class Training:
     hidden: float = np.nan
     heads: float = np.nan
     vocab: float = np.nan
-    checkpointing: bool = True
+    checkpointing: str = "full"  # full | selective | none
     flash_attention: bool = True
     qwz: bool = False
     hpz: bool = False
     qgz: bool = False
     grad_bytes: float = 2.0
     hierarchical: bool = False
+    framework: str = "deepspeed"  # deepspeed | fsdp
+    offload: str = "none"  # none | cpu | nvme (the optimizer's states and step)
+    grad_accum: int = 1
     model_name: str | None = None
+
+    def __post_init__(self):
+        if isinstance(self.checkpointing, bool):  # older callers: True / False
+            object.__setattr__(self, "checkpointing", "full" if self.checkpointing else "none")
+        _check_choice("framework", self.framework, A.FRAMEWORKS)
+        _check_choice("offload", self.offload, OFFLOADS)
+        _check_choice("checkpointing", self.checkpointing, CHECKPOINTING)
+        if self.framework != "deepspeed" and (self.qwz or self.hpz or self.qgz):
+            raise UsageError("ZeRO++ (qwz/hpz/qgz) is a DeepSpeed feature: use --framework deepspeed or drop ZeRO++")
 
     def with_micro_batch(self, micro_batch: float) -> Training:
         return dataclasses.replace(self, micro_batch=micro_batch)
@@ -106,13 +126,15 @@ def scenario_training(catalog: Catalog, scenario) -> Training:
         model=w.model,
         micro_batch=1,
         seq_len=w.seq_len,
-        checkpointing=w.checkpointing,
+        checkpointing=w.checkpointing_mode,
         flash_attention=w.flash_attention,
         qwz=w.qwz,
         hpz=w.hpz,
         qgz=w.qgz,
         grad_bytes=w.grad_bytes,
         hierarchical=w.hierarchical,
+        framework=w.framework,
+        offload=w.offload,
     )
 
 
@@ -149,8 +171,8 @@ def check_cluster(cluster: Cluster) -> None:
         )
     if not cluster.node_gbps > 0:
         raise UsageError(f"node bandwidth must be positive, got {cluster.node_gbps:g} Gbps")
-    if cluster.fabric not in A.NCCL_NET_STEP_US:
-        raise UsageError(f"fabric must be one of {', '.join(A.NCCL_NET_STEP_US)}, got {cluster.fabric!r}")
+    if cluster.fabric not in A.FABRICS:
+        raise UsageError(f"--fabric {cluster.fabric!r} is not one of {', '.join(A.FABRICS)}")
 
 
 def intra_node_bandwidth(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
@@ -164,7 +186,29 @@ def intra_node_bandwidth(catalog: Catalog, gpu: str, gpus_per_node: int) -> floa
 
 def gpu_columns(catalog: Catalog, gpu: str) -> dict:
     row = catalog.gpu(gpu)
-    return {"gpu": row.name, "peak_tflops": row.peak_bf16_tflops, "hbm_gib": row.hbm_gib}
+    return {
+        "gpu": row.name,
+        "peak_tflops": row.peak_bf16_tflops,
+        "hbm_gib": row.hbm_gib,
+        "hbm_gb_per_s": row.hbm_gb_per_s,
+    }
+
+
+def host_dram_gb_per_s(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
+    """DRAM bandwidth of a catalog server of this GPU and size (NaN: the model's default host)."""
+    values = [
+        s.dram_gb_per_s
+        for s in catalog.items("servers")
+        if s.gpu == gpu and s.gpus_per_node == gpus_per_node and s.dram_gb_per_s
+    ]
+    return max(values) if values else np.nan
+
+
+def host_gbps(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
+    """The x16 PCIe rate between a GPU and its host in a catalog server of this GPU and size (NaN: the
+    model's default for the GPU)."""
+    gens = [s.pcie_gen for s in catalog.items("servers") if s.gpu == gpu and s.gpus_per_node == gpus_per_node]
+    return pcie.x16_gbps(max(gens)) if gens else np.nan
 
 
 def perf_frame(work: Training, clusters: Mapping[str, object] | pd.DataFrame) -> pd.DataFrame:
@@ -178,26 +222,29 @@ def perf_frame(work: Training, clusters: Mapping[str, object] | pd.DataFrame) ->
     return frame
 
 
+def cluster_record(catalog: Catalog, work: Training, cluster: Cluster) -> dict:
+    """One row of the table perf.evaluate reads, for a named cluster."""
+    check_cluster(cluster)
+    gpu = gpu_columns(catalog, cluster.gpu)
+    nvlink = cluster.intra_node_gb_per_s
+    if nvlink is None:
+        nvlink = intra_node_bandwidth(catalog, gpu["gpu"], cluster.gpus_per_node)
+    return {
+        **work.perf_columns(),
+        **gpu,
+        "gpus": cluster.gpus,
+        "gpus_per_node": cluster.gpus_per_node,
+        "node_gbps": cluster.node_gbps,
+        "fabric": cluster.fabric,
+        "intra_node_gb_per_s": nvlink,
+        "host_gbps": host_gbps(catalog, gpu["gpu"], cluster.gpus_per_node),
+        "host_dram_gb_per_s": host_dram_gb_per_s(catalog, gpu["gpu"], cluster.gpus_per_node),
+    }
+
+
 def cluster_frame(catalog: Catalog, work: Training, clusters: list[Cluster]) -> pd.DataFrame:
-    """One row per cluster (predict, bandwidth, calibrate)."""
-    records = []
-    for cluster in clusters:
-        check_cluster(cluster)
-        gpu = gpu_columns(catalog, cluster.gpu)
-        nvlink = cluster.intra_node_gb_per_s
-        if nvlink is None:
-            nvlink = intra_node_bandwidth(catalog, gpu["gpu"], cluster.gpus_per_node)
-        records.append(
-            {
-                **gpu,
-                "gpus": cluster.gpus,
-                "gpus_per_node": cluster.gpus_per_node,
-                "node_gbps": cluster.node_gbps,
-                "fabric": cluster.fabric,
-                "intra_node_gb_per_s": nvlink,
-            }
-        )
-    return perf_frame(work, pd.DataFrame.from_records(records))
+    """One row per cluster (predict, bandwidth)."""
+    return pd.DataFrame.from_records([cluster_record(catalog, work, c) for c in clusters])
 
 
 # ---------------------------------------------------------------- requirements and feasibility
@@ -213,12 +260,16 @@ class Requirements:
     gpus: int | None = None
     global_batch: int | None = None
     tokens: float | None = None
+    confidence: float | None = None  # met with this probability (perf.evaluate's pessimistic outcome)
 
     @classmethod
     def of(cls, scenario) -> Requirements:
         r = scenario.requirement
-        need = r.tokens / (r.days * SECONDS_PER_DAY) if r.tokens is not None else r.min_tokens_per_s
-        return cls(scenario.target_tflops or 0.0, need, r.gpus, scenario.workload.global_batch, r.tokens)
+        need = r.min_tokens_per_s
+        if r.tokens is not None:  # a deadline, met in effective time: less the margin, times goodput (reliability.py)
+            need = r.tokens / (r.days * (1 - r.schedule_margin) * SECONDS_PER_DAY * (scenario.reliability.goodput or 1))
+        target = scenario.target_tflops or 0.0
+        return cls(target, need, r.gpus, scenario.workload.global_batch, r.tokens, scenario.confidence)
 
     def training_days(self, tokens_per_s):
         return None if self.tokens is None else self.tokens / tokens_per_s / SECONDS_PER_DAY

@@ -51,7 +51,7 @@ def test_catalog_list_formats(run):
 def test_validate_shipped_catalogs(run):
     result = run("catalog", "validate", catalogs_dir())
     assert result.exit_code == 0
-    assert result.output.startswith("OK: 8 file(s)")
+    assert result.output.startswith("OK: 9 file(s)")
 
 
 def test_validate_reports_every_problem_and_exits_1(run, write):
@@ -89,7 +89,7 @@ def test_installed_package_finds_its_data_from_any_folder(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("OK: 8 file(s)")
+    assert result.stdout.startswith("OK: 9 file(s)")
 
 
 # ---------------------------------------------------------------- predict
@@ -222,3 +222,37 @@ def test_calibration_values_are_fractions(run, write):
     bad = write("c.json", '{"eta_comp": {"V100-32GB": 5}}')
     result = run("predict", *DS2928, "--node-gbps", "100", "--calibration", bad)
     assert result.exit_code == 1 and "less than or equal to 1" in result.stderr
+
+
+def test_predict_takes_framework_fabric_offload_checkpointing(run):
+    args = ["--model", "Llama-2-70B", "--gpu", "H100", "--gpus", "256", "--gpus-per-node", "8", "--micro-batch", "2"]
+    result = run(
+        "predict", *args, "--node-gbps", "3200", "--framework", "fsdp", "--fabric", "efa", "--offload", "cpu",
+        "--checkpointing", "selective", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["framework"], data["fabric"], data["offload"], data["checkpointing"]) == (
+        "fsdp",
+        "efa",
+        "cpu",
+        "selective",
+    )
+    assert data["t_offload_s"] > 0 and data["tokens_per_s_p10"] < data["tokens_per_s_point"] < data["tokens_per_s_p90"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "allowed"),
+    [("--framework", "megatron", "deepspeed, fsdp"), ("--fabric", "pigeon", "ib, roce, efa, tcpx, tcp"),
+     ("--offload", "ssd", "none, cpu, nvme"), ("--checkpointing", "half", "full, selective, none")],
+)  # fmt: skip
+def test_predict_bad_choices_name_the_allowed_ones(run, flag, value, allowed):
+    result = run("predict", *DS2928, "--node-gbps", "100", flag, value)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert all(choice in result.stderr for choice in allowed.split(", "))
+    assert len([line for line in result.stderr.splitlines() if line.strip()]) <= 3
+
+
+def test_zeropp_with_fsdp_is_refused_in_one_line(run):
+    result = run("predict", *DS2928, "--node-gbps", "100", "--framework", "fsdp", "--zeropp")
+    assert result.exit_code == 2 and "ZeRO++ (qwz/hpz/qgz) is a DeepSpeed feature" in result.stderr

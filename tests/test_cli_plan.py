@@ -57,14 +57,19 @@ def test_progress_goes_to_stderr(run):
 
 def test_llama_deadline_and_global_batch(run):
     plan = json.loads(run("plan", LLAMA, "--json", "-q").stdout)
-    assert plan["metrics"]["training_days"] <= 30
+    s = plan["schedule"]  # 40 days less the example's 10% margin, in calendar days with interruptions
+    assert s["meets_deadline"] and s["effective_days"] <= 40 * 0.9 * (1 + 1e-9) and s["schedule_margin"] == 0.1
+    assert s["effective_days"] == pytest.approx(plan["metrics"]["training_days"] / s["goodput"])
+    assert 0.9 < s["goodput"] < 1 and s["interruptions_expected"] > 0
     c = plan["choice"]
     assert c["micro_batch"] * c["gpus"] * c["grad_accum"] == 1024
+    text = run("plan", LLAMA, "-q").stdout
+    assert "effective training days" in text and "interruptions expected" in text and "margin" in text
 
 
 def test_budget_and_power_example_respects_caps(run):
     plan = json.loads(run("plan", GPT3, "--json", "-q").stdout)
-    assert plan["cost"]["capex_usd"] <= 18e6 and plan["cost"]["power_kw"] <= 720
+    assert plan["cost"]["capex_usd"] <= 24e6 and plan["cost"]["power_kw"] <= 720
     assert plan["objective"] == "tco"
 
 
@@ -124,3 +129,17 @@ def test_power_kw_takes_units_and_csv_must_be_csv(run, tmp_path):
     plan = json.loads(run("plan", GPT3, "-q", "--json", "--power-kw", "0.72MW").stdout)
     assert plan["cost"]["power_kw"] <= 720
     assert run("plan", BLOOM, "-q", "--csv", tmp_path / "bom.json").exit_code == 2
+
+
+def test_confidence_buys_for_the_pessimistic_outcome(run):
+    # 512 H100 at 380 TFLOPs/GPU: the network is free to choose (BLOOM's DGX-2 has its 8 NICs built in)
+    fixed = ("--gpus", "512", "--target-tflops", "380", "--json", "-q")
+    point = json.loads(run("plan", LLAMA, *fixed).stdout)
+    careful = json.loads(run("plan", LLAMA, *fixed, "--confidence", "0.7").stdout)
+    m = careful["metrics"]
+    assert m["confidence"] == 0.7 and m["tokens_per_s"] < m["tokens_per_s_point"]
+    assert m["achieved_tflops_per_gpu"] >= 380  # the target holds at the pessimistic outcome
+    assert careful["choice"]["node_gbps"] > point["choice"]["node_gbps"]
+    assert careful["cost"]["capex_usd"] > point["cost"]["capex_usd"]
+    text = run("plan", BLOOM, "-q", "--confidence", "0.7").stdout
+    assert "sized for the outcome met with probability 0.7" in text

@@ -51,8 +51,8 @@ def test_ranking_is_cheapest_first_and_costs_add_up():
     table = cloud.ranking(options, scenario())
     assert list(table["cost_usd"]) == sorted(table["cost_usd"])
     for row in table.to_dict("records"):
-        assert row["cost_usd"] == pytest.approx(row["usd_per_h"] * row["days"] * 24)
-        assert row["days"] <= 1.0
+        assert row["cost_usd"] == pytest.approx(row["usd_per_h"] * row["billed_days"] * 24)
+        assert row["days"] <= 1.0 and row["billed_days"] == row["days"]  # on-demand bills the hours used
 
 
 def test_quota_caps_instances():
@@ -76,12 +76,85 @@ def test_offering_without_fabric_runs_on_one_instance_only():
     assert cloud.solve_cloud(options, big).option.row.instance == "net"
 
 
-def test_spot_share_is_respected():
-    sc = scenario(spot_share_max=0.5)
+def test_spot_share_is_respected_when_mixing_and_opted_in():
+    sc = scenario(spot_share_max=0.5, mix_pricing=True, spot_multi_instance=True)
     cat = catalog(offering("mixed", ondemand=40.0, spot=10.0))
     choice = cloud.solve_cloud(cloud.build_options(cat, sc, CAL)[0], sc)
     assert choice.mix.get("spot", 0) <= math.floor(0.5 * choice.count)
     assert choice.mix["spot"] == math.floor(0.5 * choice.count) and sum(choice.mix.values()) == choice.count
+
+
+def test_spot_stays_out_of_multi_instance_jobs_by_default():
+    cat = catalog(offering("mixed", ondemand=40.0, spot=10.0))
+    sc = scenario(mix_pricing=True)
+    choice = cloud.solve_cloud(cloud.build_options(cat, sc, CAL)[0], sc)
+    assert choice.count > 1 and choice.mix == {"ondemand": choice.count}
+    # a single-instance job may use spot, priced with its preemptions
+    small = scenario(tokens="100M")
+    one = cloud.solve_cloud(cloud.build_options(cat, small, CAL)[0], small)
+    assert (one.count, one.mix) == (1, {"spot": 1}) and one.variant.goodput < 1
+    assert any("spot: excluded from jobs spanning instances" in t for t in cloud.terms(sc))
+
+
+def test_one_pricing_model_per_job_unless_mixing():
+    cat = catalog(offering("x", ondemand=40.0, reserved=30.0))
+    for mix in (False, True):
+        sc = scenario(mix_pricing=mix, spot_multi_instance=True)
+        choice = cloud.solve_cloud(cloud.build_options(cat, sc, CAL)[0], sc)
+        assert len(choice.mix) == 1  # the cheapest single model wins either way here
+    sc = scenario()
+    options, _ = cloud.build_options(cat, sc, CAL)
+    assert all(v.pure is not None for o in options for n in o.counts for v in o.variants[n])
+
+
+def test_spot_preemptions_lengthen_the_job_by_hand():
+    from planner import reliability
+
+    sc = scenario(tokens="100M", spot_interruptions_per_1000_instance_days=500, spot_restart_minutes=60)
+    sc = sc.model_copy(
+        update={"reliability": sc.reliability.model_copy(update={"interruptions_per_1000_node_days": 0})}
+    )
+    cat = catalog(offering("s", spot=10.0))
+    choice = cloud.solve_cloud(cloud.build_options(cat, sc, CAL)[0], sc)
+    v, hours = choice.variant, choice.option.hours[1]
+    # one instance preempted 0.5 times a day, 1 h each, Young/Daly checkpoints: goodput by hand
+    write_s = 1e9 * 14 / 2e9
+    interval_s = math.sqrt(2 * write_s * 86_400 / 0.5)
+    expected = 1 - write_s / interval_s - 0.5 * interval_s / (86_400 / 0.5) - 3600 * 0.5 / 86_400
+    assert v.goodput == pytest.approx(expected)
+    assert v.wall_hours == pytest.approx(hours / expected)
+    assert choice.cost_usd == pytest.approx(10.0 * hours / expected)
+    assert reliability.goodput(sc.reliability, 1e9, 1).fraction == 1.0  # no node interruptions: spot is all
+
+
+def test_capacity_blocks_are_sold_in_fixed_durations():
+    from planner.costing import capacity_block_days
+
+    days = [capacity_block_days(d) for d in (0.2, 1.0, 13.5, 14.0, 14.01, 21.0, 27.3, 182.0)]
+    assert days == [1, 1, 14, 14, 21, 21, 28, 182]
+    assert capacity_block_days(182.5) is None
+
+
+def test_capacity_block_bills_whole_blocks():
+    cat = catalog(offering("cb", reserved=30.0, reserved_kind="capacity-block"))
+    sc = scenario(tokens="300B", days=30)
+    choice = cloud.solve_cloud(cloud.build_options(cat, sc, CAL)[0], sc)
+    days = choice.variant.wall_hours / 24
+    blocks = math.ceil(days) if days <= 14 else 14 + 7 * math.ceil((days - 14) / 7)
+    assert choice.variant.billed_hours["reserved"] == pytest.approx(blocks * 24)
+    assert choice.cost_usd == pytest.approx(30.0 * choice.count * blocks * 24)
+    described = cloud.describe(choice.option, choice.count, choice.variant, choice.mix, sc, "optimal")
+    assert described.pricing_mix == {"capacity-block": choice.count}
+    assert described.billed_days == {"capacity-block": blocks}
+
+
+def test_shipped_cloud_catalog_corrections():
+    from planner.catalog import load_catalog
+
+    rows = {(r.provider, r.instance): r for r in load_catalog([]).items("cloud")}
+    assert rows[("GCP", "a3-highgpu-8g")].internode_gbps == 800  # GPU NICs, not the 1,000 total with the host NIC
+    assert rows[("GCP", "a3-megagpu-8g")].internode_gbps == 1600
+    assert rows[("AWS", "p5.48xlarge")].ondemand_usd_per_h == 55.04  # after the June 2025 cut
 
 
 def test_budget_too_small_means_no_choice():
@@ -104,6 +177,7 @@ def cloud_problems(draw):
                 gbps=draw(st.sampled_from([100.0, 400.0, 1600.0])),
                 fabric=fabric,
                 gpus=draw(st.sampled_from([4, 8])),
+                reserved_kind=draw(st.sampled_from([None, "capacity-block"])),
                 **prices,
             )
         )
@@ -117,7 +191,12 @@ def cloud_problems(draw):
             "requirement": {"tokens": f"{draw(st.integers(1, 60))}B", "days": 1},
             "target_tflops": draw(st.sampled_from([None, 10, 30])),
             "constraints": {"budget_usd": draw(st.sampled_from([None, 5e3, 5e4]))},
-            "cloud": {"spot_share_max": draw(st.sampled_from([0.0, 0.3, 0.5, 1.0])), "max_instances": 24},
+            "cloud": {
+                "spot_share_max": draw(st.sampled_from([0.0, 0.3, 0.5, 1.0])),
+                "max_instances": 24,
+                "mix_pricing": draw(st.booleans()),
+                "spot_multi_instance": draw(st.booleans()),
+            },
         }
     )
     return catalog(*offerings), sc
@@ -149,8 +228,9 @@ def test_cloud_cli_ranks_and_explains_exclusions(run):
     data = json.loads(run("cloud", CLOUD, "--json").stdout)
     costs = [r["cost_usd"] for r in data["ranking"]]
     assert costs == sorted(costs) and data["choice"]["days"] <= 30
-    assert data["choice"]["cost_usd"] <= costs[0] + 1e-6  # mixing pricing can only help
-    assert data["choice"]["pricing_mix"].get("spot", 0) <= 0.5 * data["choice"]["instances"]
+    assert data["choice"]["cost_usd"] == pytest.approx(costs[0])  # one pricing model per job: the top row
+    assert "spot" not in data["choice"]["pricing_mix"] and len(data["choice"]["pricing_mix"]) == 1
+    assert "Terms assumed:" in result.stdout and "capacity blocks" in result.stdout
 
 
 def test_cloud_workbook(run, tmp_path):
@@ -159,7 +239,13 @@ def test_cloud_workbook(run, tmp_path):
     wb = openpyxl.load_workbook(path)
     assert wb.sheetnames == ["Ranking", "Cost over time", "Excluded"]
     assert wb["Ranking"]._charts and wb["Cost over time"]._charts
-    assert wb["Cost over time"]["B8"].value == "=$B$4*24*A8"
+    assert wb["Cost over time"]["B8"].value == "=$B$5+$B$4*24*A8"
+    # the table ends at the stated calendar days with the stated cost (cached values: no recalculation)
+    choice = json.loads(run("cloud", CLOUD, "--json").stdout)["choice"]
+    values = openpyxl.load_workbook(path, data_only=True)["Cost over time"]
+    rows = [(values.cell(r, 1).value, values.cell(r, 2).value) for r in range(8, values.max_row + 1)]
+    rows = [(d, v) for d, v in rows if isinstance(d, float)]
+    assert rows[-1][0] == pytest.approx(choice["days"]) and rows[-1][1] == pytest.approx(choice["cost_usd"])
 
 
 def test_cloud_infeasible_exits_1(run):
@@ -175,7 +261,9 @@ def test_plan_compare_cloud_reports_break_even(run, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Buy vs rent" in result.stdout and "buying pays off after" in result.stdout
     data = json.loads(run("plan", examples_dir() / "llama-70b-h100.yaml", "--compare-cloud", "-q", "--json").stdout)
-    assert data["cloud_comparison"]["break_even_months"] > 0
+    comparison = data["cloud_comparison"]
+    assert comparison["break_even_months"] > 0 and "spot" not in comparison["cloud"]["pricing_mix"]
+    assert comparison["pricing_compared"] in result.stdout and "spot left out" in result.stdout
     path = tmp_path / "plan.xlsx"
     assert run("plan", examples_dir() / "llama-70b-h100.yaml", "--compare-cloud", "-q", "-o", path).exit_code == 0
     assert "Buy vs rent" in openpyxl.load_workbook(path).sheetnames

@@ -40,12 +40,39 @@ def test_three_tier_fabric_priced_by_hand():
 
 
 def test_energy_and_tco_by_hand():
-    objective = Objective(kind="tco", years=2, usd_per_kwh=0.10, pue=1.5, server_draw_fraction=0.5)
+    objective = Objective(
+        kind="tco",
+        years=2,
+        usd_per_kwh=0.10,
+        pue=1.5,
+        server_draw_fraction=0.5,
+        colocation_usd_per_kw_month=200,
+        support_share_of_capex_per_year=0.05,
+        staff_fte=1.5,
+        staff_usd_per_fte_year=100_000,
+    )
     cost = costing.Cost(capex_usd=1e6, power_w=12_000.0, node_w=10_000.0)
-    # draw 0.5 x 10 kW + 2 kW = 7 kW over 2 x 8760 h at PUE 1.5 and $0.10/kWh
-    assert costing.energy_usd(cost, objective) == pytest.approx(7 * 2 * 8760 * 1.5 * 0.10)
-    assert costing.objective_usd(cost, objective) == pytest.approx(1e6 + 7 * 2 * 8760 * 1.5 * 0.10)
+    # draw 0.5 x 10 kW + 2 kW = 7 kW over 2 x 8760 h at PUE 1.5 and $0.10/kWh = $18,396
+    assert costing.energy_usd(cost, objective) == pytest.approx(18_396)
+    # 12 kW nameplate x $200 per kW-month x 24 months; 5% of $1M x 2 years; 1.5 FTE x $100k x 2 years
+    lines = costing.tco_lines(cost, objective)
+    assert (lines["colocation"], lines["support"], lines["staff"]) == pytest.approx((57_600, 100_000, 300_000))
+    assert costing.objective_usd(cost, objective) == pytest.approx(1e6 + 18_396 + 57_600 + 100_000 + 300_000)
     assert costing.objective_usd(cost, objective.model_copy(update={"kind": "capex"})) == 1e6
+    # per hour of ownership: energy 7 kW x 1.5 x $0.10 = $1.05; colocation 12 x 200 x 12 / 8760; support
+    # 50,000 / 8760; staff 150,000 / 8760
+    per_hour = costing.running_usd_per_hour(12.0, 7.0, 1e6, objective)
+    assert per_hour == pytest.approx(1.05 + (28_800 + 50_000 + 150_000) / 8760)
+
+
+def test_default_tco_lines_are_the_sourced_defaults():
+    objective = Objective(kind="tco", years=5)
+    cost = costing.Cost(capex_usd=10e6, power_w=100_000.0, node_w=90_000.0)
+    lines = costing.tco_lines(cost, objective)
+    # CBRE H2 2025 $194.95/kW-month x 100 kW x 60 months; 8%/yr support x 5 years; no staff unless named
+    assert lines["colocation"] == pytest.approx(194.95 * 100 * 60)
+    assert lines["support"] == pytest.approx(0.08 * 10e6 * 5)
+    assert lines["staff"] == 0
 
 
 def test_included_nics_are_not_charged_again():

@@ -1,10 +1,11 @@
-"""Fabric sizing checked by hand: one switch, two-tier, three-tier, breakout, oversubscription; link choice."""
+"""Fabric sizing checked by hand: one switch, two-tier, three-tier, breakout, oversubscription, rails; link
+choice on parts without connector data."""
 
 from __future__ import annotations
 
 import pytest
 
-from planner import fabric
+from planner import connectors, fabric
 from planner.rows import OpticRow
 
 
@@ -49,6 +50,7 @@ def test_oversubscription_puts_more_ports_down():
 
 
 def optic(sku, kind, gbps, price, reach=3.0, legs=1, fab="any"):
+    """A part without connector data (cage, lanes): links match it on Gbps per leg or engine only."""
     return OpticRow(
         sku=sku,
         name=sku,
@@ -65,30 +67,39 @@ def optic(sku, kind, gbps, price, reach=3.0, legs=1, fab="any"):
     )
 
 
+def ends(nic_gbps: float, port_gbps: float, max_breakout: int = 1):
+    nic = connectors.End("nic", None, 1, None, (), None, gbps=nic_gbps)
+    return nic, connectors.End("switch", None, 1, None, (), None, max_breakout, port_gbps)
+
+
+def node_link(optics, fabric_, nic_gbps, port_gbps, b, length_m, usd_per_w=0.0):
+    nic, switch = ends(nic_gbps, port_gbps, b)
+    link = connectors.cheapest(connectors.node_links(optics, nic, switch, fabric_, length_m), usd_per_w)
+    return link.usd("endpoint"), link.usd("cage"), link.text
+
+
 def test_links_pick_the_cheapest_option_that_reaches():
     optics = [
         optic("DAC400", "dac", 400, 300),
         optic("T400", "transceiver", 400, 500, reach=100),
         optic("F400", "fiber", 400, 50, reach=30),
-        optic("SPLIT800", "dac", 800, 700, legs=2),
+        optic("SPLIT800", "dac", 400, 700, legs=2),  # 800G head, two 400G legs
         optic("T800", "transceiver", 800, 1000, reach=100),
     ]
-    per_endpoint, per_port, text = fabric.node_links(optics, "ib", 400, 400, 1, 3.0)
-    assert (per_endpoint.usd, per_port.usd, text) == (0.0, 300.0, "DAC DAC400")
+    assert node_link(optics, "ib", 400, 400, 1, 3.0) == (0.0, 300.0, "DAC DAC400")
     # 10 m is beyond the DAC: transceiver + fibre at the NIC, transceiver at the switch
-    per_endpoint, per_port, _ = fabric.node_links(optics, "ib", 400, 400, 1, 10.0)
-    assert (per_endpoint.usd, per_port.usd) == (550.0, 500.0)
+    per_endpoint, per_cage, _ = node_link(optics, "ib", 400, 400, 1, 10.0)
+    assert (per_endpoint, per_cage) == (550.0, 500.0)
     # breakout 2 of an 800G port: the splitter serves the port
-    per_endpoint, per_port, text = fabric.node_links(optics, "ib", 400, 800, 2, 3.0)
-    assert (per_endpoint.usd, per_port.usd, text) == (0.0, 700.0, "DAC SPLIT800")
-    uplink, _ = fabric.switch_links(optics, "ib", 400, 30.0)
-    assert uplink.usd == 2 * 500 + 50
+    assert node_link(optics, "ib", 400, 800, 2, 3.0) == (0.0, 700.0, "DAC SPLIT800")
+    uplink = connectors.cheapest(connectors.switch_links(optics, ends(400, 400)[1], "ib", 30.0), unit="uplink")
+    assert uplink.usd("uplink") == 2 * 500 + 50
 
 
 def test_fabric_specific_optics_are_not_used_on_the_other_fabric():
     optics = [optic("ETH-DAC", "dac", 400, 10, fab="roce"), optic("ANY-DAC", "dac", 400, 300)]
-    assert fabric.node_links(optics, "ib", 400, 400, 1, 3.0)[2] == "DAC ANY-DAC"
-    assert fabric.node_links(optics, "roce", 400, 400, 1, 3.0)[2] == "DAC ETH-DAC"
+    assert node_link(optics, "ib", 400, 400, 1, 3.0)[2] == "DAC ANY-DAC"
+    assert node_link(optics, "roce", 400, 400, 1, 3.0)[2] == "DAC ETH-DAC"
 
 
 @pytest.mark.parametrize("tier", [1, 2])
@@ -100,6 +111,6 @@ def test_tco_prices_the_watts_of_a_link():
     optics = [optic("AOC400", "aoc", 400, 300), optic("DAC400", "dac", 400, 320)]
     optics[0] = optics[0].model_copy(update={"power_w": 12.0})
     optics[1] = optics[1].model_copy(update={"power_w": 0.0})
-    assert fabric.node_links(optics, "ib", 400, 400, 1, 3.0)[2] == "AOC AOC400"  # capex: the cheaper cable
+    assert node_link(optics, "ib", 400, 400, 1, 3.0)[2] == "AOC AOC400"  # capex: the cheaper cable
     # over a TCO horizon 12 W cost more than the $20 saved: the DAC wins
-    assert fabric.node_links(optics, "ib", 400, 400, 1, 3.0, usd_per_w=10.0)[2] == "DAC DAC400"
+    assert node_link(optics, "ib", 400, 400, 1, 3.0, usd_per_w=10.0)[2] == "DAC DAC400"

@@ -50,15 +50,18 @@ def test_fabric_restriction_and_alternatives():
     assert ("N100", 1, "SW-A") not in keys  # alternatives are distinct configurations
 
 
-def test_tco_counts_energy():
-    plan = purchase.run(
-        tiny(),
-        scenario(objective={"kind": "tco", "years": 1, "usd_per_kwh": 0.1, "pue": 1.0, "server_draw_fraction": 1.0}),
-        CAL,
-    )
+def test_tco_counts_energy_colocation_support_and_staff():
+    objective = {"kind": "tco", "years": 1, "usd_per_kwh": 0.1, "pue": 1.0, "server_draw_fraction": 1.0}
+    objective |= {"colocation_usd_per_kw_month": 100, "support_share_of_capex_per_year": 0.1, "staff_fte": 0.5}
+    plan = purchase.run(tiny(), scenario(objective=objective), CAL)
+    c = plan.cost
     # nameplate: 4 x 5,000 W servers + 4 x 10 W NICs + 50 W switch (DACs 0 W) = 20,090 W, one year at $0.1/kWh
-    assert plan.cost.energy_usd == pytest.approx(20.09 * 8760 * 0.1)
-    assert plan.cost.objective_usd == pytest.approx(plan.cost.capex_usd + plan.cost.energy_usd)
+    assert c.energy_usd == pytest.approx(20.09 * 8760 * 0.1)
+    assert c.colocation_usd == pytest.approx(20.09 * 100 * 12)  # nameplate kW x $/kW-month x 12 months
+    assert c.support_usd == pytest.approx(0.1 * c.capex_usd)
+    assert c.staff_usd == pytest.approx(0.5 * 96_800)  # BLS median salary, the default
+    assert c.tco_usd == pytest.approx(c.capex_usd + c.energy_usd + c.colocation_usd + c.support_usd + c.staff_usd)
+    assert c.objective_usd == pytest.approx(c.tco_usd) and c.years == 1
 
 
 def test_global_batch_couples_micro_batch_and_scale():
@@ -77,6 +80,7 @@ def test_deadline_sets_node_count():
     plan = purchase.run(tiny(), sc, CAL)
     assert plan.metrics.training_days <= 1.0
     key = {**workload.gpu_columns(tiny(), "T1"), "gpus_per_node": 8, "intra_node_gb_per_s": 300, "micro_batch": 1}
+    key |= {"host_gbps": 16 * 32 * 128 / 130, "host_dram_gb_per_s": float("nan")}  # the server's PCIe 5.0 slot
     key |= {"node_gbps_eff": plan.choice.node_gbps, "fabric": plan.choice.fabric}
     work = workload.scenario_training(tiny(), sc)
     fewer = candidates.evaluate_at(pd.DataFrame([key]), [plan.choice.nodes - 1], work, CAL)
@@ -137,6 +141,16 @@ def random_catalog(draw):
             power_w=draw(st.integers(2, 10)) * 1000,
             max_nics_per_node=draw(st.integers(1, 3)),
             pcie_gen=draw(st.sampled_from([3, 4, 5])),
+            rack_units=draw(st.sampled_from([None, 4, 8])),
+            **draw(
+                st.sampled_from(
+                    [
+                        {},
+                        {"storage_nic": "N0", "storage_nics": 2},
+                        {"storage_nic": "N0", "storage_nics": 1, "storage_nics_included": True},
+                    ]
+                )
+            ),
         )
         for i in range(draw(st.integers(1, 2)))
     ]
@@ -164,9 +178,35 @@ def random_catalog(draw):
             max_breakout=draw(st.sampled_from([1, 2, 4])),
             price_usd=draw(st.integers(2, 40)) * 1000,
             power_w=draw(st.integers(50, 500)),
+            managed=draw(st.sampled_from([None, True, False])),
         )
         for i in range(draw(st.integers(1, 3)))
     ]
+    if draw(st.booleans()):  # management switches: in-band at 100G, out-of-band 48 x 1G
+        switches += [
+            dict(
+                sku="IB-MGMT",
+                name="m",
+                vendor="Acme",
+                fabric="roce",
+                ports=16,
+                port_gbps=100,
+                uses="inband",
+                price_usd=5000,
+                power_w=200,
+            ),
+            dict(
+                sku="OOB",
+                name="o",
+                vendor="Acme",
+                fabric="roce",
+                ports=8,
+                port_gbps=1,
+                uses="oob",
+                price_usd=900,
+                power_w=40,
+            ),
+        ]
     optics = []
     for gbps in speeds:
         optics += [
@@ -211,8 +251,28 @@ def random_catalog(draw):
                 price_usd=draw(st.integers(5, 90)),
                 power_w=0,
             ),
+            dict(
+                sku=f"A{gbps:g}",
+                name="a",
+                kind="aoc",
+                fabric="any",
+                gbps=gbps,
+                reach_m=30,
+                lengths=f"5:A{gbps:g}-5M;30:A{gbps:g}-30M",
+                price_usd=draw(st.integers(100, 900)),
+                power_w=draw(st.integers(0, 5)),
+            ),
         ]
-    return tiny(servers=servers, nics=nics, switches=switches, optics=optics)
+    infra = [
+        dict(sku="RACK", name="r", vendor="Acme", kind="rack", rack_units=42, price_usd=draw(st.integers(500, 3000))),
+        dict(
+            sku="PDU", name="p", vendor="Acme", kind="pdu", capacity_kw=draw(st.sampled_from([11, 22])), price_usd=900
+        ),
+        dict(sku="SM", name="s", vendor="Acme", kind="subnet-manager", rack_units=1, price_usd=7000, power_w=300),
+    ]
+    return tiny(
+        servers=servers, nics=nics, switches=switches, optics=optics, infra=infra if draw(st.booleans()) else []
+    )
 
 
 @st.composite
@@ -242,7 +302,14 @@ def problems(draw):
                 "oversubscription": draw(st.sampled_from([[1.0], [1.0, 2.0]])),
                 "budget_usd": draw(st.sampled_from([None, 2e6, 8e6])),
                 "power_kw": draw(st.sampled_from([None, 100, 400])),
+                "topologies": draw(st.sampled_from([None, ["rail"], ["rail", "leaf-spine"]])),
             },
+            "layout": {
+                "rack_kw": draw(st.sampled_from([12, 40.8])),
+                "racks_per_row": draw(st.sampled_from([2, 8])),
+                "leaf_placement": draw(st.sampled_from(["auto", "end-of-row", "top-of-rack"])),
+            },
+            "include": {name: draw(st.booleans()) for name in ("storage_network", "inband_network", "racks")},
         }
     )
     return catalog, sc

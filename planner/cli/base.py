@@ -106,3 +106,23 @@ micro_batches_option = click.option(
     type=click.IntRange(min=1),
     help="Allowed micro-batch (repeatable).",
 )
+
+confidence_option = click.option(
+    "--confidence",
+    type=click.FloatRange(0.5, 1, min_open=True, max_open=True),
+    help="Plan for the pessimistic outcome reached with this probability, e.g. 0.9: the p10 of the model's "
+    "out-of-source errors (overrides the scenario's confidence).",
+)
+
+quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress or 'wrote FILE' messages on stderr.")
+
+
+def stderr_progress(quiet: bool):
+    """Progress messages ("... step") on stderr, so stdout stays the result; silent with -q."""
+    return (lambda _: None) if quiet else (lambda message: click.echo(f"... {message}", err=True))
+
+
+def wrote(path, quiet: bool = False) -> None:
+    """Confirm a written file on stderr (stdout stays the result)."""
+    if not quiet:
+        click.echo(f"wrote {path}", err=True)

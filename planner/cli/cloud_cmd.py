@@ -10,11 +10,15 @@ from planner.cli.base import (
     Quantity,
     calibration_option,
     catalog_option,
+    confidence_option,
     main,
     micro_batches_option,
     parse_settings,
+    quiet_option,
     set_option,
     solver_option,
+    stderr_progress,
+    wrote,
 )
 
 
@@ -35,8 +39,10 @@ from planner.cli.base import (
 @micro_batches_option
 @solver_option
 @calibration_option
+@confidence_option
 @click.option("-o", "--output", type=click.Path(), help="Write an .xlsx (ranking, cost over time, charts) or .json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@quiet_option
 @set_option
 @catalog_option
 def cloud(scenario: str, **kw) -> None:
@@ -62,6 +68,7 @@ def cloud(scenario: str, **kw) -> None:
     overrides = {
         "constraints.budget_usd": kw.pop("budget"),
         "target_tflops": kw.pop("target_tflops"),
+        "confidence": kw.pop("confidence"),
         "cloud.providers": list(kw.pop("providers")) or None,
         "cloud.regions": list(kw.pop("regions")) or None,
         "cloud.pricing": list(kw.pop("pricings")) or None,
@@ -72,6 +79,8 @@ def cloud(scenario: str, **kw) -> None:
     from planner.calibration import load_calibration
 
     loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
+    quiet = kw.pop("quiet")
+    stderr_progress(quiet)("predicting every offering at every instance count, then the rental MILP")
     result = run_cloud(loaded, loaded_scenario, load_calibration(kw.pop("calibration")), kw.pop("solver"))
     if output:
         if Path(output).suffix.lower() == ".xlsx":
@@ -80,6 +89,7 @@ def cloud(scenario: str, **kw) -> None:
             write_cloud(result, Path(output))
         else:
             write_text_atomic(Path(output), dumps(result.model_dump()) + "\n")
+        wrote(output, quiet)
     click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result))
     if result.choice is None:
         from planner.errors import InfeasibleError

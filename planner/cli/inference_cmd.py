@@ -6,13 +6,27 @@ from pathlib import Path
 
 import click
 
-from planner.cli.base import Quantity, calibration_option, catalog_option, main, solver_option
+from planner.cli.base import (
+    Quantity,
+    calibration_option,
+    catalog_option,
+    main,
+    quiet_option,
+    solver_option,
+    stderr_progress,
+    wrote,
+)
 
 
 @main.command()
 @click.option("--params", type=Quantity("count"), help="Model parameters, e.g. 175B.")
 @click.option("--model", help="A model from models.csv (gives params and architecture).")
-@click.option("--latency", type=Quantity("s"), required=True, help="Latency target per forward pass, e.g. 1s.")
+@click.option(
+    "--latency",
+    type=Quantity("s"),
+    required=True,
+    help="Latency target per generated token (one decode step; prefill and KV cache not modelled), e.g. 1s.",
+)
 @click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Sequences decoded together.")
 @click.option(
     "--weight-bytes",
@@ -30,13 +44,15 @@ from planner.cli.base import Quantity, calibration_option, catalog_option, main,
 @calibration_option
 @click.option("-o", "--output", type=click.Path(), help="Write an .xlsx workbook (or .json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@quiet_option
 @catalog_option
 def inference(**kw) -> None:
-    """The cheapest machines that serve a model too big for GPU memory within a latency target.
+    """The cheapest machines that serve a model too big for GPU memory within a latency target per token.
 
-    Weights that do not fit in HBM stream from DRAM and NVMe over PCIe every forward pass, so latency is
-    bounded by bandwidth; splitting each layer over m machines multiplies bandwidth but adds per-layer
-    all-reduce latency. The machine count is optimised, not assumed.
+    Weights that do not fit in HBM stream from DRAM and NVMe over PCIe every decode step, so the latency per
+    generated token is bounded by bandwidth; splitting each layer over m machines multiplies bandwidth but
+    adds per-layer all-reduce latency. The machine count is optimised, not assumed. Prefill (time to first
+    token) and the KV cache's reads and memory are not modelled.
 
     \b
     Examples:
@@ -68,6 +84,7 @@ def inference(**kw) -> None:
     if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
         raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
     job = Serving(params * kw.pop("weight_bytes"), params, layers, hidden, kw.pop("batch"))
+    quiet = kw.pop("quiet")
     result = plan_inference(
         loaded,
         job,
@@ -78,6 +95,7 @@ def inference(**kw) -> None:
         budget_usd=kw.pop("budget"),
         alternatives=kw.pop("alternatives"),
         solver=kw.pop("solver"),
+        progress=stderr_progress(quiet),
     )
     if output:
         if Path(output).suffix.lower() == ".xlsx":
@@ -86,4 +104,5 @@ def inference(**kw) -> None:
             write_inference(result, Path(output))
         else:
             write_text_atomic(Path(output), dumps(result.model_dump()) + "\n")
+        wrote(output, quiet)
     click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result, kw.pop("explain")))

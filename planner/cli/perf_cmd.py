@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
-from planner.cli.base import Quantity, calibration_option, catalog_option, main
+from planner.cli.base import Quantity, calibration_option, catalog_option, main, wrote
+
+FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")  # planner.assumptions.FABRICS, without importing the model
 
 
 def workload_options(func):
@@ -35,7 +37,35 @@ def workload_options(func):
             help="Gradient communication dtype.",
         ),
         click.option("--hierarchical", is_flag=True, help="Hierarchical collectives: (N-1)/N instead of (n-1)/n."),
-        click.option("--no-checkpointing", is_flag=True, help="Activation checkpointing off (F_hw = F_model)."),
+        click.option(
+            "--framework",
+            type=click.Choice(["deepspeed", "fsdp"], case_sensitive=False),
+            default="deepspeed",
+            show_default=True,
+            help="DeepSpeed ZeRO-3 (ZeRO++ needs it) or PyTorch FSDP: each has its own overlap and collectives.",
+        ),
+        click.option(
+            "--offload",
+            type=click.Choice(["none", "cpu", "nvme"], case_sensitive=False),
+            default="none",
+            show_default=True,
+            help="Optimizer states and step on the host (cpu) or NVMe: frees HBM, adds PCIe and CPU-Adam time.",
+        ),
+        click.option(
+            "--checkpointing",
+            type=click.Choice(["full", "selective", "none"], case_sensitive=False),
+            default="full",
+            show_default=True,
+            help="Activation checkpointing: full re-runs the forward, selective only the attention core.",
+        ),
+        click.option("--no-checkpointing", is_flag=True, help="Same as --checkpointing none."),
+        click.option(
+            "--grad-accum",
+            type=click.IntRange(min=1),
+            default=1,
+            show_default=True,
+            help="Micro-steps per optimizer step.",
+        ),
         click.option("--no-flash-attention", is_flag=True, help="Count the s^2 attention scores in memory."),
         calibration_option,
         click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text."),
@@ -57,7 +87,10 @@ def _workload(loaded, kw: dict):
         micro_batch=kw.pop("micro_batch"),
         seq_len=kw.pop("seq_len"),
         tokens_per_gpu=kw.pop("tokens_per_gpu"),
-        checkpointing=not kw.pop("no_checkpointing"),
+        checkpointing="none" if kw.pop("no_checkpointing") else kw.pop("checkpointing").lower(),
+        framework=kw.pop("framework").lower(),
+        offload=kw.pop("offload").lower(),
+        grad_accum=kw.pop("grad_accum"),
         flash_attention=not kw.pop("no_flash_attention"),
         qwz=kw.pop("qwz") or zeropp,
         hpz=kw.pop("hpz") or zeropp,
@@ -72,14 +105,23 @@ def _workload(loaded, kw: dict):
 @click.option("--node-gbps", type=Quantity("gbps"), help="Total inter-node bandwidth per node, e.g. 800Gbps.")
 @click.option("--nic-gbps", type=Quantity("gbps"), help="Speed of one NIC (with --nics-per-node).")
 @click.option("--nics-per-node", type=click.IntRange(min=1), help="NICs per node (with --nic-gbps).")
-@click.option("--fabric", type=click.Choice(["ib", "roce"], case_sensitive=False), default="ib", show_default=True)
+@click.option(
+    "--fabric",
+    type=click.Choice(FABRICS, case_sensitive=False),
+    default="ib",
+    show_default=True,
+    help="Inter-node fabric: its efficiency and latency (efa, tcpx, tcp: the cloud ones).",
+)
 def predict(**kw) -> None:
-    """Predict achieved TFLOPs/GPU, step time and memory for one ZeRO-3 configuration.
+    """Predict tokens/s, achieved TFLOPs/GPU, step time and memory for one configuration, with the range
+    (p10-p90) leave-one-source-out validation gives for its GPU, framework and fabric.
 
     \b
-    Example (DeepSpeed issue #2928: 176B on 24 DGX-2 nodes at 100 Gbps):
+    Examples (DeepSpeed issue #2928: 176B on 24 DGX-2 nodes at 100 Gbps; FSDP on AWS p5):
       planner predict --params 176B --gpu V100 --gpus 384 --gpus-per-node 16 \
         --node-gbps 100 --fabric ib --tokens-per-gpu 2048
+      planner predict --model Llama-2-70B --gpu H100 --gpus 256 --gpus-per-node 8 \
+        --node-gbps 3200 --fabric efa --framework fsdp --micro-batch 2 --offload cpu
     """
     from planner.analysis import predict as run_predict
     from planner.calibration import load_calibration
@@ -154,6 +196,7 @@ def bandwidth(**kw) -> None:
             raise UsageError(f"-o {output}: the bandwidth report is an .xlsx workbook")
         heading = f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU on {gpus} x {table.iloc[0]['gpu']}"
         write_bandwidth(table, [_needed_record(r) for _, r in answers.iterrows()], heading, calibration, Path(output))
+        wrote(output)
     if as_json:
         click.echo(
             dumps(
@@ -197,6 +240,7 @@ def _needed_record(r) -> dict:
         "ceiling_tflops_per_gpu": r["ceiling_tflops_per_gpu"],
         "fits_memory": bool(r["fits_memory"]),
         "memory_per_gpu_gib": r["memory_per_gpu_gib"],
+        "usable_hbm_gib": r["usable_hbm_gib"],
     }
 
 
@@ -215,7 +259,7 @@ def _needed_line(r, target: float) -> str:
 
 
 @main.command()
-@click.argument("measurements", type=click.Path())
+@click.argument("measurements", nargs=-1, type=click.Path())
 @click.option(
     "-o",
     "--output",
@@ -224,45 +268,98 @@ def _needed_line(r, target: float) -> str:
     show_default=True,
     help="Where to write the calibration file.",
 )
+@click.option("--no-database", is_flag=True, help="Fit your measurements alone, without planner's database.")
+@click.option("--no-cross-validation", is_flag=True, help="Skip leave-one-source-out validation (and so the ranges).")
 @click.option(
     "--tokens-per-gpu", type=Quantity("count"), help="Tokens per GPU per micro-step for rows that do not say."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the fit as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress messages on stderr.")
 @catalog_option
-def calibrate(
-    measurements: str, output: str, tokens_per_gpu: float | None, as_json: bool, catalog_paths: Sequence[str]
-) -> None:
-    """Fit eta_comp, eta_net and overlap to your measured throughput; write a calibration file.
+def calibrate(measurements: Sequence[str], output: str, **kw) -> None:
+    """Fit the model to measured training throughput (planner's database and your runs); write a calibration.
 
-    MEASUREMENTS is a CSV, one run per row, with columns gpu, gpus, gpus_per_node, node_gbps, fabric,
-    params (or model), tokens_per_gpu (or micro_batch and seq_len), and measured_tflops (or a band:
-    tflops_per_gpu_low / tflops_per_gpu_high); optional checkpointing, qwz, hpz, qgz, grad_bytes, note.
+    MEASUREMENTS are CSV files, one run per row, in the columns of planner/data/measurements.csv: gpu,
+    gpus, gpus_per_node, node_gbps, fabric (ib, roce, efa, tcpx, tcp; none on one node), params (or model;
+    layers, hidden, heads, vocab when known), seq_len and micro_batch (or tokens_per_gpu), framework
+    (deepspeed, fsdp), checkpointing (full, selective, none), offload (none, cpu, nvme), qwz, hpz, qgz,
+    grad_bytes, grad_accum, and tokens_per_s_per_gpu (or a band tokens_per_s_low / _high; or, as planner
+    0.1 files, measured_tflops or tflops_per_gpu_low / _high); optional source_group, source, note.
+    Your rows are one more source: the fit weights each source alike, and validation leaves each out.
 
     \b
-    Example (refit the shipped default):
-      planner calibrate measurements.csv --tokens-per-gpu 2048 -o my-cal.json
+    Examples:
+      planner calibrate my-runs.csv -o my-cal.json
       planner predict ... --calibration my-cal.json
+      planner calibrate -o planner/data/calibration_default.json     # refit the shipped default
     """
-    from planner.catalog import load_catalog
-    from planner.fitting import fit_file
-    from planner.report.jsonout import dumps
-    from planner.report.terminal import format_table
-
-    loaded = load_catalog(catalog_paths)
-    calibration, report = fit_file(loaded, Path(measurements), tokens_per_gpu)
+    result = _fit(measurements, kw, validate=not kw.pop("no_cross_validation"))
+    calibration, report, cv = result
     calibration.write(Path(output))
-    if as_json:
-        click.echo(dumps({"calibration": calibration.model_dump(), "points": report.to_dict("records")}))
+    if kw["as_json"]:
+        from planner.report.jsonout import dumps
+
+        points = report.to_dict("records")
+        click.echo(dumps({"calibration": calibration.model_dump(), "points": points}))
         return
-    click.echo(format_table(report.round(2).to_dict("records"), list(report.columns)))
-    fitted = ", ".join(
-        [f"eta_comp[{g}] = {v:.3f}" for g, v in calibration.eta_comp.items()]
-        + [f"eta_net[{f}] = {v:.3f}" for f, v in calibration.eta_net.items()]
-        + [f"overlap = {calibration.overlap:.3f}"]
-    )
-    click.echo(f"\nfitted: {fitted}")
-    click.echo(
-        f"RMS miss: {calibration.fit['rms_miss_tflops']:.2f} TFLOPs/GPU over {len(report)} points "
-        "(for a band: distance outside it)"
-    )
-    click.echo(f"wrote {output}")
+    from planner.report.perf_text import calibration_text
+
+    click.echo(calibration_text(calibration, report, cv))
+    click.echo(f"wrote {output}", err=True)
+
+
+@main.command()
+@click.argument("measurements", nargs=-1, type=click.Path())
+@click.option("--no-database", is_flag=True, help="Validate on your measurements alone.")
+@click.option(
+    "--tokens-per-gpu", type=Quantity("count"), help="Tokens per GPU per micro-step for rows that do not say."
+)
+@click.option("--points", is_flag=True, help="List every point's out-of-source error.")
+@click.option("--json", "as_json", is_flag=True, help="Print the validation as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress messages on stderr.")
+@catalog_option
+def validate(measurements: Sequence[str], **kw) -> None:
+    """Judge the model: per-source error of the fit, and leave-one-source-out cross-validation (fit without a
+    source, predict it) over planner's measurement database and your CSVs.
+
+    \b
+    Examples:
+      planner validate
+      planner validate my-runs.csv --points
+    """
+    show_points = kw.pop("points")
+    calibration, report, cv = _fit(measurements, kw, validate=True)
+    if cv is None:
+        from planner.errors import UsageError
+
+        raise UsageError("cross-validation needs measurements from at least two sources")
+    if kw["as_json"]:
+        from planner.fitting import summary
+        from planner.report.jsonout import dumps
+
+        by_publication = calibration.fit.get("leave_one_publication_out")
+        click.echo(
+            dumps(
+                {
+                    "in_sample": summary(report),
+                    "leave_one_source_out": summary(cv),
+                    "leave_one_publication_out": by_publication,
+                }
+            )
+        )
+        return
+    from planner.report.perf_text import validation_text
+
+    by_publication = calibration.fit.get("leave_one_publication_out")
+    click.echo(validation_text(report, cv, show_points, by_publication))
+
+
+def _fit(measurements: Sequence[str], kw: dict, validate: bool):
+    from planner.catalog import load_catalog
+    from planner.fitting import calibrate as run_calibration
+
+    quiet = kw.pop("quiet")
+    progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
+    loaded = load_catalog(kw.pop("catalog_paths"))
+    paths = [Path(m) for m in measurements]
+    return run_calibration(loaded, paths, not kw.pop("no_database"), kw.pop("tokens_per_gpu"), validate, progress)

@@ -11,11 +11,14 @@ from planner.cli.base import (
     Quantity,
     calibration_option,
     catalog_option,
+    confidence_option,
     main,
     micro_batches_option,
     parse_settings,
     set_option,
     solver_option,
+    stderr_progress,
+    wrote,
 )
 
 
@@ -29,7 +32,11 @@ from planner.cli.base import (
 @click.option("--gpus", "fixed_gpus", type=click.IntRange(min=1), help="Require exactly this many GPUs.")
 @click.option("--gpu", "allowed_gpus", multiple=True, help="Allowed GPU (repeatable); overrides constraints.gpus.")
 @click.option(
-    "--fabric", "fabrics", multiple=True, type=click.Choice(["ib", "roce"]), help="Allowed fabric (repeatable)."
+    "--fabric",
+    "fabrics",
+    multiple=True,
+    type=click.Choice(["ib", "roce", "spectrum-x"]),
+    help="Allowed fabric (repeatable): ib, roce (lossless RoCE), spectrum-x.",
 )
 @micro_batches_option
 @click.option("--global-batch", type=click.IntRange(min=1), help="Override workload.global_batch.")
@@ -42,6 +49,7 @@ from planner.cli.base import (
     "--alternatives", type=click.IntRange(min=0), default=3, show_default=True, help="Next-best distinct plans to list."
 )
 @calibration_option
+@confidence_option
 @click.option(
     "-o",
     "--output",
@@ -80,6 +88,7 @@ def _overrides(kw: dict) -> dict:
     zeropp = kw.pop("zeropp")
     return {
         "target_tflops": kw.pop("target_tflops"),
+        "confidence": kw.pop("confidence"),
         "constraints.budget_usd": kw.pop("budget"),
         "constraints.power_kw": kw.pop("power_kw"),
         "constraints.max_nodes": kw.pop("max_nodes"),
@@ -114,7 +123,7 @@ def _run_plan(path: str, kw: dict) -> None:
     loaded = load_catalog([*loaded_scenario.catalogs, *kw.pop("catalog_paths")])
     calibration = load_calibration(kw.pop("calibration"))
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
-    progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
+    progress = stderr_progress(quiet)
     result = run(
         loaded,
         loaded_scenario,
@@ -142,6 +151,7 @@ def _run_plan(path: str, kw: dict) -> None:
         else:
             text = document if suffix == ".json" else bom_csv(result)
             write_text_atomic(Path(target), text if text.endswith("\n") else text + "\n")
+        wrote(target, quiet)
     click.echo(document if as_json else render(result))
     if compare and not as_json:
         from planner.report.cloud_text import render_comparison
@@ -170,13 +180,14 @@ def _workbook_context(catalog, scenario, plan, calibration, comparison):
 
 
 def _compare_cloud(catalog, scenario, calibration, plan, solver, progress):
-    from planner.cloud import cheapest_per_token, compare
+    from planner.cloud import cheapest_per_token, compare, like_for_like
     from planner.cloud import run as run_cloud
 
-    progress("best cloud option for the same scenario")
-    choice = run_cloud(catalog, scenario, calibration, solver).choice
+    progress("best cloud option for the same scenario (on-demand, reserved and capacity blocks)")
+    like = like_for_like(scenario)
+    choice = run_cloud(catalog, like, calibration, solver).choice
     if choice is None:
-        choice = cheapest_per_token(catalog, scenario, calibration, plan.metrics.tokens_per_s)
+        choice = cheapest_per_token(catalog, like, calibration, plan.metrics.tokens_per_s)
     if choice is None:
         return None
-    return compare(plan.cost, plan.metrics.tokens_per_s, choice, scenario)
+    return compare(plan, choice, like)

@@ -1,11 +1,16 @@
 """The purchase MILP (docs/plan.md section 3), built with pulp from the candidate table.
 
 Sets and data: candidates k (candidates.py), each with a node range [lo_k, hi_k] (or an explicit list V_k of
-allowed node counts when a global batch fixes grad_accum), e_k endpoints (NIC ports) per node, switch ports
-p_k, breakout b_k, leaf down/up ports d_k/u_k, aggregation down-ports a_k, and cost/power coefficients.
+allowed node counts when a global batch fixes grad_accum) and the parameters of its designs (design.py):
+e_k endpoints (NIC ports) per node, switch ports p_k, breakout b_k, endpoints per switch cage c_k, leaf
+down/up ports d_k/u_k, aggregation down-ports a_k, the topology (rail-optimised or leaf-spine, leaves on top
+of each rack or in the rows), nodes per rack, the storage, in-band, out-of-band and subnet-manager designs,
+and the cost and power coefficients of every priced quantity.
 
-Variables: z_k in {0,1} picks one candidate; integer n_k nodes; integer D_k switch down-ports; integer switch
-counts per tier. Every coefficient is a catalog price or power (costing.configuration_cost), so the
+Variables: z_k in {0,1} picks one candidate; integer n_k nodes; an integer per sized quantity (down-ports,
+cages, switches per tier, scalable units, racks, rows, storage leaves and spines, management switches). Each
+constraint is the linear form of a closed-form rule of planner/sizing.py, so at the optimum every quantity
+equals its closed form and every coefficient is a catalog price or power (costing.configuration_cost): the
 objective is the bill of materials.
 """
 
@@ -27,9 +32,14 @@ from planner.workload import Requirements
 class CandidateVars:
     z: pulp.LpVariable
     nodes: pulp.LpAffineExpression
-    down_ports: pulp.LpVariable | int = 0
-    switches: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
-    uplinks: pulp.LpAffineExpression | int = 0
+    n_hi: int = 0
+    q: dict[str, object] = field(default_factory=dict)  # quantity name -> variable or expression
+
+    @property
+    def priced(self) -> dict[str, object]:
+        from planner.sizing import PRICED
+
+        return {name: self.q.get(name, 0) for name in PRICED}
 
 
 @dataclass
@@ -41,29 +51,36 @@ class Model:
 
 @dataclass(frozen=True)
 class Solution:
-    """The picked candidate (its position in the table given) and its integer quantities."""
+    """The picked candidate (its position in the table given) and its node count."""
 
     k: int
     nodes: int
-    down_ports: int
-    switches: dict[str, int]
-    uplinks: int
     result: SolveResult
 
 
 def create_model(candidates: pd.DataFrame, req: Requirements, objective, constraints) -> Model:
-    """min capex (or capex + energy over the horizon) s.t. one configuration, its fabric, budget, power."""
+    """min capex (or capex + energy over the horizon) s.t. one configuration, its designs, budget, power."""
     problem = pulp.LpProblem("cluster_plan", pulp.LpMinimize)
     rows = candidates.to_dict("records")
     variables = {k: define_node_count(problem, k, row, req) for k, row in enumerate(rows)}
     for k, row in enumerate(rows):
-        define_fabric(problem, k, row, variables[k])
+        cv = variables[k]
+        define_racks(problem, k, row, cv)
+        define_fabric(problem, k, row, cv)
+        define_storage(problem, k, row, cv)
+        define_management(problem, k, row, cv)
+        define_network_racks(problem, k, row, cv)
+        define_oob(problem, k, row, cv)
     define_one_configuration(problem, variables)
     cost = define_cost(rows, variables)
     define_objective(problem, cost, objective)
     define_budget(problem, cost, constraints.budget_usd)
     define_power_cap(problem, cost, constraints.power_kw)
     return Model(problem, variables, cost)
+
+
+def _int(problem: pulp.LpProblem, name: str, k: int, up: float | None = None) -> pulp.LpVariable:
+    return new_var(problem, var_name(name, k), 0, up)
 
 
 def define_node_count(problem: pulp.LpProblem, k: int, row: dict, req: Requirements) -> CandidateVars:
@@ -75,46 +92,152 @@ def define_node_count(problem: pulp.LpProblem, k: int, row: dict, req: Requireme
         n = new_var(problem, var_name("n", k), 0, row["n_hi"])
         problem += n >= row["n_lo"] * z, var_name("nodes_min", k)
         problem += n <= row["n_hi"] * z, var_name("nodes_max", k)
-        return CandidateVars(z, pulp.lpSum([n]))
+        return CandidateVars(z, pulp.lpSum([n]), int(row["n_hi"]))
     y = {v: new_var(problem, var_name("y", k, v), 0, 1, "Binary") for v in allowed}
     problem += pulp.lpSum(y.values()) == z, var_name("nodes_pick", k)
-    return CandidateVars(z, pulp.lpSum(v * y[v] for v in allowed))
+    return CandidateVars(z, pulp.lpSum(v * y[v] for v in allowed), max(allowed))
+
+
+def define_racks(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
+    """npr_k R_k >= n_k compute racks."""
+    racks = _int(problem, "Rc", k)
+    problem += int(row["nodes_per_rack"]) * racks >= cv.nodes, var_name("compute_racks", k)
+    cv.q["compute_racks"] = racks
 
 
 def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
-    """Switch sizing as linear constraints (fabric.size_arrays gives the same integers in closed form):
-      b_k D_k >= e_k n_k                                   down-ports for all endpoints (breakout b_k)
-      tier 1:  D_k <= p_k z_k, one switch                  (z_k itself)
-      tier 2:  d_k L_k >= D_k, L_k <= p_k z_k, p_k S_k >= u_k L_k              leaves, spines
-      tier 3:  d_k L_k >= D_k, a_k A_k >= u_k L_k, p_k C_k >= (p_k - a_k) A_k  leaves, aggregation, core
+    """The compute fabric (fabric.size_arrays gives the same integers in closed form):
+      b_k D_k >= e_k n_k                                   logical down-ports for all endpoints
+      c_k K_k >= e_k n_k  (rails: K_k = r_k K'_k, c_k K'_k >= e_rail n_k)   switch cages used
+      tier 1:  D_k <= p_k z_k, one switch
+      leaves:  d_k L_k >= D_k;  rail: L_k = r_k sigma_k, SU_k sigma_k >= n_k;  on top of racks: L_k >= l_k R_k
+      tier 2:  p_k S_k >= u_k L_k;  tier 3: a_k A_k >= u_k L_k, p_k C_k >= (p_k - a_k) A_k
     Uplinks (switch-to-switch links) = u_k L_k (+ (p_k - a_k) A_k)."""
     tier = int(row["tier"])
     if tier == 0:
         return
-    p, b = int(row["switch_ports"]), int(row["breakout"])
+    p, b, e = int(row["switch_ports"]), int(row["breakout"]), int(row["endpoints_per_node"])
     d, u, a = leaf_split_columns(row)
-    cap = int(fabric.max_down_ports(tier, p, row["oversubscription"]))
-    D = new_var(problem, var_name("D", k), 0, cap)
-    problem += b * D >= row["endpoints_per_node"] * cv.nodes, var_name("ports", k)
+    cap = int(fabric.max_down_ports(tier, p, row["oversubscription"], int(row["ports_per_cage"])))
+    D = _int(problem, "D", k, cap)
+    problem += b * D >= e * cv.nodes, var_name("ports", k)
     problem += cap * cv.z >= D, var_name("capacity", k)
-    cv.down_ports = D
+    cv.q["down_ports"] = D
+    rail = bool(row["rail"]) and tier >= 2
+    c = int(row["cage_endpoints"])
+    if rail:
+        per_rail = _int(problem, "Kr", k)
+        problem += c * per_rail >= int(row["rail_endpoints"]) * cv.nodes, var_name("rail_cages", k)
+        cv.q["cages"] = int(row["rails"]) * per_rail
+    else:
+        cages = _int(problem, "K", k)
+        problem += c * cages >= e * cv.nodes, var_name("cages", k)
+        cv.q["cages"] = cages
     if tier == 1:
-        cv.switches = {"leaf": pulp.lpSum([cv.z])}
+        cv.q["switches"], cv.q["leaf"] = pulp.lpSum([cv.z]), pulp.lpSum([cv.z])
         return
-    leaves = new_var(problem, var_name("L", k), 0, -(-cap // d))
-    problem += d * leaves >= D, var_name("leaves", k)
+    leaves = _leaves(problem, k, row, cv, D, d, rail)
+    problem += leaves <= int(fabric.max_leaves(tier, p)) * cv.z, var_name("leaf_max", k)
     if tier == 2:
-        spines = new_var(problem, var_name("S", k))
-        problem += leaves <= p * cv.z, var_name("leaf_max", k)
+        spines = _int(problem, "S", k)
         problem += p * spines >= u * leaves, var_name("spines", k)
-        cv.switches, cv.uplinks = {"leaf": 1 * leaves, "spine": 1 * spines}, u * leaves
+        cv.q["switches"], cv.q["uplinks"] = leaves + spines, u * leaves
+    else:
+        aggs, cores = _int(problem, "A", k), _int(problem, "C", k)
+        problem += a * aggs >= u * leaves, var_name("aggs", k)
+        problem += p * cores >= (p - a) * aggs, var_name("cores", k)
+        cv.q["switches"], cv.q["uplinks"] = leaves + aggs + cores, u * leaves + (p - a) * aggs
+    cv.q["leaf"] = leaves
+
+
+def _leaves(problem, k: int, row: dict, cv: CandidateVars, down_ports, d: int, rail: bool):
+    leaves = _int(problem, "L", k)
+    if rail:
+        sus = _int(problem, "SU", k)
+        problem += int(row["su_nodes"]) * sus >= cv.nodes, var_name("scalable_units", k)
+        problem += leaves == int(row["rails"]) * sus, var_name("rail_leaves", k)
+        cv.q["sus"] = sus
+    elif row["tor"]:
+        problem += leaves >= int(row["rack_leaves"]) * cv.q["compute_racks"], var_name("rack_leaves", k)
+    else:
+        problem += d * leaves >= down_ports, var_name("leaves", k)
+    return leaves
+
+
+def define_storage(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
+    """Storage leaves of d_s down-ports; spines and uplinks only when there are two leaves or more:
+    d_s L_s >= s n_k,  c_s K_s >= s n_k,  L_s <= 1 + M w_k,  p_s S_s >= u_s L_s - u_s M (1 - w_k),
+    U_s >= u_s L_s - u_s M (1 - w_k)   (w_k binary: a second leaf brings the spines)."""
+    s = int(row["storage_ports_per_node"])
+    if int(row["tier"]) == 0 or s == 0:
         return
-    aggs = new_var(problem, var_name("A", k))
-    cores = new_var(problem, var_name("C", k))
-    problem += a * aggs >= u * leaves, var_name("aggs", k)
-    problem += p * cores >= (p - a) * aggs, var_name("cores", k)
-    cv.switches = {"leaf": 1 * leaves, "spine": 1 * aggs, "core": 1 * cores}
-    cv.uplinks = u * leaves + (p - a) * aggs
+    ports = s * cv.nodes
+    d, up, p = int(row["storage_down"]), int(row["storage_up"]), int(row["storage_switch_ports"])
+    big = -(-s * cv.n_hi // d) + 1
+    leaves, spines, uplinks = _int(problem, "Ls", k), _int(problem, "Ss", k), _int(problem, "Us", k)
+    cages = _int(problem, "Ks", k)
+    spread = new_var(problem, var_name("ws", k), 0, 1, "Binary")
+    problem += d * leaves >= ports, var_name("storage_leaves", k)
+    problem += int(row["storage_cage_endpoints"]) * cages >= ports, var_name("storage_cages", k)
+    problem += leaves <= 1 + big * spread, var_name("storage_spread", k)
+    problem += p * spines >= up * leaves - up * big * (1 - spread), var_name("storage_spines", k)
+    problem += uplinks >= up * leaves - up * big * (1 - spread), var_name("storage_uplinks", k)
+    cv.q |= {"storage_ports": ports, "storage_cages": cages, "storage_switches": leaves + spines}
+    cv.q["storage_uplinks"] = uplinks
+
+
+def define_management(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
+    """In-band switches d_i Q_i >= i n_k; subnet managers: a fixed count per picked fabric."""
+    if int(row["tier"]) == 0:
+        return
+    i = int(row["inband_ports_per_node"])
+    if i:
+        switches = _int(problem, "Qi", k)
+        problem += int(row["inband_down"]) * switches >= i * cv.nodes, var_name("inband", k)
+        cv.q |= {"inband_ports": i * cv.nodes, "inband_switches": switches}
+    cv.q["ufm"] = int(row["ufm_count"]) * cv.z
+
+
+def define_network_racks(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
+    """Rows of compute racks, each with a network rack, and enough network racks for the network gear:
+    rpr rows >= R_c;  R_n >= rows;  usable_U R_n >= sum units;  rack_W R_n >= sum watts."""
+    if int(row["tier"]) == 0:
+        cv.q["network_racks"] = 0
+        return
+    rows_ = _int(problem, "rows", k)
+    if row["row_network_rack"]:
+        problem += int(row["racks_per_row"]) * rows_ >= cv.q["compute_racks"], var_name("rows", k)
+    racks = _int(problem, "Rn", k)
+    q = cv.q
+    in_rows = q.get("switches", 0) - (q.get("leaf", 0) if row["tor"] else 0)
+    parts = [
+        (in_rows, row["switch_units"], row["switch_w"]),
+        (q.get("storage_switches", 0), row["storage_switch_units"], row["storage_switch_w"]),
+        (q.get("inband_switches", 0), row["inband_switch_units"], row["inband_switch_w"]),
+        (q.get("ufm", 0), row["ufm_units"], row["ufm_w"]),
+    ]
+    problem += racks >= rows_, var_name("row_racks", k)
+    problem += (
+        int(row["usable_units"]) * racks >= pulp.lpSum(x * float(un) for x, un, _ in parts),
+        var_name("net_space", k),
+    )
+    problem += float(row["rack_w"]) * racks >= pulp.lpSum(x * float(w) for x, _, w in parts), var_name("net_power", k)
+    q["network_racks"] = racks
+
+
+def define_oob(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
+    """One out-of-band port per node, switch, appliance and PDU: p_o Q_o >= ports."""
+    per_switch = int(row["oob_ports_per_switch"])
+    if int(row["tier"]) == 0 or not per_switch:
+        return
+    q = cv.q
+    pdus = 0
+    if row["count_pdus"]:
+        pdus = int(row["pdus_compute"]) * q["compute_racks"] + int(row["pdus_network"]) * q["network_racks"]
+    ports = cv.nodes + q.get("switches", 0) + q.get("storage_switches", 0) + q.get("inband_switches", 0)
+    switches = _int(problem, "Qo", k)
+    problem += per_switch * switches >= ports + q.get("ufm", 0) + pdus, var_name("oob", k)
+    q["oob_switches"] = switches
 
 
 def define_one_configuration(problem: pulp.LpProblem, variables: dict[int, CandidateVars]) -> None:
@@ -125,10 +248,7 @@ def define_one_configuration(problem: pulp.LpProblem, variables: dict[int, Candi
 def define_cost(rows: list[dict], variables: dict[int, CandidateVars]) -> costing.Cost:
     """capex and power summed over candidates, each by costing.configuration_cost on its variables."""
     parts = [
-        costing.configuration_cost(
-            row, cv.nodes, cv.down_ports, pulp.lpSum(cv.switches.values()) if cv.switches else 0, cv.uplinks
-        )
-        for row, cv in zip(rows, variables.values(), strict=True)
+        costing.configuration_cost(row, cv.nodes, **cv.priced) for row, cv in zip(rows, variables.values(), strict=True)
     ]
     return costing.Cost(
         pulp.lpSum(p.capex_usd for p in parts),
@@ -170,12 +290,4 @@ def optimize(
     picked = chosen({k: v.z for k, v in model.vars.items()})
     if len(picked) != 1:
         raise SolverError(f"solver {result.solver} returned {len(picked)} configurations instead of one")
-    cv = model.vars[picked[0]]
-    return Solution(
-        k=picked[0],
-        nodes=integer_value(cv.nodes),
-        down_ports=integer_value(cv.down_ports),
-        switches={t: integer_value(e) for t, e in cv.switches.items()},
-        uplinks=integer_value(cv.uplinks),
-        result=result,
-    )
+    return Solution(k=picked[0], nodes=integer_value(model.vars[picked[0]].nodes), result=result)

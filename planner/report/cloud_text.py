@@ -18,6 +18,7 @@ def render(result: CloudPlan) -> str:
             f"micro-batch {c.micro_batch}, pricing {mix}",
             f"           {c.tflops_per_gpu:.1f} TFLOPs/GPU, {c.tokens_per_s:,.0f} tokens/s{days}, "
             f"{format_usd(c.usd_per_h)}/h, {result.cost_basis} {format_usd(c.cost_usd)}",
+            *_schedule(c),
             "",
         ]
     else:
@@ -33,6 +34,7 @@ def render(result: CloudPlan) -> str:
             }
             for r in result.ranking
         ]
+        blocks = any(r.billed_days is not None and r.billed_days > (r.days or 0) + 1e-9 for r in result.ranking)
         columns = [
             "offering",
             "gpu",
@@ -42,27 +44,47 @@ def render(result: CloudPlan) -> str:
             "fabric",
             "tflops",
             "days",
+            *(["billed_days"] if blocks else []),
             "usd_per_h",
             "cost_usd",
             "usd_per_pflop_day",
         ]
+        for record, r in zip(records, result.ranking, strict=True):  # blank where billing is by the hour
+            whole = r.billed_days is not None and r.billed_days > (r.days or 0) + 1e-9
+            record["billed_days"] = f"{r.billed_days:g}" if whole else None
         out += [format_table(records, columns, max_width=60)]
     if result.excluded:
         out += ["", "Excluded:"]
         out += [f"  {e.provider} {e.instance} ({e.region}, {e.gpu}): {e.reason}" for e in result.excluded]
+    out += ["", "Terms assumed:"] + [f"  - {t}" for t in result.terms]
     out += [
         "",
-        "$/PFLOP-day counts model FLOPs (useful work); spot capacity and interruptions are not modelled.",
+        "$/PFLOP-day counts model FLOPs (useful work) at the rental's hourly rate.",
         f"calibration: {result.calibration}",
     ]
     return "\n".join(out)
 
 
+def _schedule(c) -> list[str]:
+    """Calendar days with interruptions, and what is billed beyond them (whole Capacity Blocks)."""
+    lines = []
+    if c.goodput is not None and c.uninterrupted_days is not None:
+        lines.append(
+            f"           {c.uninterrupted_days:.1f} days uninterrupted / goodput {c.goodput:.1%} = {c.days:.1f} "
+            f"calendar days, {c.interruptions_expected or 0:.0f} interruptions expected"
+        )
+    billed = [f"{p} {d:g} days" for p, d in c.billed_days.items() if c.days is not None and d > c.days + 1e-9]
+    if billed:
+        lines.append(f"           billed: {', '.join(billed)} (whole blocks, paid up front)")
+    return lines
+
+
 def render_comparison(comparison: BuyVsRent) -> str:
     c = comparison.cloud
     buy = (
-        f"capex {format_usd(comparison.purchase_capex_usd)}, energy "
-        f"{format_usd(comparison.purchase_energy_usd_per_h)}/h, TCO {format_usd(comparison.purchase_tco_usd)}"
+        f"capex {format_usd(comparison.purchase_capex_usd)}, then {format_usd(comparison.purchase_running_usd_per_h)}"
+        f"/h to run (energy {format_usd(comparison.purchase_energy_usd_per_h)}/h, colocation, support, staff); "
+        f"TCO {format_usd(comparison.purchase_tco_usd)}"
     )
     mix = ", ".join(f"{n} {p}" for p, n in c.pricing_mix.items())
     rent = (
@@ -70,7 +92,8 @@ def render_comparison(comparison: BuyVsRent) -> str:
         f"throughput as the purchase costs {format_usd(comparison.rent_same_throughput_usd_per_h)}/h"
     )
     lines = [
-        "Buy vs rent (same throughput):",
+        f"Buy vs rent (same throughput, against {comparison.pricing_compared} pricing; spot left out: a "
+        "purchased cluster is not preempted):",
         f"  buy      {buy}",
         f"  rent     {rent}",
         f"  verdict  {comparison.note}",

@@ -28,7 +28,7 @@ def render(result: InferencePlan, explain: bool) -> str:
         f"GiB DRAM per machine{storage}){network}",
         f"  weights      per machine: {w['hbm']:,.1f} GB in HBM, {w['dram']:,.1f} GB in DRAM, "
         f"{w['nvme']:,.1f} GB on NVMe",
-        f"  latency      {c.latency_s:.3g} s per forward pass, bound by {c.bottleneck}",
+        f"  latency      {c.latency_s:.3g} s per generated token (one decode step), bound by {c.bottleneck}",
         f"  streaming    {c.streaming_gb_per_s:,.0f} GB/s across all machines",
         f"  cost         {format_usd(c.usd)}, {c.power_kw:.1f} kW nameplate",
     ]
@@ -83,5 +83,10 @@ def render(result: InferencePlan, explain: bool) -> str:
                 max_width=90,
             ),
         ]
-    out += ["", f"calibration: {result.calibration}"]
+    out += [
+        "",
+        "Latency is per generated token: each decode step reads every weight once. Prefill (time to first "
+        "token) and the KV cache (its reads and its memory) are not modelled.",
+        f"calibration: {result.calibration}",
+    ]
     return "\n".join(out)

@@ -6,22 +6,25 @@ import math
 
 import pandas as pd
 
-from planner.assumptions import COLLECTIVES_PER_LAYER
+from planner import binding
 from planner.report.terminal import format_table
 from planner.units import format_count, format_gbps
 
-FABRIC_LABEL = {"ib": "IB", "roce": "RoCE"}
-
-BINDING_TEXT = {
-    "compute": "compute: the GPUs are busy more than the network; more bandwidth buys little",
-    "bandwidth": "network bandwidth: communication takes longer than compute; a faster node link helps",
-    "latency": "collective latency: many small collectives; larger micro-batches or fewer nodes help",
-    "nvlink": "NVLink: intra-node traffic takes longest",
-    "memory": "memory: the configuration does not fit in GPU memory",
+FABRIC_LABEL = {
+    "ib": "IB",
+    "roce": "RoCE",
+    "spectrum-x": "Spectrum-X",
+    "efa": "EFA",
+    "tcpx": "TCPX",
+    "tcp": "TCP",
+    "none": "none",
 }
+FRAMEWORK_LABEL = {"deepspeed": "DeepSpeed ZeRO-3", "fsdp": "PyTorch FSDP"}
 
 
 def _s(seconds: float) -> str:
+    if seconds < 1e-6:
+        return "0 s"
     return f"{seconds:.3g} s" if seconds >= 0.01 else f"{seconds * 1e3:.3g} ms"
 
 
@@ -32,10 +35,12 @@ def _line(label: str, value: str = "", detail: str = "") -> str:
 def _headline(r: dict) -> str:
     model = r.get("model_name") or f"{format_count(r['params'])} params"
     zeropp = [k for k in ("qwz", "hpz", "qgz") if r[k]]
+    offload = "" if r.get("offload", "none") == "none" else f", optimizer offloaded to {r['offload']}"
     return (
-        f"ZeRO-3 micro-step: {model} on {int(r['gpus'])} x {r['gpu']} ({int(r['nodes'])} nodes x "
+        f"{FRAMEWORK_LABEL[r.get('framework', 'deepspeed')]} micro-step: {model} on {int(r['gpus'])} x {r['gpu']} "
+        f"({int(r['nodes'])} nodes x "
         f"{int(r['gpus_per_node'])}), {r['tokens_per_gpu']:,.0f} tokens/GPU, {FABRIC_LABEL[r['fabric']]} "
-        f"{format_gbps(r['node_gbps'])} per node" + (f", ZeRO++ {'+'.join(zeropp)}" if zeropp else "")
+        f"{format_gbps(r['node_gbps'])} per node" + (f", ZeRO++ {'+'.join(zeropp)}" if zeropp else "") + offload
     )
 
 
@@ -53,10 +58,15 @@ def explain(r: dict, calibration_source: str) -> str:
         nvlink += " (NVLink bandwidth unknown: not counted)"
     compute = (
         f"{r['hw_flops_per_gpu'] / 1e15:.3g} PFLOP per GPU at {r['peak_tflops']:g} TFLOPs peak "
-        f"x eta_comp {r['eta_comp']:.3f}" + ("" if r["checkpointing"] else " (no activation checkpointing)")
+        f"x eta_comp {r['eta_comp']:.3f} (h = {r['hidden']:,.0f}), {r['checkpointing']} activation checkpointing"
     )
     fits = "fits" if r["fits_memory"] else "DOES NOT FIT"
-    collectives = r["layers"] * COLLECTIVES_PER_LAYER.value
+    collectives = r["collectives_per_step"]
+    per_gpu = r["tokens_per_s_point"] / r["gpus"]
+    low, high = r["tokens_per_s_p10"] / r["gpus"], r["tokens_per_s_p90"] / r["gpus"]
+    extra = []
+    if r.get("t_offload_s", 0) > 0:
+        extra.append(_line("offload", _s(r["t_offload_s"]), "PCIe copies and CPU-Adam, per micro-step"))
     lines = [
         _headline(r),
         "",
@@ -71,8 +81,15 @@ def explain(r: dict, calibration_source: str) -> str:
         _line("  latency", _s(r["t_comm_latency_s"]), f"{collectives:.0f} collectives x NCCL ring latency"),
         _line("overlap", f"{r['overlap']:.2f}", "of the shorter phase hidden behind the longer"),
         _line("exposed comm", _s(r["t_comm_exposed_s"])),
+        *extra,
+        _line("overhead", _s(r["t_overhead_s"]), "fixed per micro-step (fitted)"),
         _line("step", _s(r["t_step_s"])),
         "",
+        _line(
+            "tokens/s/GPU",
+            f"{per_gpu:,.0f}",
+            f"range {low:,.0f} - {high:,.0f} (p10-p90 of out-of-source errors for this GPU, framework, fabric)",
+        ),
         _line(
             "achieved", f"{r['achieved_tflops_per_gpu']:.1f}", "TFLOPs per GPU (hardware FLOPs, as DeepSpeed reports)"
         ),
@@ -82,7 +99,7 @@ def explain(r: dict, calibration_source: str) -> str:
             f"{r['memory_per_gpu_gib']:.1f} GiB",
             f"per GPU of {r['usable_hbm_gib']:.1f} GiB usable ({r['hbm_gib']:g} GiB HBM): {fits}",
         ),
-        _line("binding", "", BINDING_TEXT[r["binding"]]),
+        _line("binding", "", binding.advice(r["binding"], r["t_comm_exposed_s"], r["t_step_s"])),
         "",
         f"  calibration: {calibration_source}",
     ]
@@ -100,3 +117,60 @@ def sweep_table(table: pd.DataFrame) -> str:
         records.append(record)
     columns = ["node_gbps", "IB", "RoCE", "IB +ZeRO++", "RoCE +ZeRO++"]
     return format_table(records, columns)
+
+
+# ---------------------------------------------------------------- calibration and validation
+
+
+def calibration_text(calibration, report: pd.DataFrame, cv: pd.DataFrame | None) -> str:
+    """The fitted parameters, and the error in sample and out of source."""
+    lines = ["Fitted parameters:"]
+    lines += [f"  {name:<28} {value:.4g}" for name, value in calibration.fit["parameters"].items()]
+    lines += ["", validation_text(report, cv, False, calibration.fit.get("leave_one_publication_out"))]
+    return "\n".join(lines)
+
+
+def validation_text(
+    report: pd.DataFrame, cv: pd.DataFrame | None, show_points: bool, by_publication: dict | None = None
+) -> str:
+    """Per-source error in sample and leave-one-source-out, with the headline medians."""
+    from planner.fitting import summary
+
+    inside = summary(report)
+    records = [
+        {"source": g, "points": int(r["size"]), "in_sample_median": f"{r['median'] * 100:.1f}%"}
+        for g, r in inside["per_source"].items()
+    ]
+    lines = []
+    if cv is not None:
+        out = summary(cv)["per_source"]
+        for rec in records:
+            o = out[rec["source"]]
+            rec["out_of_source_median"] = f"{o['median'] * 100:.1f}%"
+            rec["out_of_source_max"] = f"{o['max'] * 100:.1f}%"
+    columns = ["source", "points", "in_sample_median", "out_of_source_median", "out_of_source_max"]
+    lines.append(format_table(records, columns if cv is not None else columns[:3], max_width=60))
+    lines.append("")
+    lines.append(
+        f"in sample: median |error| {inside['median_abs_error'] * 100:.1f}% over {inside['points']} points "
+        "(tokens/s per GPU; a band counts its distance outside)"
+    )
+    if cv is not None:
+        s = summary(cv)
+        lines.append(
+            f"leave-one-source-out: median |error| {s['median_abs_error'] * 100:.1f}%, max "
+            f"{s['max_abs_error'] * 100:.0f}%, signed median {s['signed_median'] * 100:+.1f}% (+: optimistic); "
+            "a source is one measurement set (one table of a publication)"
+        )
+        if by_publication:
+            lines.append(
+                f"leave-one-publication-out (a whole document out): median |error| "
+                f"{by_publication['median_abs_error'] * 100:.1f}%, max {by_publication['max_abs_error'] * 100:.0f}%"
+            )
+        if show_points:
+            points = cv.assign(error=(cv["abs_error"] * 100).round(1))
+            lines += [
+                "",
+                format_table(points.to_dict("records"), ["id", "source_group", "measured", "predicted", "error"]),
+            ]
+    return "\n".join(lines)

@@ -31,37 +31,43 @@ def render(plan: Plan) -> str:
     out.append(f"  buy          {c.nodes} x {c.server}  ({c.gpus} x {c.gpu}, {c.gpus_per_node} per node)")
     if c.tier:
         switches = ", ".join(f"{n} {t}" for t, n in c.switches_by_tier.items() if n)
+        per_gpu = "one per GPU" if c.gpus_per_nic == 1 else f"one per {c.gpus_per_nic:g} GPUs"
         out.append(
-            f"  network      {c.nics_per_node} x {c.nic} per node = {_gbps(c.node_gbps)} usable, "
-            f"{FABRIC_LABEL[c.fabric]}"
+            f"  network      {c.nics_per_node} x {c.nic} per node ({per_gpu}) = {_gbps(c.node_gbps)} usable "
+            f"({_gbps(c.nic_usable_gbps)} per NIC in {c.nic_pcie}), {FABRIC_LABEL[c.fabric]}"
         )
-        out.append(f"  fabric       {c.fabric_text}: {switches} switch(es); links: {c.links}")
+        out.append(f"  fabric       {c.fabric_text}: {switches} switch(es)")
+        out.append(f"  links        {c.links}")
     else:
         out.append("  network      none: one node, collectives on NVLink")
+    out += _layout_lines(plan)
     accum = f", grad_accum {c.grad_accum}" if c.grad_accum else ""
     out.append(f"  batch        micro-batch {c.micro_batch}{accum}")
     out.append("")
     out.append(
-        f"  achieved     {m.achieved_tflops_per_gpu:.1f} TFLOPs/GPU (MFU {m.mfu * 100:.1f}%), bound by {m.binding}"
+        f"  achieved     {m.achieved_tflops_per_gpu:.1f} TFLOPs/GPU (MFU {m.mfu * 100:.1f}%), "
+        f"bound by {m.binding_label or m.binding}"
     )
     step = f"{m.t_step_s:.3g} s per micro-step" + (
         f", {m.t_optimizer_step_s:.3g} s per optimizer step" if m.t_optimizer_step_s else ""
     )
     out.append(f"  step         {step}; {m.tokens_per_s:,.0f} tokens/s")
-    if m.training_days is not None:
-        out.append(f"  training     {m.training_days:.1f} days")
+    out.append(f"  range        {_range_text(m)}")
+    out += _schedule_lines(plan)
     out.append(f"  memory       {m.memory_per_gpu_gib:.1f} of {m.usable_hbm_gib:.1f} GiB usable per GPU")
     out.append("")
     out.append(
         f"  capex        {format_usd(cost.capex_usd)}  ("
-        + ", ".join(f"{k} {format_usd(v)}" for k, v in cost.by_category.items())
+        + ", ".join(f"{k} {format_usd(v)}" for k, v in (cost.by_section or cost.by_category).items())
         + ")"
     )
     out.append(f"  power        {cost.power_kw:,.1f} kW nameplate, {cost.draw_kw:,.1f} kW training draw")
-    out.append(f"  energy       {format_usd(cost.energy_usd)} over the horizon; TCO {format_usd(cost.tco_usd)}")
+    out += _tco_lines(cost)
     if plan.why:
         out += ["", "Why this plan:"] + [f"  - {w}" for w in plan.why]
     out += ["", "Bill of materials:", _bom_table(plan)]
+    if plan.not_priced:
+        out += ["", "Not priced (not in the capex above):"] + [f"  - {n}" for n in plan.not_priced]
     for title, items in (
         ("Best per fabric", plan.per_fabric),
         ("Best per NIC speed", plan.per_nic_speed),
@@ -73,20 +79,111 @@ def render(plan: Plan) -> str:
     return "\n".join(out)
 
 
-def _bom_table(plan: Plan) -> str:
-    records = [
-        {
-            "category": b.category,
-            "sku": b.sku,
-            "qty": b.quantity,
-            "unit_usd": b.unit_usd,
-            "extended_usd": b.extended_usd,
-            "source": b.source.rsplit("/", 1)[-1],
-        }
-        for b in plan.bom
+def _schedule_lines(plan: Plan) -> list[str]:
+    """Training days, and with a deadline the calendar days once interruptions are counted."""
+    m, s = plan.metrics, plan.schedule
+    if m.training_days is None:
+        return []
+    if s is None:
+        return [f"  training     {m.training_days:.1f} days"]
+    allowed = s.deadline_days * (1 - s.schedule_margin)
+    margin = f" less a {s.schedule_margin:.0%} margin = {allowed:.1f} days" if s.schedule_margin else ""
+    if s.goodput_given:
+        how = "goodput given in the scenario"
+    else:
+        interval = (
+            f"checkpoint every {s.checkpoint_interval_minutes:.0f} min"
+            + (" (Young/Daly)" if s.checkpoint_interval_young_daly else "")
+            + f", {s.checkpoint_write_s:.3g} s to write"
+            if s.checkpoint_interval_minutes is not None
+            else "no checkpoints needed"
+        )
+        how = (
+            f"{s.interruptions_per_1000_node_days:g} interruptions per 1000 node-days, "
+            f"{s.restart_minutes:g} min restart each, {interval}"
+        )
+    return [
+        f"  training     {s.effective_days:.1f} effective training days (calendar) = {s.training_days:.1f} days "
+        f"uninterrupted / goodput {s.goodput:.1%}, with {s.interruptions_expected:.0f} interruptions expected",
+        f"               ({how})",
+        f"  deadline     {s.deadline_days:g} days{margin}: " + ("met" if s.meets_deadline else "MISSED"),
     ]
-    records.append({"category": "total", "extended_usd": plan.cost.capex_usd})
-    return format_table(records, ["category", "sku", "qty", "unit_usd", "extended_usd", "source"], max_width=44)
+
+
+def _tco_lines(cost) -> list[str]:
+    years = f"{cost.years:g} years"
+    running = [
+        f"energy {format_usd(cost.energy_usd)}",
+        f"colocation {format_usd(cost.colocation_usd)}",
+        f"support {format_usd(cost.support_usd)}",
+    ] + ([f"staff {format_usd(cost.staff_usd)}"] if cost.staff_usd else [])
+    return [
+        f"  running      over {years}: " + ", ".join(running),
+        f"  TCO          {format_usd(cost.tco_usd)} over {years} (capex + running)",
+    ]
+
+
+def _range_text(m) -> str:
+    """The throughput's validated range, and what the plan was sized for."""
+    span = f"{m.tokens_per_s_p10:,.0f} - {m.tokens_per_s_p90:,.0f} tokens/s (p10-p90 of out-of-source errors)"
+    if m.confidence is None:
+        return span + "; sized for the point prediction (--confidence 0.9 sizes for the p10)"
+    share = m.tokens_per_s / m.tokens_per_s_point
+    return (
+        f"sized for the outcome met with probability {m.confidence:g}: {m.tokens_per_s:,.0f} tokens/s "
+        f"({share:.0%} of the point prediction {m.tokens_per_s_point:,.0f}); {span}"
+    )
+
+
+def _layout_lines(plan: Plan) -> list[str]:
+    """Racks, rows and the networks beside the compute fabric, in one glance."""
+    lay = plan.layout
+    if not lay:
+        return []
+    racks = f"{lay['compute_racks']} compute + {lay['network_racks']} network racks"
+    rows = f" in {lay['rows']} rows" if lay.get("rows") else ""
+    out = [
+        f"  layout       {lay['nodes_per_rack']} nodes per rack; {racks}{rows}; {lay['pdus']} PDUs; leaves "
+        f"{lay['leaf_placement'] or 'none'}; longest runs {lay['longest_node_run_m']:g} m node-leaf"
+        + (f", {lay['longest_switch_run_m']:g} m switch-switch" if lay.get("longest_switch_run_m") else "")
+    ]
+    others = [
+        f"{lay[k]} {label}"
+        for k, label in (
+            ("storage_switches", "storage switches"),
+            ("inband_switches", "in-band switches"),
+            ("oob_switches", "out-of-band switches"),
+            ("ufm_appliances", "UFM appliances"),
+        )
+        if lay.get(k)
+    ]
+    if others:
+        out.append(f"  networks     {', '.join(others)}")
+    return out
+
+
+def _bom_table(plan: Plan) -> str:
+    """Lines grouped by section (compute fabric, storage, management, racks), each with its subtotal."""
+    records = []
+    sections = list(dict.fromkeys(b.section for b in plan.bom))
+    for section in sections:
+        lines = [b for b in plan.bom if b.section == section]
+        for b in lines:
+            records.append(
+                {
+                    "section": section,
+                    "category": b.category,
+                    "sku": b.sku,
+                    "qty": b.quantity,
+                    "unit_usd": b.unit_usd,
+                    "extended_usd": b.extended_usd,
+                    "source": b.source + (" (included)" if b.note else ""),
+                }
+            )
+        records.append({"section": f"  subtotal {section}", "extended_usd": sum(b.extended_usd for b in lines)})
+    records.append({"section": "total", "extended_usd": plan.cost.capex_usd})
+    columns = ["section", "category", "sku", "qty", "unit_usd", "extended_usd", "source"]
+    return format_table(records, columns, max_width=44, wrap=("sku", "source"))
 
 
 def _summary_table(items: list[Summary], objective: str) -> str:
@@ -97,23 +194,33 @@ def _summary_table(items: list[Summary], objective: str) -> str:
             "option": s.label,
             "configuration": _config(s),
             "tflops": f"{s.metrics.achieved_tflops_per_gpu:.1f}",
+            "days": _days(s),
             "capex_usd": s.cost.capex_usd,
             "tco_usd": s.cost.tco_usd,
             delta: s.delta_usd,
+            "tie": "tie" if s.tie else "",
         }
         for s in items
     ]
-    columns = ["option", "configuration", "tflops", "capex_usd"] + (["tco_usd"] if objective == "tco" else []) + [delta]
-    return format_table(records, columns, max_width=100)
+    days = ["days"] if any(s.metrics.training_days is not None for s in items) else []
+    columns = ["option", "configuration", "tflops", *days, "capex_usd"]
+    columns += (["tco_usd"] if objective == "tco" else []) + [delta, "tie"]
+    return format_table(records, columns, max_width=72, wrap=("configuration",))
+
+
+def _days(s: Summary) -> str:
+    """Calendar days with interruptions counted (training days when there is no goodput)."""
+    days = s.metrics.effective_training_days or s.metrics.training_days
+    return "" if days is None else f"{days:.1f}"
 
 
 def bom_csv(plan: Plan) -> str:
-    """Bill of materials as CSV text. Cells that a spreadsheet would read as a formula are prefixed with '."""
+    """Bill of materials as CSV text: the lines, what is not priced, then the total (last). Cells that a
+    spreadsheet would read as a formula are prefixed with '."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(
-        ["category", "sku", "description", "vendor", "quantity", "unit_usd", "extended_usd", "source", "confidence"]
-    )
+    header = ["category", "sku", "description", "vendor", "quantity", "unit_usd", "extended_usd", "source"]
+    writer.writerow(header + ["confidence", "section", "note"])
     for b in plan.bom:
         writer.writerow(
             [
@@ -126,9 +233,13 @@ def bom_csv(plan: Plan) -> str:
                 f"{b.extended_usd:.2f}",
                 _text(b.source),
                 _text(b.confidence),
+                _text(b.section),
+                _text(b.note),
             ]
         )
-    writer.writerow(["total", "", "", "", "", "", f"{plan.cost.capex_usd:.2f}", "", ""])
+    for item in plan.not_priced:
+        writer.writerow(["not priced", "", _text(item), "", "", "", "", "", "", "", ""])
+    writer.writerow(["total", "", "", "", "", "", f"{plan.cost.capex_usd:.2f}", "", "", "", ""])
     return buffer.getvalue()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 
 
@@ -27,16 +28,35 @@ def _numeric(values: Sequence[object]) -> bool:
     return bool(present) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present)
 
 
-def format_table(records: Sequence[Mapping[str, object]], columns: Sequence[str], max_width: int = 48) -> str:
-    """Aligned columns; numbers right-aligned; long text cut with an ellipsis."""
+def format_table(
+    records: Sequence[Mapping[str, object]],
+    columns: Sequence[str],
+    max_width: int = 48,
+    wrap: Sequence[str] = (),
+) -> str:
+    """Aligned columns; numbers right-aligned; long text cut with an ellipsis, or, in the `wrap` columns,
+    wrapped onto continuation lines at max_width so nothing is lost (two options that differ late in a
+    long description must still read differently)."""
     cells = [[format_cell(c, r.get(c)) for c in columns] for r in records]
-    cells = [[v if len(v) <= max_width else v[: max_width - 1] + "…" for v in row] for row in cells]
+    pieces = [[_fit(v, max_width, c in wrap) for v, c in zip(row, columns, strict=True)] for row in cells]
     right = [_numeric([r.get(c) for r in records]) for c in columns]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    widths = [max([len(c)] + [len(p) for row in pieces for p in row[i]]) for i, c in enumerate(columns)]
 
     def line(values: Sequence[str]) -> str:
         parts = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right, strict=True)]
         return "  ".join(parts).rstrip()
 
     rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(list(columns)), rule] + [line(row) for row in cells])
+    body = []
+    for row in pieces:
+        for k in range(max(len(p) for p in row)):
+            body.append(line([p[k] if k < len(p) else "" for p in row]))
+    return "\n".join([line(list(columns)), rule] + body)
+
+
+def _fit(text: str, width: int, wrap: bool) -> list[str]:
+    if len(text) <= width:
+        return [text]
+    if not wrap:
+        return [text[: width - 1] + "…"]
+    return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]

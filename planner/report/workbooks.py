@@ -1,36 +1,44 @@
 """Workbooks of `planner bandwidth -o`, `planner cloud -o` and `planner inference -o` (the plan's quote
-workbook is planner/report/excel.py)."""
+workbook is planner/report/excel.py). Same conventions: formulas carry their values, widths come from the
+content, long text wraps, every sheet prints one page wide."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
 from openpyxl import Workbook
-from openpyxl.chart import LineChart, Reference
+from openpyxl.chart import LineChart, Reference, ScatterChart, Series
+from openpyxl.styles import Alignment
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__
 from planner.calibration import Calibration
-from planner.report.excel import bandwidth_block
+from planner.report.excel import _show_axes, bandwidth_block
 from planner.report.perf_text import FABRIC_LABEL
 from planner.report.xlsx import (
     INPUT_FILL,
     NUM0,
     NUM1,
+    NUM3,
     USD,
     USD0,
+    fit_heights,
+    fit_widths,
     formula,
     header,
     pairs,
+    paragraph,
     print_setup,
     put,
     save,
     sheet,
     title,
-    widths,
 )
 from planner.results import CloudChoice, CloudPlan, InferencePlan
+
+MARKER_BLUE = "4472C4"
 
 # ---------------------------------------------------------------- planner bandwidth -o
 
@@ -49,11 +57,28 @@ def write_bandwidth(
         if n["node_gbps_needed"] not in (None, float("inf")):
             put(ws, i, 3, float(n["node_gbps_needed"]), NUM0)
         put(ws, i, 4, float(n["ceiling_tflops_per_gpu"]), NUM1)
-        put(ws, i, 5, n["unreachable_because"] or "")
-    bandwidth_block(ws, row + len(needed) + 2, table, "Achieved TFLOPs per GPU vs node bandwidth")
-    widths(ws, {1: 12, 2: 10, 3: 18, 4: 18, 5: 30})
-    print_setup(ws)
+        put(ws, i, 5, bandwidth_note(n))
+    bandwidth_block(ws, row + len(needed) + 2, table, "Achieved TFLOPs per GPU vs node bandwidth", chart_below=True)
+    fit_widths(ws, {1: (12, 14), 2: (12, 14), 3: (12, 16), 4: (12, 16), 5: (30, 40)}, from_row=row)
+    fit_heights(ws)
+    print_setup(ws, landscape=False, pages_tall=1)  # the tables above their chart, on one page
     save(workbook, path)
+
+
+def bandwidth_note(n: dict) -> str:
+    """What the terminal warns about, in the row it concerns: memory first (nothing else matters if the
+    model does not fit), then why the target is out of reach."""
+    notes = []
+    if not n.get("fits_memory", True):
+        notes.append(
+            f"does not fit in GPU memory: needs {n['memory_per_gpu_gib']:.1f} GiB per GPU; add GPUs"
+            + ("" if n.get("usable_hbm_gib") is None else f" (usable {n['usable_hbm_gib']:.1f})")
+        )
+    if n["node_gbps_needed"] in (None, float("inf")):
+        notes.append(f"unreachable: limited by {n['unreachable_because']}")
+    elif n.get("unreachable_because"):
+        notes.append(str(n["unreachable_because"]))
+    return "; ".join(notes)
 
 
 # ---------------------------------------------------------------- planner cloud -o
@@ -69,11 +94,13 @@ RANKING_COLUMNS = [
     ("micro_batch", "Micro-batch", NUM0),
     ("fabric", "Fabric", None),
     ("tflops_per_gpu", "TFLOPs/GPU", NUM1),
-    ("days", "Days", NUM1),
+    ("days", "Days (calendar)", NUM1),
+    ("billed_days", "Days billed", NUM1),
     ("usd_per_h", "USD per hour", USD),
     ("cost_usd", "Cost (USD)", USD0),
     ("usd_per_pflop_day", "USD per PFLOP-day", USD),
 ]
+COST_COL, DAYS_COL = 13, 10
 
 
 def write_cloud(result: CloudPlan, path: Path) -> None:
@@ -82,14 +109,8 @@ def write_cloud(result: CloudPlan, path: Path) -> None:
     ws.title = "Ranking"
     ranking_sheet(ws, result)
     if result.choice:
-        _cost_over_time(sheet(workbook, "Cost over time"), result.choice)
-    excluded = sheet(workbook, "Excluded")
-    row = title(excluded, "Excluded offerings", "and why")
-    header(excluded, row, ["Provider", "Instance", "Region", "GPU", "Reason"])
-    for i, e in enumerate(result.excluded, start=row + 1):
-        for col, key in enumerate(["provider", "instance", "region", "gpu", "reason"], start=1):
-            put(excluded, i, col, getattr(e, key))
-    widths(excluded, {1: 12, 2: 34, 3: 14, 4: 12, 5: 100})
+        _cost_over_time(sheet(workbook, "Cost over time"), result.choice, result.cost_basis)
+    _excluded(sheet(workbook, "Excluded"), result)
     save(workbook, path)
 
 
@@ -107,48 +128,97 @@ def ranking_sheet(ws: Worksheet, result: CloudPlan) -> None:
             if value is not None:
                 put(ws, first + i, col, value if isinstance(value, int | float) else str(value), fmt)
     last = first + max(len(result.ranking), 1) - 1
-    ws.auto_filter.ref = f"A{row}:M{last}"
+    ws.auto_filter.ref = f"A{row}:N{last}"
     ws.freeze_panes = ws.cell(first, 1)
+    below = last + 2
+    put(ws, below, 1, "Terms assumed", bold=True)
+    for i, term in enumerate(result.terms, start=1):
+        paragraph(ws, below + i, f"- {term}", len(RANKING_COLUMNS))
     if result.ranking and result.ranking[0].days is not None:
-        from openpyxl.chart import ScatterChart, Series
-
-        chart = ScatterChart()
-        chart.title, chart.x_axis.title, chart.y_axis.title = "Cost vs days", "days", "USD"
-        chart.style = 13
-        series = Series(
-            Reference(ws, min_col=12, min_row=first, max_row=last),
-            Reference(ws, min_col=10, min_row=first, max_row=last),
-            title="offerings",
-        )
-        series.marker.symbol, series.graphicalProperties.line.noFill = "circle", True
-        chart.series.append(series)
-        chart.height, chart.width = 9, 18
-        ws.add_chart(chart, f"B{last + 3}")
-    widths(ws, {1: 10, 2: 34, 3: 14, 4: 11, 5: 10, 6: 10, 7: 11, 8: 8, 9: 11, 10: 8, 11: 14, 12: 16, 13: 18})
-    print_setup(ws)
+        ws.add_chart(_cost_vs_days(ws, first, last), f"B{below + len(result.terms) + 2}")
+    limits = {1: (8, 10), 2: (12, 34), 3: (10, 15), 4: (9, 12), 5: (10, 17), 6: (9, 10), 7: (8, 11)}
+    limits |= {8: (7, 8), 9: (9, 11), 10: (9, 10), 11: (8, 9), 12: (12, 14), 13: (12, 14), 14: (12, 14)}
+    fit_widths(ws, limits, from_row=row)
+    fit_heights(ws)
+    print_setup(ws, title_rows=f"{row}:{row}")
 
 
-def _cost_over_time(ws: Worksheet, choice: CloudChoice) -> None:
+def _cost_vs_days(ws: Worksheet, first: int, last: int) -> ScatterChart:
+    """Cost against calendar days, one marker per offering (filled: an unfilled marker renders as nothing)."""
+    chart = ScatterChart()
+    chart.title, chart.x_axis.title, chart.y_axis.title = "Cost vs days", "days", "USD"
+    chart.style = 13
+    series = Series(
+        Reference(ws, min_col=COST_COL, min_row=first, max_row=last),
+        Reference(ws, min_col=DAYS_COL, min_row=first, max_row=last),
+        title="offerings",
+    )
+    series.marker.symbol, series.marker.size = "circle", 7
+    series.marker.graphicalProperties.solidFill = MARKER_BLUE
+    series.marker.graphicalProperties.line.solidFill = MARKER_BLUE
+    series.graphicalProperties.line.noFill = True
+    chart.series.append(series)
+    chart.x_axis.scaling.min = 0
+    chart.y_axis.scaling.min = 0
+    chart.y_axis.numFmt = '"$"#,##0'
+    _show_axes(chart)
+    chart.height, chart.width = 9, 18
+    return chart
+
+
+def _cost_over_time(ws: Worksheet, choice: CloudChoice, basis: str) -> None:
+    rates = choice.usd_per_instance_h
+    hourly = sum(rates[p] * k for p, k in choice.pricing_mix.items() if p != "capacity-block")
+    upfront = sum(
+        rates[p] * k * choice.billed_days.get(p, 0) * 24 for p, k in choice.pricing_mix.items() if p == "capacity-block"
+    )
+    end = choice.days if choice.days is not None else 30.0
+    days = [float(d) for d in range(int(math.floor(end)) + 1) if d < end - 1e-9] + [end]
     title(
         ws,
         "Cost over time of the chosen option",
-        f"{choice.instances} x {choice.provider} {choice.instance}; the hourly rate (B4) is an input",
+        f"{choice.instances} x {choice.provider} {choice.instance} ({', '.join(choice.pricing_mix)}); "
+        "the rates (B4, B5) are inputs",
     )
-    put(ws, 4, 1, "USD per hour")
-    put(ws, 4, 2, choice.usd_per_h, USD).fill = INPUT_FILL
-    header(ws, 6, ["Day", "Cumulative cost (USD)"])
-    days = int(-(-(choice.days or 30) // 1))
-    for i in range(days + 1):
-        put(ws, 7 + i, 1, i, NUM0)
-        formula(ws, 7 + i, 2, f"=$B$4*24*A{7 + i}", USD0)
+    put(ws, 4, 1, "USD per hour, billed by the hour")
+    put(ws, 4, 2, hourly, USD).fill = INPUT_FILL
+    put(ws, 5, 1, "USD paid up front (Capacity Blocks)")
+    put(ws, 5, 2, upfront, USD).fill = INPUT_FILL
+    header(ws, 7, ["Day", "Cumulative cost (USD)"])
+    for i, day in enumerate(days):
+        r = 8 + i
+        put(ws, r, 1, day, NUM1)
+        formula(ws, r, 2, f"=$B$5+$B$4*24*A{r}", USD0, value=upfront + hourly * 24 * day)
+    last = 8 + len(days) - 1
+    paragraph(
+        ws,
+        last + 2,
+        f"The last row is the stated training time, {end:.1f} calendar days, and its cost is the stated {basis}, "
+        f"${choice.cost_usd:,.0f}.",
+        3,
+    )
     chart = LineChart()
     chart.title, chart.x_axis.title, chart.y_axis.title = "Cumulative cost", "day", "USD"
-    chart.add_data(Reference(ws, min_col=2, min_row=6, max_row=7 + days), titles_from_data=True)
-    chart.set_categories(Reference(ws, min_col=1, min_row=7, max_row=7 + days))
+    chart.add_data(Reference(ws, min_col=2, min_row=7, max_row=last), titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=1, min_row=8, max_row=last))
+    chart.y_axis.scaling.min = 0
+    _show_axes(chart)
     chart.height, chart.width = 8, 16
-    ws.add_chart(chart, "D6")
-    widths(ws, {1: 16, 2: 22})
-    print_setup(ws)
+    ws.add_chart(chart, "D7")
+    fit_widths(ws, {1: (12, 36), 2: (16, 22), 3: (10, 40)}, from_row=4)
+    fit_heights(ws)
+    print_setup(ws, title_rows="7:7")
+
+
+def _excluded(ws: Worksheet, result: CloudPlan) -> None:
+    row = title(ws, "Excluded offerings", "and why each cannot run the scenario")
+    header(ws, row, ["Provider", "Instance", "Region", "GPU", "Reason"])
+    for i, e in enumerate(result.excluded, start=row + 1):
+        for col, key in enumerate(["provider", "instance", "region", "gpu", "reason"], start=1):
+            put(ws, i, col, getattr(e, key))
+    fit_widths(ws, {1: (9, 10), 2: (12, 34), 3: (10, 14), 4: (9, 11), 5: (30, 80)}, from_row=row)
+    fit_heights(ws)
+    print_setup(ws, title_rows=f"{row}:{row}")
 
 
 # ---------------------------------------------------------------- planner inference -o
@@ -161,7 +231,7 @@ def write_inference(result: InferencePlan, path: Path) -> None:
     c = result.choice
     row = title(
         ws,
-        f"Inference: {result.weights_gb:,.0f} GB of weights within {result.latency_target_s:g} s",
+        f"Inference: {result.weights_gb:,.0f} GB of weights within {result.latency_target_s:g} s per token",
         f"planner {__version__}; needs {result.required_gb_per_s:,.0f} GB/s of streaming bandwidth",
     )
     items = [
@@ -171,12 +241,20 @@ def write_inference(result: InferencePlan, path: Path) -> None:
         ("NVMe per machine", f"{c.nvme_per_machine} x {c.nvme}" if c.nvme else "none"),
         ("NICs per machine", f"{c.nics_per_machine} x {c.nic}" if c.nic else "none"),
         ("Network", c.network or "none"),
-        ("Latency (s)", (c.latency_s, "0.000")),
+        ("Latency per generated token (s)", (c.latency_s, NUM3)),
         ("Bottleneck", c.bottleneck),
         ("Cost (USD)", (c.usd, USD0)),
         ("Power (kW)", (c.power_kw, NUM1)),
     ]
     row = pairs(ws, row, "Chosen configuration", items)
+    paragraph(
+        ws,
+        row,
+        "Latency is per generated token (one decode step reads every weight once); prefill (time to first "
+        "token) and the KV cache are not modelled.",
+        6,
+    )
+    row += 2
     put(ws, row, 1, "Bandwidth ladder (one machine)", bold=True)
     header(ws, row + 1, ["Link", "GB/s", "GB per pass", "Seconds", "Detail", "Bottleneck"])
     for i, r in enumerate(result.ladder, start=row + 2):
@@ -186,7 +264,7 @@ def write_inference(result: InferencePlan, path: Path) -> None:
             if value is not None and value != float("inf"):
                 put(ws, i, col, float(value), NUM1)
         put(ws, i, 4, float(r.seconds), "0.0000")
-        put(ws, i, 5, r.detail)
+        put(ws, i, 5, r.detail).alignment = Alignment(indent=1)
         put(ws, i, 6, "yes" if r.bottleneck else "")
     row += len(result.ladder) + 3
     put(ws, row, 1, "Latency by machine count", bold=True)
@@ -196,7 +274,7 @@ def write_inference(result: InferencePlan, path: Path) -> None:
     for i, s in enumerate(sweep, start=first):
         put(ws, i, 1, s.machines, NUM0)
         if s.fits:
-            put(ws, i, 2, float(s.latency_s), "0.000")
+            put(ws, i, 2, float(s.latency_s), NUM3)
         put(ws, i, 3, s.bottleneck if s.fits else "does not fit")
     if len(sweep) > 1:
         chart = LineChart()
@@ -205,28 +283,33 @@ def write_inference(result: InferencePlan, path: Path) -> None:
             Reference(ws, min_col=2, min_row=first - 1, max_row=first + len(sweep) - 1), titles_from_data=True
         )
         chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=first + len(sweep) - 1))
+        _show_axes(chart)
         chart.height, chart.width = 8, 16
-        ws.add_chart(chart, f"H{row}")
-    alt = sheet(workbook, "Alternatives")
-    arow = title(alt, "Alternatives", "next-best distinct configurations")
+        ws.add_chart(chart, f"E{row}")
+    fit_widths(ws, {1: (14, 34), 2: (12, 40), 3: (12, 14), 4: (10, 12), 5: (20, 60), 6: (10, 12)}, from_row=4)
+    fit_heights(ws)
+    print_setup(ws)
+    _inference_alternatives(sheet(workbook, "Alternatives"), result)
+    save(workbook, path)
+
+
+def _inference_alternatives(alt: Worksheet, result: InferencePlan) -> None:
+    c = result.choice
+    arow = title(alt, "Alternatives", "next-best distinct configurations; the delta is a live formula against G3")
+    put(alt, 3, 1, "Chosen configuration's cost (USD)", bold=True)
+    put(alt, 3, 7, float(c.usd), USD0)
     header(alt, arow, ["Machines", "Server", "NVMe", "NIC", "Latency (s)", "Bottleneck", "Cost (USD)", "Delta (USD)"])
     for i, a in enumerate(result.alternatives, start=arow + 1):
         for col, value in enumerate(
-            [
-                a.machines,
-                a.server,
-                f"{a.nvme_per_machine} x {a.nvme}" if a.nvme else "none",
-                a.nic or "none",
-            ],
+            [a.machines, a.server, f"{a.nvme_per_machine} x {a.nvme}" if a.nvme else "none", a.nic or "none"],
             start=1,
         ):
             put(alt, i, col, value)
-        put(alt, i, 5, float(a.latency_s), "0.000")
+        put(alt, i, 5, float(a.latency_s), NUM3)
         put(alt, i, 6, a.bottleneck)
         put(alt, i, 7, float(a.usd), USD0)
-        formula(alt, i, 8, f"=G{i}-{c.usd:.2f}", USD0)
-    widths(ws, {1: 30, 2: 16, 3: 14, 4: 12, 5: 60, 6: 12})
-    widths(alt, {1: 10, 2: 44, 3: 24, 4: 16, 5: 12, 6: 18, 7: 16, 8: 16})
-    print_setup(ws)
-    print_setup(alt)
-    save(workbook, path)
+        formula(alt, i, 8, f"=G{i}-$G$3", USD0, value=float(a.usd) - float(c.usd))
+    limits = {1: (10, 18), 2: (16, 44), 3: (8, 24), 4: (8, 24), 5: (10, 12), 6: (12, 20), 7: (12, 14), 8: (12, 14)}
+    fit_widths(alt, limits, from_row=arow)
+    fit_heights(alt)
+    print_setup(alt, title_rows=f"{arow}:{arow}")

@@ -1,13 +1,25 @@
-"""Low-level, safe cell writing for openpyxl workbooks.
+"""Low-level, safe cell writing for openpyxl workbooks, laid out to print.
 
 Text is always written as text: openpyxl turns any string that starts with "=" into a formula, and Excel
 evaluates cells starting with = + - @ (and tab/CR) when a file is opened or a cell edited. Only `formula()`
 writes formulas, and its text is built by planner code, never from catalog or scenario text.
+
+Every formula also carries the value it evaluates to (computed by the caller from the same figures), written
+into the file as the cell's cached value when it is saved: a previewer that does not recalculate (a mail
+client, a web viewer, openpyxl with data_only=True) shows the totals, and Excel and LibreOffice still
+recalculate on load.
+
+Layout: column widths come from the content (`fit_widths`), text wider than its column wraps, and rows of
+wrapped text get the height their lines need (`fit_heights`), so nothing is cut and no page is shrunk to
+fit one long line.
 """
 
 from __future__ import annotations
 
+import re
+import zipfile
 from pathlib import Path
+from xml.etree import ElementTree
 
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Font, PatternFill
@@ -21,12 +33,20 @@ USD0 = '"$"#,##0'
 PCT = "0.0%"
 NUM1 = "#,##0.0"
 NUM0 = "#,##0"
+NUM3 = "0.000"
 BOLD = Font(bold=True)
 TITLE = Font(bold=True, size=14)
 HEADER_FILL = PatternFill("solid", fgColor="DDE7F0")
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
 DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 MAX_SHEET_NAME = 31  # Excel's limit
+LINE_HEIGHT_PT = 15.0  # one line of 11 pt text
+BOLD_WIDTH = 1.1  # bold text is about a tenth wider
+# Widths count the digit "0" of Calibri 11; where Calibri is missing LibreOffice draws a wider substitute
+# (DejaVu Sans, about a fifth wider), so text is measured with that slack: extra space in Excel, nothing
+# cut or overlapping anywhere.
+FONT_SLACK = 1.2
+CACHE = "_planner_cached_values"  # worksheet attribute: cell coordinate -> the value its formula gives
 
 
 def put(ws: Worksheet, row: int, col: int, value: object, fmt: str | None = None, bold: bool = False):
@@ -46,8 +66,18 @@ def put(ws: Worksheet, row: int, col: int, value: object, fmt: str | None = None
     return cell
 
 
-def formula(ws: Worksheet, row: int, col: int, text: str, fmt: str | None = None, bold: bool = False):
-    """Write a live formula. `text` must be built by planner code only (cell references and numbers)."""
+def formula(
+    ws: Worksheet,
+    row: int,
+    col: int,
+    text: str,
+    fmt: str | None = None,
+    bold: bool = False,
+    *,
+    value: float | str | None = None,
+):
+    """Write a live formula and the value it gives (cached in the file; None: no cached value). `text` must
+    be built by planner code only (cell references and numbers)."""
     if not text.startswith("="):
         raise ValueError("a formula starts with '='")
     cell = ws.cell(row=row, column=col)
@@ -56,7 +86,15 @@ def formula(ws: Worksheet, row: int, col: int, text: str, fmt: str | None = None
         cell.number_format = fmt
     if bold:
         cell.font = BOLD
+    if value is not None:
+        cached(ws)[cell.coordinate] = value
     return cell
+
+
+def cached(ws: Worksheet) -> dict[str, float | str]:
+    if not hasattr(ws, CACHE):
+        setattr(ws, CACHE, {})
+    return getattr(ws, CACHE)
 
 
 def header(ws: Worksheet, row: int, names: list[str]) -> None:
@@ -73,17 +111,160 @@ def title(ws: Worksheet, text: str, subtitle: str = "") -> int:
     return 4
 
 
+def paragraph(ws: Worksheet, row: int, text: str, last_col: int, bold: bool = False) -> None:
+    """A line of prose across columns 1..last_col, wrapped (fit_heights gives it the rows it needs)."""
+    cell = put(ws, row, 1, text, bold=bold)
+    cell.alignment = Alignment(wrap_text=True, vertical="top")
+    if last_col > 1:
+        ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=last_col)
+
+
 def widths(ws: Worksheet, columns: dict[int, float]) -> None:
     for col, width in columns.items():
         ws.column_dimensions[get_column_letter(col)].width = width
 
 
-def print_setup(ws: Worksheet, landscape: bool = True) -> None:
-    """Fit to one page wide, any number tall."""
+def shown(cell) -> str:
+    """The text a spreadsheet shows for a cell (numbers in their format; formulas as their cached value)."""
+    value = cached(cell.parent).get(cell.coordinate, cell.value) if cell.data_type == "f" else cell.value
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    fmt = cell.number_format
+    if fmt == USD:
+        return f"${value:,.2f}"
+    if fmt == USD0:
+        return f"${value:,.0f}"
+    if fmt == PCT:
+        return f"{value * 100:.1f}%"
+    if fmt == NUM1:
+        return f"{value:,.1f}"
+    if fmt == NUM0:
+        return f"{value:,.0f}"
+    if re.fullmatch(r"0\.0+", fmt):
+        return f"{value:.{len(fmt) - 2}f}"
+    return f"{value:.10g}"
+
+
+def _text_width(cell) -> float:
+    longest = max((len(line) for line in shown(cell).split("\n")), default=0)
+    return longest * (BOLD_WIDTH if cell.font and cell.font.bold else 1.0)
+
+
+def _merged_anchor_cells(ws: Worksheet) -> set[str]:
+    return {r.start_cell.coordinate for r in ws.merged_cells.ranges}
+
+
+def fit_widths(ws: Worksheet, limits: dict[int, tuple[float, float]], from_row: int = 3) -> None:
+    """Each listed column as wide as its longest text (rows from `from_row`; titles above may span),
+    within (min, max); text wider than the column wraps. Merged cells span columns and are left alone."""
+    merged = _merged_anchor_cells(ws)
+    for col, (low, high) in limits.items():
+        cells = [
+            c
+            for row in ws.iter_rows(min_row=from_row, min_col=col, max_col=col)
+            for c in row
+            if c.value is not None and c.coordinate not in merged
+        ]
+        # text with an empty cell to its right overflows into it (as section headings should), so only
+        # text a neighbour would cut, or in the last column, sets the width; beyond `high` it wraps
+        bounded = [c for c in cells if _has_right_neighbour(ws, c)]
+        need = max((_text_width(c) for c in bounded), default=0.0) * FONT_SLACK + 2  # and a gap
+        width = min(max(need, low), high)
+        ws.column_dimensions[get_column_letter(col)].width = width
+        for c in bounded:
+            if _text_width(c) * FONT_SLACK + 1 > width:
+                c.alignment = _aligned(c, wrap_text=True, vertical="top")
+    separate_columns(ws, from_row)
+
+
+def separate_columns(ws: Worksheet, from_row: int = 3) -> None:
+    """Left-aligned text right after a right-aligned figure gets an indent, so the two never touch
+    ("$29,440,000.00catalogs/...")."""
+    for row in ws.iter_rows(min_row=from_row, min_col=2):
+        for c in row:
+            neighbour = ws.cell(c.row, c.column - 1)
+            left = cached(ws).get(neighbour.coordinate) if neighbour.data_type == "f" else neighbour.value
+            if c.data_type == "s" and isinstance(left, int | float) and not isinstance(left, bool):
+                c.alignment = _aligned(c, indent=max(1, c.alignment.indent or 0))
+
+
+def _has_right_neighbour(ws: Worksheet, cell) -> bool:
+    """A cell to the right holds something, or there is no column to the right to overflow into."""
+    if cell.column >= ws.max_column:
+        return True
+    return any(ws.cell(cell.row, k).value is not None for k in range(cell.column + 1, ws.max_column + 1))
+
+
+def _aligned(cell, **changes) -> Alignment:
+    """The cell's alignment with some attributes changed (horizontal, indent and the rest kept)."""
+    a = cell.alignment
+    keep = {"horizontal": a.horizontal, "vertical": a.vertical, "wrap_text": a.wrap_text, "indent": a.indent}
+    return Alignment(**(keep | changes))
+
+
+def _column_width(ws: Worksheet, col: int) -> float:
+    dim = ws.column_dimensions.get(get_column_letter(col))
+    return dim.width if dim is not None and dim.width else 8.43  # Excel's default width
+
+
+def _char_width(ch: str) -> float:
+    """Width of a character in units of the digit "0" (what column widths count), for a proportional font."""
+    if ch in " .,:;'|!ilIjft()[]-/":
+        return 0.5
+    if ch in "MWmw@%":
+        return 1.3
+    return 1.0 if ch.isupper() or ch.isdigit() or ch in "$#&_" else 0.85
+
+
+def wrapped_lines(text: str, width: float) -> int:
+    """Lines a spreadsheet needs to show `text` word-wrapped in `width` units (a word longer than the
+    line breaks where it must)."""
+    lines, used = 1, 0.0
+    for word in text.split(" "):
+        size = sum(_char_width(ch) for ch in word)
+        if used and used + _char_width(" ") + size > width:
+            lines, used = lines + 1, 0.0
+        used += (_char_width(" ") if used else 0.0) + size
+        while used > width:  # a word wider than the line
+            lines, used = lines + 1, used - width
+    return lines
+
+
+def fit_heights(ws: Worksheet) -> None:
+    """Rows holding wrapped text get the height of their longest cell's lines (spreadsheets do not grow a
+    row for wrapped text by themselves when a file is opened, so text would overlap the next row)."""
+    spans = {r.start_cell.coordinate: (r.min_col, r.max_col) for r in ws.merged_cells.ranges}
+    for row in ws.iter_rows():
+        lines = 1
+        for c in row:
+            if c.value is None or not (c.alignment and c.alignment.wrap_text):
+                continue
+            first, last = spans.get(c.coordinate, (c.column, c.column))
+            width = sum(_column_width(ws, k) for k in range(first, last + 1)) - 1
+            factor = BOLD_WIDTH if c.font and c.font.bold else 1.0
+            room = width / (factor * FONT_SLACK)
+            lines = max(lines, sum(wrapped_lines(part, room) for part in shown(c).split("\n")))
+        if lines > 1:
+            ws.row_dimensions[row[0].row].height = lines * LINE_HEIGHT_PT
+            for c in row:  # figures beside wrapped text line up with its first line
+                if c.value is not None and not (c.alignment and c.alignment.vertical == "top"):
+                    c.alignment = _aligned(c, vertical="top")
+
+
+def print_setup(ws: Worksheet, landscape: bool = True, title_rows: str | None = None, pages_tall: int = 0) -> None:
+    """Fit to one page wide and `pages_tall` pages tall (0: as many as it takes); header rows repeated on
+    every page when given ("4:4")."""
     ws.page_setup.orientation = "landscape" if landscape else "portrait"
     ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
+    ws.page_setup.fitToHeight = pages_tall
     ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_options.gridLines = False
+    ws.page_margins.left = ws.page_margins.right = 0.4
+    ws.page_margins.top = ws.page_margins.bottom = 0.5
+    if title_rows:
+        ws.print_title_rows = title_rows
 
 
 def sheet(workbook: Workbook, name: str) -> Worksheet:
@@ -97,11 +278,70 @@ def ref(ws: Worksheet, row: int, col: int, absolute: bool = False) -> str:
 
 
 def save(workbook: Workbook, path: Path) -> None:
-    """Atomically: a temporary file in the same folder, renamed into place."""
-    write_atomic(Path(path), lambda tmp: workbook.save(tmp))
+    """Atomically (a temporary file in the same folder, renamed into place), with every formula's value."""
+
+    def write(tmp) -> None:
+        workbook.save(tmp)
+        add_cached_values(Path(tmp), {ws.title: dict(cached(ws)) for ws in workbook.worksheets})
+
+    write_atomic(Path(path), write)
 
 
-LEFT = Alignment(horizontal="left")
+# ---------------------------------------------------------------- cached values in the saved file
+
+_NS = {
+    "m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
+    "r": "http://schemas.openxmlformats.org/officeDocument/2006/relationships",
+    "rel": "http://schemas.openxmlformats.org/package/2006/relationships",
+}
+
+
+def _sheet_parts(z: zipfile.ZipFile) -> dict[str, str]:
+    """Sheet title -> its XML part, from the workbook and its relationships (the file openpyxl just wrote)."""
+    book = ElementTree.fromstring(z.read("xl/workbook.xml"))
+    rels = ElementTree.fromstring(z.read("xl/_rels/workbook.xml.rels"))
+    targets = {r.get("Id"): r.get("Target") for r in rels.findall("rel:Relationship", _NS)}
+    parts = {}
+    for s in book.findall("m:sheets/m:sheet", _NS):
+        target = targets[s.get(f"{{{_NS['r']}}}id")].lstrip("/")
+        parts[s.get("name")] = target if target.startswith("xl/") else f"xl/{target}"
+    return parts
+
+
+def _with_values(xml: str, values: dict[str, float | str]) -> str:
+    """Fill each formula cell's empty <v/> with its value (t="str" for text results)."""
+
+    def fill(match: re.Match) -> str:
+        start, coordinate, body = match.group(1), match.group(2), match.group(3)
+        if coordinate not in values:
+            return match.group(0)
+        value = values[coordinate]
+        if isinstance(value, str):
+            start = start[:-1] + ' t="str">'
+            text = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        else:
+            text = repr(float(value))
+        return f"{start}{body}<v>{text}</v></c>"
+
+    return re.sub(r'(<c r="([A-Z]+[0-9]+)"[^>]*>)(<f>[^<]*</f>)(?:<v\s*/>|<v></v>)</c>', fill, xml)
+
+
+def add_cached_values(path: Path, values_by_sheet: dict[str, dict[str, float | str]]) -> None:
+    """Rewrite the saved .xlsx with the cached value of every formula that has one."""
+    with zipfile.ZipFile(path) as z:
+        entries = [(info, z.read(info.filename)) for info in z.infolist()]
+        parts = _sheet_parts(z)
+    changed = {
+        parts[title]: _with_values(next(d for i, d in entries if i.filename == parts[title]).decode("utf-8"), values)
+        for title, values in values_by_sheet.items()
+        if values
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for info, data in entries:
+            z.writestr(info, changed[info.filename].encode("utf-8") if info.filename in changed else data)
+
+
+LEFT = Alignment(horizontal="left", vertical="top")
 
 
 def pairs(ws: Worksheet, row: int, heading: str, items: list[tuple[str, object]]) -> int:
@@ -109,7 +349,7 @@ def pairs(ws: Worksheet, row: int, heading: str, items: list[tuple[str, object]]
     put(ws, row, 1, heading, bold=True)
     row += 1
     for label, value in items:
-        put(ws, row, 1, label)
+        put(ws, row, 1, label).alignment = Alignment(vertical="top")
         if isinstance(value, tuple):
             cell = put(ws, row, 2, value[0], value[1])
         else:

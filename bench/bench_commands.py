@@ -1,0 +1,89 @@
+"""CPU seconds of whole `planner` commands beside the import floor, measured in one run. Not a test: run it
+by hand (it rewrites the README's table with --readme).
+
+    python bench/bench_commands.py                 # 5 runs of each command, median / min / max
+    python bench/bench_commands.py --runs 3 --readme
+
+CPU seconds are user + system time of the child process (resource.getrusage), which a machine shared with
+other work inflates far less than wall time. The floor is the import of the libraries planner stands on;
+issue 15's target: --version and --help under 0.3 s, each shipped example's `plan -q` and the README's
+`inference` example at most floor + 0.7 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import resource
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PLANNER = [sys.executable, "-m", "planner"]
+FLOOR = [sys.executable, "-c", "import pandas, pulp, pydantic, click, openpyxl, numpy, scipy"]
+COMMANDS: list[tuple[str, list[str]]] = [
+    ("import floor: pandas, pulp, pydantic, click, openpyxl, numpy, scipy", FLOOR),
+    ("planner --version", [*PLANNER, "--version"]),
+    ("planner --help", [*PLANNER, "--help"]),
+    ("planner plan --help", [*PLANNER, "plan", "--help"]),
+    *[
+        (f"planner plan examples/{name} -q", [*PLANNER, "plan", f"examples/{name}", "-q"])
+        for name in ("bloom-176b-v100.yaml", "llama-70b-h100.yaml", "gpt3-budget-power.yaml", "cloud-70b.yaml")
+    ],
+    ("planner inference --params 175B --latency 1s", [*PLANNER, "inference", "--params", "175B", "--latency", "1s"]),
+    ("planner cloud examples/cloud-70b.yaml", [*PLANNER, "cloud", "examples/cloud-70b.yaml"]),
+]
+MARK_BEGIN, MARK_END = "<!-- bench_commands begin -->", "<!-- bench_commands end -->"
+
+
+def cpu_seconds(command: list[str]) -> float:
+    """User + system seconds of one run of the command (exit status ignored: some examples exit 1)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(runs: int) -> list[tuple[str, float, float, float]]:
+    """(label, median, min, max) per command; the runs interleave, so load drifts hit every command alike."""
+    samples: dict[str, list[float]] = {label: [] for label, _ in COMMANDS}
+    for _ in range(runs):
+        for label, command in COMMANDS:
+            samples[label].append(cpu_seconds(command))
+    return [(label, statistics.median(s), min(s), max(s)) for label, s in samples.items()]
+
+
+def table(rows: list[tuple[str, float, float, float]]) -> str:
+    floor = rows[0][1]
+    lines = ["| command | CPU s median (min-max) | over the floor |", "| --- | --- | --- |"]
+    for label, median, low, high in rows:
+        over = "" if label.startswith("import floor") else f"{median - floor:+.2f}"
+        lines.append(f"| `{label}` | {median:.2f} ({low:.2f}-{high:.2f}) | {over} |")
+    return "\n".join(lines)
+
+
+def rewrite_readme(text: str) -> None:
+    readme = ROOT / "README.md"
+    content = readme.read_text(encoding="utf-8")
+    block = f"{MARK_BEGIN}\n{text}\n{MARK_END}"
+    pattern = re.compile(re.escape(MARK_BEGIN) + ".*?" + re.escape(MARK_END), re.S)
+    if not pattern.search(content):
+        raise SystemExit(f"README.md has no {MARK_BEGIN} ... {MARK_END} block to rewrite")
+    readme.write_text(pattern.sub(lambda _: block, content), encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--readme", action="store_true", help="rewrite the table in README.md")
+    args = parser.parse_args()
+    text = table(measure(args.runs))
+    print(text)
+    if args.readme:
+        rewrite_readme(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Server-true NIC configurations, PCIe-true NIC rates, racks and cable runs, and the rail-optimised fabric's
+effect on usable bandwidth, checked by hand."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import CAL, SERVER, SWITCHES, scenario, tiny
+
+from planner import candidates, layout, pcie
+from planner.calibration import Calibration
+from planner.catalog import load_catalog
+from planner.resources import examples_dir
+from planner.scenario import load_scenario
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def test_effective_pcie_rates_by_hand():
+    # GT/s x 16 lanes x 128/130 x 256/280 (TLP efficiency): Gen3 115.2, Gen4 230.5, Gen5 460.9
+    assert pcie.effective_gbps(3) == pytest.approx(8 * 16 * 128 / 130 * 256 / 280)
+    assert [round(float(pcie.effective_gbps(g)), 1) for g in (3, 4, 5)] == [115.2, 230.5, 460.9]
+    assert float(pcie.effective_gbps(5, 8)) == pytest.approx(460.9 / 2, abs=0.1)
+
+
+@pytest.mark.parametrize(
+    ("nic_gbps", "gen", "usable"),
+    [
+        (400, 5, 400.0),  # ConnectX-7 400G in a Gen5 x16 slot: line rate
+        (800, 5, 460.9),  # ConnectX-8 2x400G in a Gen5 host: the slot
+        (400, 4, 230.5),  # a 400G NIC in a Gen4 slot
+        (100, 3, 100.0),  # DGX-2's EDR NICs in Gen3
+    ],
+)
+def test_usable_nic_rate_is_the_lesser_of_line_and_slot(nic_gbps, gen, usable):
+    assert float(pcie.nic_usable_gbps(nic_gbps, gen)) == pytest.approx(usable, abs=0.1)
+
+
+def test_card_and_slot_train_to_the_lower_generation_and_width():
+    assert pcie.link_gen_lanes(6, 16, 5, 16) == (5, 16)  # ConnectX-8 (Gen6) in an H100 host
+    assert pcie.link_gen_lanes(5, 16, 5, 8) == (5, 8)
+    assert pcie.link_gen_lanes(None, None, 4, 16) == (4, 16)
+
+
+def test_nic_counts_are_the_servers_real_configurations(catalog):
+    assert catalog.server("DGX H100 (reseller 2025-03)").nic_configurations() == [8]  # built in
+    assert catalog.server("NVIDIA DGX-2 (list 2018-03)").nic_configurations() == [8]  # 8 for 16 GPUs
+    assert catalog.server("Supermicro AS-8125GS-TNHR HGX H100 (street 2024-03)").nic_configurations() == [1, 2, 4, 8]
+    server = catalog.server("Supermicro AS-8125GS-TNHR HGX H100 (street 2024-03)")
+    assert server.model_copy(update={"nic_counts": [8]}).nic_configurations() == [8]
+
+
+def test_candidates_use_only_real_nic_counts(catalog):
+    sc = load_scenario(examples_dir() / "llama-70b-h100.yaml")
+    frame = candidates.build(catalog, sc, Calibration.default()).frame
+    multi = frame[frame["tier"] > 0]
+    assert set(multi["nics_per_node"]) <= {1, 2, 4, 8}
+    dgx = multi[multi["server"].str.startswith("DGX H100")]
+    assert set(dgx["nic"]) <= {"CX7-400G-OSFP"} and set(dgx["nics_per_node"]) <= {8}
+    # Spectrum-X rows run on SN5600 with SuperNIC-class NICs only
+    sx = frame[frame["fabric"] == "spectrum-x"]
+    assert set(sx["switch"]) <= {"SN5600"} and set(sx["nic"]) <= {"CX8-2x400G"}
+
+
+def test_nodes_per_rack_from_power_and_space():
+    g = layout.Geometry()  # 40.8 kW, 48U with 4 reserved
+    assert layout.nodes_per_rack(10_200, 8, g) == 4  # DGX H100 (SuperPOD: 4 per 40.8 kW rack)
+    assert layout.nodes_per_rack(14_300, 10, g) == 2  # DGX B200 (NVIDIA: 2 per rack at 28.6 kW)
+    assert layout.nodes_per_rack(3_500, 3, g) == 11  # DGX-1: power allows 11, space 14
+    assert layout.nodes_per_rack(50_000, 8, g) == 0  # one server beyond the rack's power
+
+
+def test_pdus_n_plus_one():
+    # SuperPOD H100 (RA-11333-001 Table 7): 3 x 34.5 kVA PDUs per 40.8 kW compute rack
+    assert layout.pdus_per_rack(40_800, 34.5) == 3
+    assert layout.pdus_per_rack(40_800, 22) == 3
+    assert layout.pdus_per_rack(5_000, 22) == 2
+
+
+def test_runs_by_placement():
+    g = layout.Geometry()
+    top = layout.node_run_m(0, 0, "top-of-rack", 8, g)
+    assert top == pytest.approx(48 * 0.04445 - 4 * 0.04445 + 0.5)  # bottom node to the rack top, plus slack
+    row = layout.node_run_m(0, 2, "middle-of-row", 8, g)
+    assert row == pytest.approx(top + 2 * 0.6 + 48 * 0.04445 / 2)
+    assert [layout.racks_away(p, 8, "middle-of-row") for p in range(8)] == [1, 2, 3, 4, 1, 2, 3, 4]
+    assert [layout.racks_away(p, 3, "end-of-row") for p in range(3)] == [1, 2, 3]
+
+
+def test_rail_fabric_keeps_full_bandwidth_within_a_scalable_unit():
+    """8 N100 per 8-GPU node on 8 x 100G switches, rail-optimised at 2:1: a leaf puts 5 ports down, so a
+    scalable unit is 5 nodes; up to 5 nodes a job never crosses a spine and keeps full node bandwidth."""
+    servers = [dict(SERVER, max_nics_per_node=8)]
+    switches = [dict(SWITCHES[0], ports=8, port_gbps=100, max_breakout=1)]
+    sc = scenario(
+        requirement={"gpus": 32},
+        constraints__oversubscription=[2.0],
+        constraints__topologies=["rail"],
+        constraints__fabrics=["ib"],
+    )
+    frame = candidates.build(tiny(servers=servers, switches=switches), sc, CAL).frame
+    rail = frame[(frame["topology"] == "rail") & (frame["oversubscription"] == 2.0)]
+    assert not rail.empty
+    local = rail[rail["su_local"]]
+    assert set(local["su_nodes"]) == {5} and (local["n_hi"] <= 5).all()
+    assert (local["node_gbps_eff"] == local["node_gbps"]).all()
+    # 8 nodes span two scalable units: rings cross the 2:1 spines, at half the node bandwidth
+    frame = candidates.build(
+        tiny(servers=servers, switches=switches),
+        sc.model_copy(update={"requirement": sc.requirement.model_copy(update={"gpus": 64})}),
+        CAL,
+    ).frame
+    beyond = frame[(frame["topology"] == "rail") & (frame["oversubscription"] == 2.0)]
+    assert not beyond.empty and not beyond["su_local"].any()
+    assert (beyond["node_gbps_eff"] == beyond["node_gbps"] / 2).all()

@@ -1,0 +1,78 @@
+"""NVIDIA DGX SuperPOD with DGX H100, reference architecture RA-11333-001 V11 (2023-09-22), reproduced: the
+planner's rail-optimised fabric of QM9700 switches for DGX H100 nodes has the RA's switch, cable and
+transceiver counts.
+
+  Table 3 "Larger SuperPOD component counts" (idealised, 32 nodes per scalable unit) and the DGX SuperPOD
+  B200 RA (RA-11334-001 V08) for 2 SU; Table 4 "Compute fabric component count" for 1 SU; Table 8 for the
+  4 SU transceivers (1,536 switch-side twin-port MMA4Z00-NS, 508 DGX-side MMA4Z00-NS-FLT for 127 nodes).
+  Node-to-leaf and leaf-to-spine cables are one fibre per 400G link; switch transceivers are every used
+  leaf cage plus spine ports / 2; DGX transceivers are 4 per node (research/fabric superpod_h100_counts.csv).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from planner import purchase
+from planner.calibration import Calibration
+from planner.catalog import load_catalog
+from planner.scenario import Scenario
+
+DGX = "DGX H100 (reseller 2025-03)"
+
+
+def superpod(nodes: int):
+    scenario = Scenario.model_validate(
+        {
+            "workload": {"params": "7B", "seq_len": 2048, "micro_batches": [1]},
+            "requirement": {"gpus": 8 * nodes},
+            "target_tflops": 1,
+            "constraints": {"servers": [DGX], "switches": ["QM9700"], "fabrics": ["ib"], "max_nodes": 2048},
+        }
+    )
+    return purchase.run(load_catalog(), scenario, Calibration.default(), alternatives=0)
+
+
+def compute(plan, sku_prefix: str) -> int:
+    return sum(b.quantity for b in plan.bom if b.section == "compute fabric" and b.sku.startswith(sku_prefix))
+
+
+@pytest.mark.parametrize(
+    ("nodes", "leaf", "spine", "node_leaf", "leaf_spine", "switch_xcvr", "node_xcvr"),
+    [
+        (32, 8, 4, 256, 256, 384, 128),  # 1 SU (Table 4 without the UFM's displaced node)
+        (64, 16, 8, 512, 512, 768, 256),  # 2 SU (B200 RA Table 3, identical fabric)
+        (127, 32, 16, 1016, 1024, 1536, 508),  # 4 SU as built (Table 4; Table 8: 1,536 and 508 transceivers)
+        (128, 32, 16, 1024, 1024, 1536, 512),  # 4 SU idealised (Table 3)
+        (256, 64, 32, 2048, 2048, 3072, 1024),  # 8 SU (Table 3)
+    ],
+)
+def test_superpod_h100_counts(nodes, leaf, spine, node_leaf, leaf_spine, switch_xcvr, node_xcvr):
+    plan = superpod(nodes)
+    c = plan.choice
+    assert (c.nodes, c.switch, c.topology, c.nics_per_node) == (nodes, "QM9700", "rail", 8)
+    assert c.switches_by_tier == {"leaf": leaf, "spine": spine}
+    links = {line.segment: line for line in plan.links if line.section == "compute fabric"}
+    assert (links["node-leaf"].count, links["switch-switch"].count) == (node_leaf, leaf_spine)
+    # "All networking components are multi-mode fiber" (Table 8): one MFP7E10 fibre per 400G link
+    assert compute(plan, "MFP7E10-N") == node_leaf + leaf_spine
+    assert compute(plan, "MMA4Z00-NS") - compute(plan, "MMA4Z00-NS-FLT") == switch_xcvr
+    assert compute(plan, "MMA4Z00-NS-FLT") == node_xcvr
+    # the managed QM9700 runs its own subnet manager: no UFM appliance is priced for the compute fabric
+    assert not any(b.sku.startswith("UFM") for b in plan.bom if b.section == "subnet manager")
+
+
+def test_superpod_512_nodes_is_three_tier():
+    """Table 3, 16 SU: 128 leaf, 128 spine, 64 core; 4,096 cables per layer."""
+    plan = superpod(512)
+    assert plan.choice.switches_by_tier == {"leaf": 128, "spine": 128, "core": 64}
+    links = {line.segment: line for line in plan.links if line.section == "compute fabric"}
+    assert (links["node-leaf"].count, links["switch-switch"].count) == (4096, 4096 + 4096)
+
+
+def test_superpod_racks_follow_rack_power():
+    """RA-11333-001: "power consumption per rack exceeds 40 kW": 4 DGX H100 (10.2 kW) per 40.8 kW rack;
+    32 compute racks for 4 SU (Table 7: 38 racks with 6 for management and networking)."""
+    plan = superpod(128)
+    assert plan.layout["nodes_per_rack"] == 4 and plan.layout["compute_racks"] == 32
+    assert plan.layout["leaf_placement"] == "middle-of-row"

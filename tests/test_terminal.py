@@ -1,0 +1,44 @@
+"""What the terminal says: files written, relative catalog names, per-token latency, progress on stderr."""
+
+from __future__ import annotations
+
+import csv
+
+from planner.resources import catalogs_dir, display_name, examples_dir
+
+BLOOM = examples_dir() / "bloom-176b-v100.yaml"
+
+
+def test_plan_confirms_each_file_on_stderr_and_names_catalogs_relatively(run, tmp_path):
+    bom, whole = tmp_path / "bom.csv", tmp_path / "plan.json"
+    result = run("plan", BLOOM, "-o", whole, "--csv", bom)
+    assert result.exit_code == 0, result.output
+    assert f"wrote {whole}" in result.stderr and f"wrote {bom}" in result.stderr
+    assert "wrote" not in result.stdout and "... building candidate configurations" in result.stderr
+    sources = [row["source"] for row in csv.DictReader(bom.open()) if row["category"] not in ("not priced", "total")]
+    assert sources and all(s.startswith("catalogs/") for s in sources)
+    assert str(catalogs_dir()) not in result.stdout and "catalogs/servers.csv:" in result.stdout
+    assert "wrote" not in run("plan", BLOOM, "-q", "--csv", bom).stderr
+
+
+def test_display_names(tmp_path, monkeypatch):
+    assert display_name(catalogs_dir() / "nics.csv") == "catalogs/nics.csv"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quotes").mkdir()
+    assert display_name(tmp_path / "quotes" / "mine.csv") == "quotes/mine.csv"
+    assert display_name("/elsewhere/theirs.csv") == "/elsewhere/theirs.csv"
+
+
+def test_inference_latency_is_per_generated_token(run, tmp_path):
+    path = tmp_path / "inference.json"
+    result = run("inference", "--params", "175B", "--latency", "1s", "-o", path)
+    assert result.exit_code == 0, result.output
+    assert "per generated token" in result.stdout and "KV cache" in result.stdout and "not modelled" in result.stdout
+    assert "... evaluating every machine option" in result.stderr and f"wrote {path}" in result.stderr
+
+
+def test_cloud_progress_and_confirmation(run, tmp_path):
+    path = tmp_path / "cloud.json"
+    result = run("cloud", examples_dir() / "cloud-70b.yaml", "-o", path)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith("... ") and f"wrote {path}" in result.stderr
