@@ -31,18 +31,15 @@ from planner.optimize.solver import highs_available
 SIZES = ["2x2x2", "4x4x4", "6x8x6", "8x12x8", "10x12x10", "12x16x12"]
 # newest first, so small fleets still get current hardware
 SERVERS = [
-    "HGX H100 8-GPU system (street 2025-03)",
+    "Supermicro AS-8125GS-TNHR HGX H100 (street 2024-03)",
     "HGX H200 8-GPU system (street 2025-01)",
     "DGX B200 (Delta list EU 2024-12)",
     "HGX A100 8-GPU 640GB server (street 2023-09)",
-    "HGX H100 8-GPU system (street 2025-01)",
     "DGX H100 (Delta list EU 2023-12)",
-    "Supermicro AS-8125GS-TNHR HGX H100 (street 2024-03)",
-    "DGX A100 640GB (list 2021-06)",
     "HGX H100 node incl. 8x400G IB (Thinkmate quote 2024-08)",
+    "DGX A100 640GB (list 2021-06)",
     "DGX H100 (reseller 2025-03)",
     "DGX A100 320GB (list 2020-05)",
-    "DGX H100 (SemiAnalysis est. 2023-05)",
     "NVIDIA DGX-1 with V100 (estimate)",
     "NVIDIA DGX-2 (list 2018-03)",
 ]

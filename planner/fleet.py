@@ -10,7 +10,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -71,7 +71,7 @@ def run(
     build_s = time.perf_counter() - start
     solved = solve_model(model, solver, time_limit_s, gap, threads)
     if solved.result.solved:
-        return extract(solved, build_s, calibration)
+        return extract(polish(solved, time_limit_s, threads), build_s, calibration)
     progress("infeasible: looking for the cheapest relaxation")
     failures, relaxations, best = diagnose(data, solver, time_limit_s, gap, threads)
     if best is None:
@@ -81,6 +81,25 @@ def run(
     return plan.model_copy(
         update={"status": "infeasible", "infeasible": failures, "relaxations": relaxations, "shown": shown}
     )
+
+
+def polish(solved: Solved, time_limit_s=None, threads: int | None = None) -> Solved:
+    """At a gap the solver may leave spare parts in a plan (a switch or cages nothing uses): fix what the plan
+    buys, runs and keeps (deliveries, runs, installed nodes kept) and solve the rest (network parts, tier
+    bands, replicas, cloud instances, racks) to the optimum. The cost can only fall; the proven gap stands."""
+    m = solved.model
+    decisions = [*m.buy.values(), *m.run.values(), *m.active.values()]
+    bounds = [(var, var.lowBound, var.upBound) for var in decisions]
+    for var in decisions:
+        var.lowBound = var.upBound = round(var.value() or 0)
+    result = solve(m.problem, solved.result.solver, time_limit_s, 0.0, threads=threads)
+    if not result.solved or result.objective > solved.result.objective + 1e-6:
+        for var, low, up in bounds:
+            var.lowBound, var.upBound = low, up
+        solve(m.problem, solved.result.solver, time_limit_s, solved.result.gap, threads=threads)  # the values back
+        return solved
+    seconds = solved.result.seconds + result.seconds
+    return Solved(m, replace(solved.result, seconds=seconds, objective=result.objective), solved.gap_proven)
 
 
 def solve_model(model: milp.Model, solver: str, time_limit_s, gap, threads: int | None = None) -> Solved:
@@ -142,7 +161,7 @@ def _relaxed(data, relax: frozenset[str], solver, time_limit_s, gap, threads) ->
     model.problem += milp.violation(model) <= least * (1 + 1e-6) + 1e-6, "least_violation"
     model.problem.setObjective(cost)
     solved = solve_model(model, solver, time_limit_s, gap, threads)
-    return solved if solved.result.solved else None
+    return polish(solved, time_limit_s, threads) if solved.result.solved else None
 
 
 def _changes(m: milp.Model) -> list[str]:
@@ -295,12 +314,12 @@ def _network(m: milp.Model) -> list[FleetNetworkPurchase]:
     for (p, t), now in sorted(m.fabric.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         row = pools.loc[p]
         before = m.fabric.get((p, t - 1))
-        owned = {"D": row["owned_ports"], "L": row["owned_leaves"], "S": row["owned_spines"], "U": row["owned_uplinks"]}
+        owned = milp.owned_fabric(row)
         added = {k: _int(now[k]) - (_int(before[k]) if before else int(owned[k])) for k in now}
         items = [
             ("leaf switches", row["switch"], added["L"], row["switch_usd"]),
             ("spine switches", row["switch"], added["S"], row["switch_usd"]),
-            ("switch-side links per down-port", _skus(row["port_skus"]), added["D"], row["port_usd"]),
+            ("switch cages (modules)", _skus(row["cage_skus"]), added["K"], row["cage_usd"]),
             ("leaf-spine links", _skus(row["uplink_skus"]), added["U"], row["uplink_usd"]),
         ]
         for item, sku, quantity, unit in items:
@@ -315,7 +334,8 @@ def _network(m: milp.Model) -> list[FleetNetworkPurchase]:
 
 
 def _skus(items) -> str:
-    return " + ".join(f"{q:g}x {sku}" if q != 1 else sku for sku, q in items)
+    """A design's SKUs per unit, (kind, sku, quantity) each (planner/design.py), as text."""
+    return " + ".join(f"{q:g}x {sku}" if q != 1 else sku for *_, sku, q in items)
 
 
 def _where(d: ft.FleetData, kind: str, resource: int) -> str:
@@ -519,7 +539,7 @@ def _pool_cost(m: milp.Model) -> dict[int, float]:
         cost[int(installed_w.at[i, "p"])] += watts * draw * periods.at[t, "discount"]
     for (p, t), now in m.fabric.items():
         row, before = pools.loc[p], m.fabric.get((p, t - 1))
-        owned = {"D": row["owned_ports"], "L": row["owned_leaves"], "S": row["owned_spines"], "U": row["owned_uplinks"]}
+        owned = milp.owned_fabric(row)
         values = {k: now[k].value() or 0.0 for k in now}
         added = {k: values[k] - ((before[k].value() or 0.0) if before else owned[k]) for k in now}
         capex = _network_total(row, added, "usd")
@@ -530,10 +550,10 @@ def _pool_cost(m: milp.Model) -> dict[int, float]:
 
 
 def _network_total(row, counts: dict, unit: str) -> float:
-    """USD or watts of switches (leaves and spines), switch-side links per down-port and uplinks."""
+    """USD or watts of switches (leaves and spines), switch cages' modules and leaf-spine links."""
     return (
         row[f"switch_{unit}"] * (counts["L"] + counts["S"])
-        + row[f"port_{unit}"] * counts["D"]
+        + row[f"cage_{unit}"] * counts["K"]
         + row[f"uplink_{unit}"] * counts["U"]
     )
 
@@ -627,12 +647,12 @@ def _binding(m: milp.Model, jobs: list[FleetJobRun], cash: list[FleetCashFlow]) 
                        f"(penalty {format_usd(r.penalty_usd)})")  # fmt: skip
         elif r.finish == r.deadline:
             out.append(f"deadline: {r.job} finishes in its deadline period {r.deadline}")
-    node_kw = _smallest_node_kw(d)
-    for row in cash:
+    for t, row in enumerate(cash, start=1):
+        node_kw = _smallest_node_kw(m, t)
         if row.site_kw is not None and row.site_kw - row.power_kw < node_kw:
             out.append(
                 f"site power: {row.period} uses {row.power_kw:,.0f} of {row.site_kw:,.0f} kW (no room for one "
-                f"more {node_kw:.1f} kW node)"
+                f"more {node_kw:.1f} kW node of a pool in service)"
             )
     for t, racks in d.site[["t", "racks"]].itertuples(index=False):
         if not np.isnan(racks):
@@ -640,8 +660,9 @@ def _binding(m: milp.Model, jobs: list[FleetJobRun], cash: list[FleetCashFlow]) 
             if racks and used >= BINDING_SHARE * racks:
                 out.append(f"racks: {d.labels[t - 1]} uses {used} of {int(racks)}")
     out += _stock_and_tiers(m)
-    for (r, t), c in m.constraints["quota"].items():
-        if c.slack is not None and abs(c.slack) < 0.5:
+    for r, t in m.constraints["quota"]:
+        used = _int(m.held.get(("cloud", r, t), 0)) + _int(m.instances.get((r, t), 0))
+        if used >= d.cloud.at[r, "quota"]:
             row = d.cloud.loc[r]
             where = f"{row['provider']} {row['instance']}"
             out.append(f"cloud quota: {where} at its {row['quota']} instances in {d.labels[t - 1]}")
@@ -651,9 +672,13 @@ def _binding(m: milp.Model, jobs: list[FleetJobRun], cash: list[FleetCashFlow]) 
     return out
 
 
-def _smallest_node_kw(d: ft.FleetData) -> float:
-    """The least nameplate kW one more node could add (what a limit must have left to not bind)."""
-    watts = d.supply["node_w"].tolist() + d.installed["node_w"].tolist()
+def _smallest_node_kw(m: milp.Model, t: int) -> float:
+    """The least nameplate kW one more node of a pool in service in t would add (any pool when none is):
+    what the site must have left for its power not to bind."""
+    d = m.data
+    in_service = {p for (p, tt), n in m.nodes.items() if tt == t and _int(n) > 0}
+    rows = d.supply[d.supply["p"].isin(in_service)] if in_service else d.supply
+    watts = rows["node_w"].tolist() or d.installed["node_w"].tolist()
     return min(watts) / 1e3 if watts else 0.0
 
 

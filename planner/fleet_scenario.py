@@ -19,8 +19,8 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from planner.errors import ScenarioError
-from planner.rows import Count, Params, quantity_type
-from planner.scenario import USD, CloudOptions, Objective, TFLOPs, Workload
+from planner.rows import Count, Params, PlanFabric, quantity_type
+from planner.scenario import USD, CloudOptions, Layout, Objective, TFLOPs, Workload
 from planner.units import parse_quantity
 
 QUARTER_LABEL = re.compile(r"^(\d{4})Q([1-4])$")
@@ -113,7 +113,7 @@ class Installed(_Strict):
     nic: str | None = Field(None, description="NIC sku per node (default: the server's included NIC).")
     nics_per_node: Count | None = Field(None, ge=0, description="NICs per node (default: the included count).")
     switch: str | None = Field(None, description="Switch sku of its fabric (default: the cheapest that connects).")
-    fabric: Literal["ib", "roce"] | None = Field(None, description="Fabric (default: the NIC's first).")
+    fabric: PlanFabric | None = Field(None, description="Fabric (default: the cheapest that connects).")
 
 
 class Tier(_Strict):
@@ -168,7 +168,9 @@ class Buy(_Strict):
         1, ge=0, le=4, description="Network configurations (pools) per server shape: the fastest, then slower."
     )
     standalone_pools: bool = Field(True, description="Also offer pools without a network (inference, one node).")
-    fabrics: list[Literal["ib", "roce"]] = Field(default_factory=lambda: ["ib", "roce"], min_length=1)
+    fabrics: list[PlanFabric] = Field(
+        default_factory=lambda: ["ib", "roce", "spectrum-x"], min_length=1, description="Compute fabrics allowed."
+    )
     max_nodes_per_pool: Count = Field(512, ge=1, description="Most nodes of one pool.")
     life_years: float = Field(5.0, gt=0, description="Service life (Epoch AI: 5-year server life).")
     residual: Literal["straight_line", "none"] = Field(
@@ -179,10 +181,9 @@ class Buy(_Strict):
 class Site(_Strict):
     power: list[PowerStep] | None = Field(None, description="IT power (nameplate kW) per period, as steps.")
     racks: list[RackStep] | None = Field(None, description="Racks per period, as steps.")
-    kw_per_rack: float = Field(
-        41.0, gt=0, description="Rack power: NVIDIA DGX SuperPOD (H100) puts four 10.2 kW systems in a rack."
+    layout: Layout = Field(
+        default_factory=Layout, description="The plan scenario's rack layout: rack kW and units set nodes per rack."
     )
-    max_nodes_per_rack: Count = Field(4, ge=1, description="Most nodes per rack (space, cabling).")
 
 
 _ENERGY = Objective.model_fields
@@ -193,12 +194,7 @@ class Costs(_Strict):
     usd_per_kwh: float = _ENERGY["usd_per_kwh"]
     pue: float = _ENERGY["pue"]
     server_draw_fraction: float = _ENERGY["server_draw_fraction"]
-    colocation_usd_per_kw_month: float = Field(
-        184.06,
-        ge=0,
-        description="Per nameplate kW per month. CBRE North America Data Center Trends H2 2024: average asking "
-        "rate for 250-500 kW in primary markets. 0 for a hall you own.",
-    )
+    colocation_usd_per_kw_month: float = _ENERGY["colocation_usd_per_kw_month"]
 
 
 class FleetCloud(CloudOptions):

@@ -25,20 +25,23 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from planner import costing, fabric, pcie
+from planner import costing, fabric
 from planner.calibration import Calibration
 from planner.candidates import evaluate_at
 from planner.catalog import Catalog
+from planner.design import Designs, designs
 from planner.errors import PlannerError, ScenarioError
 from planner.fleet_scenario import Fleet, Periods, resolve_windows, steps
-from planner.rows import CloudRow, NicRow, ServerRow, SwitchRow
-from planner.scenario import Cabling
+from planner.rows import CloudRow
+from planner.scenario import Scenario
 from planner.serving import capacity, served_model
 from planner.units import HOURS_PER_YEAR, SECONDS_PER_DAY
 from planner.workload import (
     Requirements,
     fits_memory,
     gpu_columns,
+    host_dram_gb_per_s,
+    host_gbps,
     intra_node_bandwidth,
     meets_target,
     scenario_training,
@@ -48,7 +51,6 @@ from planner.workload import (
 PERIODS_PER_YEAR = 4
 HOURS_PER_PERIOD = HOURS_PER_YEAR / PERIODS_PER_YEAR  # a quarter: 2190 h
 SECONDS_PER_PERIOD = HOURS_PER_PERIOD * 3600
-SHAPE = ["gpu", "gpus_per_node", "intra_node_gb_per_s", "pcie_gen"]
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,13 @@ class FleetData:
 def build(catalog: Catalog, fleet: Fleet, calibration: Calibration, source: str = "fleet file") -> FleetData:
     """All tables; errors name the fleet file's field and the fix."""
     periods = Periods(fleet.horizon.periods, fleet.horizon.start)
-    offers, stock, tiers = _offers(catalog, fleet, periods, source)
-    pools, installed = _pools(catalog, fleet, offers, periods, source)
-    supply = _undominated(_supply(catalog, offers, pools), offers, stock, tiers)
+    names = _offer_names(catalog, fleet, source)
+    installed_names = [_named(source, f"installed[{i}].server", lambda e=e: catalog.server(e.server)).name
+                       for i, e in enumerate(fleet.installed)]  # fmt: skip
+    parts = _designs(catalog, fleet, names + installed_names)
+    offers, stock, tiers = _offers(catalog, fleet, periods, parts.single, names, source)
+    pools, installed = _pools(catalog, fleet, offers, parts, periods, source)
+    supply = _undominated(_supply(offers, pools, parts), offers, stock, tiers)
     cloud = _cloud(catalog, fleet)
     jobs, services = _workloads(fleet)
     options = _options(catalog, fleet, jobs, pools, cloud, calibration, source)
@@ -119,6 +125,41 @@ def _periods(fleet: Fleet, periods: Periods) -> pd.DataFrame:
     )
 
 
+# ---------------------------------------------------------------- node designs (planner/design.py)
+
+
+def _designer(fleet: Fleet) -> Scenario:
+    """The plan scenario the fleet's node and network designs are made under: its fabrics, the site's rack
+    layout with leaves in the rows (leaf-spine filled in order, what optimize/fleet.py sizes), the compute
+    fabric only (the storage and management networks, racks and PDUs are `planner plan`'s bill of
+    materials, not the fleet's), links chosen by price."""
+    layout = fleet.site.layout.model_copy(update={"leaf_placement": "middle-of-row"})
+    off = {"storage_network": False, "inband_network": False, "oob_network": False, "subnet_manager": False}
+    return Scenario.model_validate(
+        {
+            "workload": {"params": 1e9, "seq_len": 1024},
+            "requirement": {"gpus": 8},
+            "constraints": {"fabrics": list(fleet.buy.fabrics), "oversubscription": [1.0]},
+            "layout": layout.model_dump(),
+            "include": {**off, "racks": False},
+        }
+    )
+
+
+def _designs(catalog: Catalog, fleet: Fleet, names: list[str]) -> Designs:
+    """Every node design of these servers: one row per server (standalone) and one per server x NIC x count x
+    ports x fabric x switch on a two-tier leaf-spine (networked)."""
+    parts = designs(catalog, _designer(fleet), [catalog.server(n) for n in dict.fromkeys(names)])
+    multi = parts.multi
+    if not multi.empty:
+        # two tiers, non-blocking; a rail-optimised design (DGX: one NIC per GPU) only where its NIC
+        # configuration has no plain leaf-spine one: the fleet prices its links and sizes it in order
+        multi = multi[(multi["tier"] == 2) & (multi["oversubscription"] == 1)]
+        multi = multi.assign(_rail=multi["topology"] != "leaf-spine").sort_values("_rail", kind="stable")
+        multi = multi.drop_duplicates(["server", *NETWORK_KEY]).drop(columns="_rail").reset_index(drop=True)
+    return Designs(parts.configs, multi, parts.single)
+
+
 # ---------------------------------------------------------------- offers: servers for sale
 
 
@@ -129,21 +170,24 @@ def _named(source: str, where: str, lookup):
         raise ScenarioError(f"{source}: {where}: {exc}") from None
 
 
-def _offers(catalog: Catalog, fleet: Fleet, periods: Periods, source: str):
+def _offer_names(catalog: Catalog, fleet: Fleet, source: str) -> list[str]:
     buy = fleet.buy
-    names = (
-        [_named(source, f"buy.servers[{i}]", lambda n=n: catalog.server(n)).name for i, n in enumerate(buy.servers)]
-        if buy.servers is not None
-        else [s.name for s in catalog.items("servers")]
-    )
+    if buy.servers is None:
+        return [s.name for s in catalog.items("servers")]
+    found = [_named(source, f"buy.servers[{i}]", lambda n=n: catalog.server(n)).name for i, n in enumerate(buy.servers)]
+    return list(dict.fromkeys(found))
+
+
+def _offers(catalog: Catalog, fleet: Fleet, periods: Periods, single: pd.DataFrame, names: list[str], source: str):
     terms = {}
-    for i, t in enumerate(buy.terms):
+    for i, t in enumerate(fleet.buy.terms):
         name = _named(source, f"buy.terms[{i}].server", lambda t=t: catalog.server(t.server)).name
         if name not in names:
             raise ScenarioError(f"{source}: buy.terms[{i}].server = {t.server!r}: not in buy.servers; add it there")
         terms[name] = (i, t)
+    shapes = single.set_index("server")
     records, stock, tiers = [], [], []
-    for o, name in enumerate(dict.fromkeys(names)):
+    for o, name in enumerate(names):
         server = catalog.server(name)
         i, t = terms.get(name, (None, None))
         price = t.price_usd if t and t.price_usd is not None else server.price_usd
@@ -153,10 +197,9 @@ def _offers(catalog: Catalog, fleet: Fleet, periods: Periods, source: str):
                 "o": o,
                 "server": server.name,
                 "vendor": (t.vendor if t and t.vendor else server.vendor),
-                **_shape(catalog, server),
+                **{c: shapes.at[name, c] for c in SHAPE_COLUMNS},
                 "price_usd": price,
                 "server_w": server.power_w,
-                "max_nics": server.max_nics_per_node,
                 "lead": t.lead_time_periods if t else 0,
                 "tier_kind": t.tier_kind if t else "all_units",
                 "source": f"{origin.file}:{origin.row}",
@@ -169,9 +212,8 @@ def _offers(catalog: Catalog, fleet: Fleet, periods: Periods, source: str):
             stock += [{"o": o, "t": p + 1, "units": u} for p, u in enumerate(units)]
         if t is not None and t.tiers:
             tiers += _tier_bands(o, price, t.tiers)
-    offers = pd.DataFrame.from_records(records)
     return (
-        offers,
+        pd.DataFrame.from_records(records),
         pd.DataFrame.from_records(stock, columns=["o", "t", "units"]),
         pd.DataFrame.from_records(tiers, columns=["o", "k", "lo", "hi", "unit_usd", "label"]),
     )
@@ -192,190 +234,146 @@ def _tier_bands(o: int, price: float, tiers) -> list[dict]:
     return [{"o": o, "k": k, **dict(zip(keys, band, strict=True))} for k, band in enumerate(bands)]
 
 
-def _shape(catalog: Catalog, server: ServerRow) -> dict:
-    gpu = catalog.gpu(server.gpu)
-    return {
-        "gpu": gpu.name,
-        "gpus_per_node": server.gpus_per_node,
-        "intra_node_gb_per_s": server.intra_node_gb_per_s,
-        "pcie_gen": server.pcie_gen,
-        "peak_tflops": gpu.peak_bf16_tflops,
-        "hbm_gib": gpu.hbm_gib,
-        "hbm_gb_per_s": gpu.hbm_gb_per_s,
-    }
-
-
 # ---------------------------------------------------------------- pools: shape x network
 
-
+# a node's shape, as the performance model sees it (candidates.KEY without the network and micro-batch)
+SHAPE_COLUMNS = [
+    "gpu",
+    "peak_tflops",
+    "hbm_gib",
+    "hbm_gb_per_s",
+    "gpus_per_node",
+    "intra_node_gb_per_s",
+    "host_gbps",
+    "host_dram_gb_per_s",
+]
+SHAPE = ["gpu", "gpus_per_node", "intra_node_gb_per_s", "host_gbps", "host_dram_gb_per_s"]
+NETWORK_KEY = ["nic", "nics_per_node", "nic_ports", "fabric", "switch", "node_gbps"]
+# what a pool's network costs and how it is sized, from its design row
 NETWORK = [
-    "nic",
-    "nics_per_node",
-    "fabric",
-    "switch",
+    *NETWORK_KEY,
     "endpoints",
     "breakout",
     "switch_ports",
+    "ports_per_cage",
+    "cage_endpoints",
     "leaf_down",
     "leaf_up",
-    "node_gbps",
-    "nic_usd",
-    "nic_w",
     "switch_usd",
     "switch_w",
     "endpoint_usd",
     "endpoint_w",
-    "port_usd",
-    "port_w",
+    "cage_usd",
+    "cage_w",
     "uplink_usd",
     "uplink_w",
     "links",
     "endpoint_skus",
-    "port_skus",
+    "cage_skus",
     "uplink_skus",
 ]
 
 
-def _network(nic: NicRow, count: int, fab: str, switch: SwitchRow, pcie_gen: int, optics) -> dict | None:
-    """One NIC configuration on a two-tier non-blocking fabric of `switch`, with the cheapest links, or None
-    when the ports do not connect."""
-    b = fabric.breakout(switch.port_gbps, nic.port_gbps)
-    if not b or b > switch.max_breakout:
-        return None
-    cabling = Cabling()
-    links = fabric.node_links(optics, fab, nic.port_gbps, switch.port_gbps, b, cabling.node_leaf_reach_m)
-    up = fabric.switch_links(optics, fab, switch.port_gbps, cabling.switch_reach_m)
-    if links is None or up is None:
-        return None
-    per_endpoint, per_port, text = links
-    down, up_ports = fabric.leaf_split(switch.ports, 1.0)
-    return {
-        "nic": nic.sku,
-        "nics_per_node": count,
-        "fabric": fab,
-        "switch": switch.sku,
-        "endpoints": count * nic.ports,
-        "breakout": b,
-        "switch_ports": switch.ports,
-        "leaf_down": down,
-        "leaf_up": up_ports,
-        "node_gbps": float(count * pcie.nic_usable_gbps(nic.speed_gbps, pcie_gen)),
-        "nic_usd": nic.price_usd,
-        "nic_w": nic.power_w,
-        "switch_usd": switch.price_usd,
-        "switch_w": switch.power_w,
-        "endpoint_usd": per_endpoint.usd,
-        "endpoint_w": per_endpoint.watts,
-        "port_usd": per_port.usd,
-        "port_w": per_port.watts,
-        "uplink_usd": up[0].usd,
-        "uplink_w": up[0].watts,
-        "links": f"{text}; uplinks {up[1]}",
-        "endpoint_skus": per_endpoint.skus,
-        "port_skus": per_port.skus,
-        "uplink_skus": up[0].skus,
-    }
+def _network_columns(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows.rename(columns={"endpoints_per_node": "endpoints"})[NETWORK]
 
 
 def _standalone() -> dict:
     zeros = {c: 0 for c in NETWORK}
     return {**zeros, "nic": None, "fabric": "none", "switch": None, "links": "", "node_gbps": 0.0,
-            "endpoint_skus": (), "port_skus": (), "uplink_skus": ()}  # fmt: skip
+            "endpoint_skus": (), "cage_skus": (), "uplink_skus": ()}  # fmt: skip
 
 
-def _per_node_network_usd(net: dict, included: int) -> float:
-    """Network cost per node at scale (for choosing which configurations to offer, not for pricing): the NICs
-    the server does not include, its links, and its share of leaves, spines and uplinks."""
-    e, b, p, d, u = (net[k] for k in ("endpoints", "breakout", "switch_ports", "leaf_down", "leaf_up"))
-    per_port = net["port_usd"] + net["switch_usd"] / d * (1 + u / p) + net["uplink_usd"] * u / d
-    return max(0, net["nics_per_node"] - included) * net["nic_usd"] + e * net["endpoint_usd"] + e / b * per_port
+def _per_node_network_usd(rows: pd.DataFrame) -> np.ndarray:
+    """Network cost per node at scale, per design row (for choosing which configurations to offer, not for
+    pricing): the NICs the server does not include, its links and cages, its share of leaves, spines and
+    leaf-spine links."""
+    e, b, c = (rows[k].to_numpy(float) for k in ("endpoints_per_node", "breakout", "cage_endpoints"))
+    p, d, u = (rows[k].to_numpy(float) for k in ("switch_ports", "leaf_down", "leaf_up"))
+    per_port = rows["switch_usd"].to_numpy(float) / d * (1 + u / p) + rows["uplink_usd"].to_numpy(float) * u / d
+    nics = (rows["node_usd"] - rows["server_usd"]).to_numpy(float)
+    return nics + e * rows["endpoint_usd"].to_numpy(float) + e / c * rows["cage_usd"].to_numpy(float) + e / b * per_port
 
 
-def _network_choices(catalog: Catalog, fleet: Fleet, shape_offers: pd.DataFrame) -> list[dict]:
+def _network_choices(multi: pd.DataFrame, options: int) -> pd.DataFrame:
     """The `buy.network_options` configurations offered for one shape: the Pareto front of (node Gbps, cost
-    per node), taking the fastest, then each next at most half the previous bandwidth."""
-    servers = [catalog.server(s) for s in shape_offers["server"]]
-    max_nics = min(s.max_nics_per_node for s in servers)
-    gpus = int(shape_offers["gpus_per_node"].iloc[0])
-    # rail-aligned: the NIC count divides the GPU count, so each NIC serves the same number of GPUs
-    counts = [n for n in range(1, max_nics + 1) if gpus % n == 0]
-    pcie_gen = int(shape_offers["pcie_gen"].iloc[0])
-    optics = catalog.items("optics")
-    found = []
-    for nic in catalog.items("nics"):
-        for fab in (f for f in nic.fabrics if f in fleet.buy.fabrics):
-            for switch in (s for s in catalog.items("switches") if s.fabric == fab):
-                for count in counts:
-                    net = _network(nic, count, fab, switch, pcie_gen, optics)
-                    if net is not None:
-                        included = max(s.included_count(nic.sku) for s in servers)
-                        found.append({**net, "usd_per_node": _per_node_network_usd(net, included)})
-    if not found:
-        return []
-    frame = pd.DataFrame.from_records(found).sort_values(["node_gbps", "usd_per_node"], ascending=[False, True])
+    per node), taking the fastest, then each next at most half the previous bandwidth. A configuration's
+    cost is its dearest server's (it must serve every server of the shape that has it)."""
+    if multi.empty or options == 0:
+        return multi.iloc[0:0]
+    costed = multi.assign(usd_per_node=_per_node_network_usd(multi))
+    per_key = costed.groupby(NETWORK_KEY, dropna=False, sort=False)["usd_per_node"].max().reset_index()
+    frame = per_key.sort_values(["node_gbps", "usd_per_node"], ascending=[False, True])
     front = frame[frame["usd_per_node"] < frame["usd_per_node"].cummin().shift(fill_value=np.inf)]
     chosen = []
     for row in front.to_dict("records"):
-        if len(chosen) == fleet.buy.network_options:
+        if len(chosen) == options:
             break
         if not chosen or row["node_gbps"] <= chosen[-1]["node_gbps"] / 2 + 1e-9:
             chosen.append(row)
-    return chosen
+    keys = pd.DataFrame.from_records(chosen)[NETWORK_KEY]
+    return costed.merge(keys, on=NETWORK_KEY).drop_duplicates(NETWORK_KEY)
 
 
-def _pools(catalog: Catalog, fleet: Fleet, offers: pd.DataFrame, periods: Periods, source: str):
+def _pools(catalog: Catalog, fleet: Fleet, offers: pd.DataFrame, parts: Designs, periods: Periods, source: str):
     records = []
-    for _, group in offers.groupby(SHAPE, sort=False):
-        shape = group.iloc[0][[*SHAPE, "peak_tflops", "hbm_gib", "hbm_gb_per_s"]].to_dict()
+    multi = parts.multi
+    for _, group in offers.groupby(SHAPE, sort=False, dropna=False):
+        shape = group.iloc[0][SHAPE_COLUMNS].to_dict()
         if fleet.buy.standalone_pools:
             records.append({**shape, **_standalone()})
-        records += [{**shape, **net} for net in _network_choices(catalog, fleet, group)]
+        mine = multi[multi["server"].isin(group["server"])] if not multi.empty else multi
+        chosen = _network_choices(mine, fleet.buy.network_options)
+        records += [{**shape, **net} for net in _network_columns(chosen).to_dict("records")]
     installed_at = []  # (entry, its record's position, node watts)
     for i, entry in enumerate(fleet.installed):
-        shape, net, node_w = _installed_pool(catalog, fleet, entry, f"installed[{i}]", source)
+        shape, net, node_w = _installed_pool(catalog, fleet, entry, parts, f"installed[{i}]", source)
         installed_at.append((i, len(records), node_w))
         records.append({**shape, **net})
     raw = pd.DataFrame.from_records(records)
-    key = [*SHAPE, "nic", "nics_per_node", "fabric", "switch"]
+    key = [*SHAPE, *NETWORK_KEY]
     raw["key"] = ["|".join(map(str, values)) for values in raw[key].itertuples(index=False)]
     pools = raw.drop_duplicates("key").reset_index(drop=True)
     pools["p"] = np.arange(len(pools))
     pools["name"] = [_pool_name(r) for r in pools.to_dict("records")]
     pools["networked"] = pools["fabric"] != "none"
+    # nodes per rack (layout.nodes_per_rack on the site's layout): the fewest of any server of the shape
+    per_rack = parts.single.groupby(SHAPE, dropna=False)["nodes_per_rack"].min().rename("nodes_per_rack")
+    pools = pools.merge(per_rack.reset_index(), on=SHAPE, how="left")
+    pools["nodes_per_rack"] = pools["nodes_per_rack"].fillna(1).clip(lower=1).astype(int)
     pools = _capacities(pools, fleet)
     pool_of = dict(zip(pools["key"], pools["p"], strict=True))
     installed = _installed_table(fleet, [(i, pool_of[raw.at[at, "key"]], w) for i, at, w in installed_at], periods)
     return _initial_fabric(pools, installed, source), installed
 
 
-def _installed_pool(catalog: Catalog, fleet: Fleet, entry, where: str, source: str):
+def _installed_pool(catalog: Catalog, fleet: Fleet, entry, parts: Designs, where: str, source: str):
+    """The pool of an installed entry: its server's shape and the design of its NICs and switch."""
     server = _named(source, f"{where}.server", lambda: catalog.server(entry.server))
-    shape = {**_shape(catalog, server)}
-    shape = {k: shape[k] for k in [*SHAPE, "peak_tflops", "hbm_gib", "hbm_gb_per_s"]}
+    single = parts.single.set_index("server")
+    shape = {c: single.at[server.name, c] for c in SHAPE_COLUMNS}
     nic_sku = entry.nic or server.included_nic
     count = entry.nics_per_node if entry.nics_per_node is not None else server.included_nics
     if nic_sku is None or count == 0:
-        node_w = entry.power_w or server.power_w
-        return shape, _standalone(), node_w
+        return shape, _standalone(), entry.power_w or server.power_w
     nic = _named(source, f"{where}.nic", lambda: catalog.nic(nic_sku))
-    fab = entry.fabric or next((f for f in nic.fabrics if f in fleet.buy.fabrics), nic.fabrics[0])
-    switches = [s for s in catalog.items("switches") if s.fabric == fab]
+    rows = parts.multi
+    rows = rows[(rows["server"] == server.name) & (rows["nic"] == nic.sku) & (rows["nics_per_node"] == count)]
+    if entry.fabric is not None:
+        rows = rows[rows["fabric"] == entry.fabric]
     if entry.switch is not None:
-        switches = [s for s in catalog.items("switches") if s.sku.lower() == entry.switch.lower()]
-        if not switches:
-            raise ScenarioError(
-                f"{source}: {where}.switch = {entry.switch!r}: unknown switch; see `planner catalog list switches`"
-            )
-    nets = [_network(nic, count, fab, s, server.pcie_gen, catalog.items("optics")) for s in switches]
-    nets = [n for n in nets if n is not None]
-    if not nets:
+        rows = rows[rows["switch"].str.lower() == entry.switch.lower()]
+    rows = rows[rows["nic_ports"] == rows["nic_ports"].max()] if not rows.empty else rows  # every port cabled
+    if rows.empty:
+        what = f"{count} x {nic.sku}" + (f" on {entry.switch}" if entry.switch else "")
         raise ScenarioError(
-            f"{source}: {where}: no {fab} switch and link in the catalog connects {count} x {nic.sku}; "
-            "name a switch (switch:) or a fabric (fabric:)"
+            f"{source}: {where}: no leaf-spine design in the catalog connects {what} in {server.name}; check "
+            "nic, nics_per_node, switch and fabric (see `planner catalog list switches`)"
         )
-    net = min(nets, key=lambda n: _per_node_network_usd(n, count))
-    node_usd, node_w = costing.node_cost(server, nic, count)
-    return shape, net, (entry.power_w or node_w) + net["endpoints"] * net["endpoint_w"]
+    row = rows.assign(usd_per_node=_per_node_network_usd(rows)).sort_values("usd_per_node").iloc[[0]]
+    net = _network_columns(row).to_dict("records")[0]
+    node_w = float(row["node_w"].iloc[0] + row["endpoints_per_node"].iloc[0] * row["endpoint_w"].iloc[0])
+    return shape, net, entry.power_w or node_w
 
 
 def _pool_name(row: dict) -> str:
@@ -389,8 +387,9 @@ def _capacities(pools: pd.DataFrame, fleet: Fleet) -> pd.DataFrame:
     """Most nodes on one switch, on a two-tier fabric, and in the pool (buy.max_nodes_per_pool)."""
     e = np.maximum(pools["endpoints"].to_numpy(np.int64), 1)
     p, b = pools["switch_ports"].to_numpy(np.int64), pools["breakout"].to_numpy(np.int64)
+    ppc = np.maximum(pools["ports_per_cage"].to_numpy(np.int64), 1)
     single = p * b // e
-    two = fabric.max_down_ports(2, p, 1.0) * b // e
+    two = fabric.max_down_ports(2, p, 1.0, ppc) * b // e
     cap = fleet.buy.max_nodes_per_pool
     return pools.assign(
         single_cap=np.where(pools["networked"], single, 0),
@@ -411,8 +410,23 @@ def _installed_table(fleet: Fleet, entries: list[tuple[int, int, float]], period
     return pd.DataFrame.from_records(records, columns=["entry", "p", "t", "nodes", "node_w"])
 
 
+def fabric_size(pools: pd.DataFrame, nodes, tier) -> dict[str, np.ndarray]:
+    """fabric.size_arrays for pool rows at `nodes` on `tier` (1: one switch, 2: leaf-spine in order)."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    return fabric.size_arrays(
+        pools["endpoints"].to_numpy(np.int64) * nodes,
+        tier,
+        pools["switch_ports"].to_numpy(np.int64),
+        pools["breakout"].to_numpy(np.int64),
+        1.0,
+        nodes=nodes,
+        cage_endpoints=np.maximum(pools["cage_endpoints"].to_numpy(np.int64), 1),
+        ports_per_cage=np.maximum(pools["ports_per_cage"].to_numpy(np.int64), 1),
+    )
+
+
 def _initial_fabric(pools: pd.DataFrame, installed: pd.DataFrame, source: str) -> pd.DataFrame:
-    """The switches, down-ports and uplinks the installed nodes already have (closed form: one switch when
+    """The switches, ports, cages and uplinks the installed nodes already have (closed form: one switch when
     they fit on one, else two tiers), owned at no cost."""
     at_start = installed[installed["t"] == 1].groupby("p")["nodes"].sum()
     nodes = pools["p"].map(at_start).fillna(0).to_numpy(np.int64)
@@ -423,15 +437,13 @@ def _initial_fabric(pools: pd.DataFrame, installed: pd.DataFrame, source: str) -
             f"{source}: installed: {int(nodes[too_many.to_numpy()][0])} nodes on {row['name']} exceed a two-tier "
             f"fabric of {row['switch']} ({int(row['two_tier_cap'])} nodes); split them into several entries"
         )
-    endpoints = pools["endpoints"].to_numpy(np.int64) * nodes
-    tier = np.where(nodes * pools["endpoints"] <= pools["switch_ports"] * pools["breakout"], 1, 2)
+    tier = np.where(nodes <= pools["single_cap"], 1, 2)
     tier = np.where(pools["networked"] & (nodes > 0), tier, 0)
-    size = fabric.size_arrays(
-        endpoints, tier, pools["switch_ports"].to_numpy(np.int64), pools["breakout"].to_numpy(np.int64), 1.0
-    )
+    size = fabric_size(pools, nodes, tier)
     return pools.assign(
         installed_nodes=nodes,
         owned_ports=size["down_ports"],
+        owned_cages=size["cages"],
         owned_leaves=size["leaf"],
         owned_spines=size["spine"],
         owned_uplinks=size["uplinks"],
@@ -442,25 +454,23 @@ def _initial_fabric(pools: pd.DataFrame, installed: pd.DataFrame, source: str) -
 # ---------------------------------------------------------------- supply: offers feeding pools
 
 
-def _supply(catalog: Catalog, offers: pd.DataFrame, pools: pd.DataFrame) -> pd.DataFrame:
-    """(offer, pool) pairs of the same shape, with what a node costs beyond the server price (NICs it does
-    not include, NIC-side links) and its nameplate watts."""
-    pairs = offers.merge(pools[[*SHAPE, "p", *NETWORK, "networked"]], on=SHAPE)
-    pairs = pairs[pairs["nics_per_node"] <= pairs["max_nics"]].reset_index(drop=True)
-    extra_usd, node_w = [], []
-    for row in pairs.itertuples(index=False):
-        server = catalog.server(row.server)
-        nic = catalog.nic(row.nic) if row.networked else None
-        usd, watts = costing.node_cost(server, nic, int(row.nics_per_node))
-        extra_usd.append(usd - server.price_usd + row.endpoints * row.endpoint_usd)
-        node_w.append(watts + row.endpoints * row.endpoint_w)
-    pairs["extra_usd"] = extra_usd
-    pairs["node_w"] = node_w
-    pairs["extra_nics"] = [
-        max(0, int(r.nics_per_node) - catalog.server(r.server).included_count(r.nic)) if r.networked else 0
-        for r in pairs.itertuples(index=False)
-    ]
-    return pairs[["o", "p", "server", "extra_usd", "node_w", "extra_nics"]]
+def _supply(offers: pd.DataFrame, pools: pd.DataFrame, parts: Designs) -> pd.DataFrame:
+    """(offer, pool) pairs: the offer's server has the pool's shape and a design with its network. With what a
+    node costs beyond the server price (NICs it does not include, NIC-side links) and its nameplate watts."""
+    on_net = offers.merge(pools[pools["networked"]][[*SHAPE, *NETWORK_KEY, "p", "endpoints"]], on=SHAPE)
+    if not parts.multi.empty and not on_net.empty:
+        designs_ = parts.multi[["server", *NETWORK_KEY, "node_usd", "server_usd", "node_w", "endpoint_w",
+                                "endpoint_usd", "nics_bought"]]  # fmt: skip
+        on_net = on_net.merge(designs_, on=["server", *NETWORK_KEY])
+        on_net["extra_usd"] = on_net["node_usd"] - on_net["server_usd"] + on_net["endpoints"] * on_net["endpoint_usd"]
+        on_net["node_w"] = on_net["node_w"] + on_net["endpoints"] * on_net["endpoint_w"]
+        on_net["extra_nics"] = on_net["nics_bought"]
+    else:
+        on_net = on_net.iloc[0:0].assign(extra_usd=0.0, node_w=0.0, extra_nics=0)
+    alone = offers.merge(pools[~pools["networked"]][[*SHAPE, "p"]], on=SHAPE)
+    alone = alone.assign(extra_usd=0.0, node_w=alone["server_w"], extra_nics=0)
+    pairs = pd.concat([on_net, alone], ignore_index=True)
+    return pairs[["o", "p", "server", "extra_usd", "node_w", "extra_nics"]].sort_values(["o", "p"], ignore_index=True)
 
 
 def _undominated(supply: pd.DataFrame, offers: pd.DataFrame, stock: pd.DataFrame, tiers: pd.DataFrame):
@@ -590,8 +600,7 @@ def _resources(pools: pd.DataFrame, cloud: pd.DataFrame, catalog: Catalog) -> pd
         node_gbps_eff=np.where(pools["networked"], pools["node_gbps"], 1.0),
         key_fabric=np.where(pools["networked"], pools["fabric"], "ib"),
         n_max=np.where(pools["networked"], pools["max_nodes"], 1),
-    )[["kind", "resource", "gpu", "peak_tflops", "hbm_gib", "gpus_per_node", "intra_node_gb_per_s",
-       "node_gbps_eff", "key_fabric", "n_max"]]  # fmt: skip
+    )[["kind", "resource", *SHAPE_COLUMNS, "node_gbps_eff", "key_fabric", "n_max"]]
     if cloud.empty:
         return own.reset_index(drop=True)
     gpus = {g: gpu_columns(catalog, g) for g in cloud["gpu"].unique()}
@@ -602,7 +611,12 @@ def _resources(pools: pd.DataFrame, cloud: pd.DataFrame, catalog: Catalog) -> pd
             "gpu": cloud["gpu"],
             "peak_tflops": [gpus[g]["peak_tflops"] for g in cloud["gpu"]],
             "hbm_gib": [gpus[g]["hbm_gib"] for g in cloud["gpu"]],
+            "hbm_gb_per_s": [gpus[g]["hbm_gb_per_s"] for g in cloud["gpu"]],
             "gpus_per_node": cloud["gpus"],
+            "host_gbps": [host_gbps(catalog, g, n) for g, n in zip(cloud["gpu"], cloud["gpus"], strict=True)],
+            "host_dram_gb_per_s": [
+                host_dram_gb_per_s(catalog, g, n) for g, n in zip(cloud["gpu"], cloud["gpus"], strict=True)
+            ],
             # NVLink as in a purchased server of the same GPU and size (as `planner cloud` models it)
             "intra_node_gb_per_s": [
                 intra_node_bandwidth(catalog, g, n) for g, n in zip(cloud["gpu"], cloud["gpus"], strict=True)
@@ -661,7 +675,7 @@ def _options(catalog, fleet: Fleet, jobs, pools, cloud, calibration, source: str
 def _job_options(best: pd.DataFrame, tokens: float, window: int, cloud: pd.DataFrame, terms) -> pd.DataFrame:
     """Per resource, for each m = 1..window whole periods, the node count worth running at: on a pool the
     smallest that finishes in m periods (a larger one holds more nodes for as long); in the cloud the one
-    with the smallest bill among those (instance-hours, at the blended rate of costing.best_mix)."""
+    with the smallest bill among those (training_bill)."""
     best = best[best["tokens_per_s"] > 0].copy()
     if best.empty:
         return best
@@ -673,7 +687,7 @@ def _job_options(best: pd.DataFrame, tokens: float, window: int, cloud: pd.DataF
     if rented.any():
         rows = cloud.set_index("c")["row"]
         bills = [
-            costing.best_mix(rows[r], int(n), terms.pricing, terms.spot_share_max)[0] * days * 24
+            training_bill(rows[r], int(n), days * 24, terms)
             for r, n, days in best.loc[rented, ["resource", "n", "days"]].itertuples(index=False)
         ]
         best.loc[rented, "cloud_usd"] = bills
@@ -694,6 +708,21 @@ def _job_options(best: pd.DataFrame, tokens: float, window: int, cloud: pd.DataF
     picked = best.loc[list(dict.fromkeys(chosen))]
     return picked[["kind", "resource", "n", "micro_batch", "tokens_per_s", "tflops", "periods", "days",
                    "cloud_usd", "gpus_per_node"]].reset_index(drop=True)  # fmt: skip
+
+
+def training_bill(row: CloudRow, instances: int, hours: float, terms) -> float:
+    """The cheapest bill of a run on `instances` instances for `hours`, every instance on one allowed pricing
+    model (as `planner cloud` without mix_pricing): spot only on one instance unless spot_multi_instance
+    (a preemption stalls every rank), Capacity Blocks billed whole (costing.billed_hours)."""
+    bills = [math.inf]
+    for pricing in terms.pricing:
+        rate = costing.hourly_rate(row, pricing)
+        if rate is None or (pricing == "spot" and instances > 1 and not terms.spot_multi_instance):
+            continue
+        billed = costing.billed_hours(row, pricing, hours)
+        if billed is not None:
+            bills.append(rate * instances * billed)
+    return min(bills)
 
 
 def _why_no_option(grid: pd.DataFrame, best: pd.DataFrame, job, window: int) -> str:
@@ -790,12 +819,6 @@ def _site(fleet: Fleet, periods: Periods) -> pd.DataFrame:
             "racks": racks if racks is not None else np.nan,
         }
     )
-
-
-def nodes_per_rack(node_w, site) -> np.ndarray:
-    """Nodes one rack takes: its power over the node's nameplate, at most max_nodes_per_rack, at least one."""
-    by_power = np.floor(site.kw_per_rack * 1e3 / np.maximum(np.asarray(node_w, float), 1.0))
-    return np.clip(by_power, 1, site.max_nodes_per_rack).astype(int)
 
 
 # ---------------------------------------------------------------- the size of the space enumeration would need

@@ -212,19 +212,24 @@ def _network(d: FleetData, look, nodes, topology, rows):
     fits = np.ones(rows, dtype=bool)
     for pool in look.networked:
         s = topology[int(pool.p)]
-        owned = {"D": pool.owned_ports, "L": pool.owned_leaves, "S": pool.owned_spines, "U": pool.owned_uplinks}
+        owned = {"D": pool.owned_ports, "K": pool.owned_cages, "L": pool.owned_leaves, "S": pool.owned_spines,
+                 "U": pool.owned_uplinks}  # fmt: skip
         before = {k: np.full(rows, float(v)) for k, v in owned.items()}
         for t in range(1, H + 1):
             n = nodes[(pool.p, t)].astype(np.int64)
             tier = np.where(n > 0, 2 if s else 1, 0)
-            size = fabric.size_arrays(n * pool.endpoints, tier, pool.switch_ports, pool.breakout, 1.0)
+            size = fabric.size_arrays(
+                n * pool.endpoints, tier, pool.switch_ports, pool.breakout, 1.0, nodes=n,
+                cage_endpoints=max(pool.cage_endpoints, 1), ports_per_cage=max(pool.ports_per_cage, 1),
+            )  # fmt: skip
             fits &= size["fits"] & (n <= pool.two_tier_cap)
-            now = {"D": size["down_ports"], "L": size["leaf"], "S": size["spine"], "U": size["uplinks"]}
+            now = {"D": size["down_ports"], "K": size["cages"], "L": size["leaf"], "S": size["spine"],
+                   "U": size["uplinks"]}  # fmt: skip
             now = {k: np.maximum(before[k], now[k]) for k in now}
             added = {k: now[k] - before[k] for k in now}
-            capex[t] += pool.switch_usd * (added["L"] + added["S"]) + pool.port_usd * added["D"]
+            capex[t] += pool.switch_usd * (added["L"] + added["S"]) + pool.cage_usd * added["K"]
             capex[t] += pool.uplink_usd * added["U"]
-            watts[t] += pool.switch_w * (now["L"] + now["S"]) + pool.port_w * now["D"] + pool.uplink_w * now["U"]
+            watts[t] += pool.switch_w * (now["L"] + now["S"]) + pool.cage_w * now["K"] + pool.uplink_w * now["U"]
             before = now
     return {"capex": capex, "watts": watts, "fits": fits}
 

@@ -13,7 +13,6 @@ import pytest
 from conftest import GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog
 from fleet_reference import brute_force
 
-from planner import fabric
 from planner import fleet_tables as ft
 from planner.calibration import Calibration
 from planner.errors import ScenarioError
@@ -71,30 +70,32 @@ def solve(catalog, spec: Fleet):
 
 
 def test_hand_worked_two_nodes_on_one_switch(catalog):
-    """The job needs 2 nodes of S8 for its one quarter. Its pool is the fastest rail-aligned network: 2 x N100
-    per node on the 4-port 100G RoCE switch SW-B (2 x N200 connects to nothing). By hand:
-      nodes    2 x (S8 $100,000 + 2 x N100 $1,000)              = $204,000
-      fabric   4 NIC ports -> 4 down-ports: one SW-B              =   $2,000
-      links    one DAC100 per down-port, 4 x $50                  =     $200
-    total $206,200 (no energy, colocation, discounting or residual value in this fleet)."""
+    """The job needs 2 nodes of S8 for its one quarter. Its pool is the fastest NIC configuration the designer
+    (planner/design.py) connects: 2 x N100 per node on the 4-port 100G RoCE switch SW-B (2 x N200 connects to
+    nothing). With leaves in the rows the runs are longer than a 3 m DAC, so links are optics. By hand:
+      nodes    2 x (S8 $100,000 + 2 x N100 $1,000 + 2 x (T100 $100 + F100 $10))   = $204,440
+      fabric   4 NIC ports -> 4 down-ports in 4 cages: one SW-B                     =   $2,000
+      cages    one T100 per switch cage, 4 x $100                                   =     $400
+    total $206,840 (no energy, colocation, discounting or residual value in this fleet)."""
     one_node = _tokens_per_quarter(catalog, nodes=1)
     spec = fleet(training=[job(tokens=1.2 * one_node)], buy__servers=["S8"])
     data, solved = solve(catalog, spec)
     pool = data.pools.iloc[0]
     assert (pool["nic"], pool["nics_per_node"], pool["switch"]) == ("N100", 2, "SW-B")
     assert solved.result.status == "optimal"
-    assert solved.result.objective == pytest.approx(206_200.0)
+    assert solved.result.objective == pytest.approx(206_840.0)
     m = solved.model
     assert [round(x.value()) for x in m.buy.values()] == [2]
-    assert {k: round(v.value()) for k, v in m.fabric[(0, 1)].items()} == {"D": 4, "L": 1, "S": 0, "U": 0}
+    assert {k: round(v.value()) for k, v in m.fabric[(0, 1)].items()} == {"D": 4, "K": 4, "L": 1, "S": 0, "U": 0}
 
 
 def test_hand_worked_energy_colocation_and_residual(catalog):
     """The same purchase with energy at $0.10/kWh (PUE 1), colocation at $184.06/kW-month and straight-line
     residual value over 5 years (20 quarters): after one quarter 19/20 of the capex is credited back.
-      capex     $206,200 x (1 - 19/20)                                       = $10,310.00
-      energy    (0.75 x 2 x 5,020 W + 50 W switch) x 2,190 h x $0.10/kWh    =  $1,660.02
-      colo      (2 x 5,020 + 50) W = 10.09 kW x $184.06 x 3 months          =  $5,571.50
+    A node is 5,000 W + 2 NICs x 10 W + 2 NIC-side T100 x 2 W = 5,024 W; the network 50 W + 4 cages x 2 W.
+      capex     $206,840 x (1 - 19/20)                                          = $10,342.00
+      energy    (0.75 x 2 x 5,024 W + 58 W) x 2,190 h x $0.10/kWh              =  $1,663.09
+      colo      (2 x 5,024 + 58) W = 10.106 kW x $184.06 x 3 months            =  $5,580.33
     """
     one_node = _tokens_per_quarter(catalog, nodes=1)
     spec = fleet(
@@ -104,11 +105,11 @@ def test_hand_worked_energy_colocation_and_residual(catalog):
         costs={"discount_rate": 0, "usd_per_kwh": 0.1, "pue": 1.0, "colocation_usd_per_kw_month": 184.06},
     )
     _, solved = solve(catalog, spec)
-    capex = 206_200 * (1 - 19 / 20)
-    energy = (0.75 * 2 * 5020 + 50) * 2190 * 0.1 / 1e3
-    colo = (2 * 5020 + 50) / 1e3 * 184.06 * 3
+    capex = 206_840 * (1 - 19 / 20)
+    energy = (0.75 * 2 * 5024 + 58) * 2190 * 0.1 / 1e3
+    colo = (2 * 5024 + 58) / 1e3 * 184.06 * 3
     assert solved.result.objective == pytest.approx(capex + energy + colo, rel=1e-9)
-    assert energy == pytest.approx(1660.02) and colo == pytest.approx(5571.4962)
+    assert energy == pytest.approx(1663.086) and colo == pytest.approx(5580.3311, rel=1e-6)
 
 
 def _tokens_per_quarter(catalog, nodes: int) -> float:
@@ -207,9 +208,9 @@ def test_milp_equals_brute_force_on_more_tiny_fleets(catalog, seed):
 
 
 def test_brute_force_sees_what_the_milp_sees(catalog):
-    """The reference is not vacuous: on a fleet whose answer is known it finds the hand-worked $206,200."""
+    """The reference is not vacuous: on a fleet whose answer is known it finds the hand-worked $206,840."""
     spec = fleet(training=[job(tokens=1.2 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8"])
-    assert brute_force(ft.build(catalog, spec, CAL)) == pytest.approx(206_200.0)
+    assert brute_force(ft.build(catalog, spec, CAL)) == pytest.approx(206_840.0)
 
 
 # ---------------------------------------------------------------- structure of the answer
@@ -220,12 +221,18 @@ def test_fabric_in_the_model_is_the_closed_form(catalog):
     two = _tokens_per_quarter(catalog, 2)
     spec = fleet(training=[job(tokens=1.2 * two)], buy__servers=["S8"])
     data, solved = solve(catalog, spec)
-    pool = data.pools.iloc[0]
     nodes = round(sum(x.value() for x in solved.model.buy.values()))
-    size = fabric.size_arrays(nodes * pool["endpoints"], 2, pool["switch_ports"], pool["breakout"], 1.0)
+    size = ft.fabric_size(data.pools.iloc[[0]], nodes, 2)
     got = {k: round(v.value()) for k, v in solved.model.fabric[(0, 1)].items()}
     assert nodes == 3
-    assert got == {"D": size["down_ports"], "L": size["leaf"], "S": size["spine"], "U": size["uplinks"]}
+    expected = {
+        "D": size["down_ports"],
+        "K": size["cages"],
+        "L": size["leaf"],
+        "S": size["spine"],
+        "U": size["uplinks"],
+    }
+    assert got == {k: int(np.asarray(v).item()) for k, v in expected.items()}
 
 
 def test_all_units_tier_buys_more_when_the_order_is_cheaper(catalog):

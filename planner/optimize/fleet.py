@@ -25,7 +25,7 @@ import pandas as pd
 import pulp
 
 from planner import costing
-from planner.fleet_tables import HOURS_PER_PERIOD, FleetData, nodes_per_rack
+from planner.fleet_tables import HOURS_PER_PERIOD, FleetData
 from planner.optimize.solver import new_var, var_name
 
 RELAXATIONS = ("deadlines", "power", "racks", "stock", "quota", "demand")
@@ -187,32 +187,35 @@ def define_pool_nodes(m: Model) -> None:
 
 
 def define_fabric(m: Model) -> None:
-    """Each networked pool's switches, sized as fabric.size_arrays does in closed form (tiers 1 and 2), as
-    constraints. m[p] = 1 when the pool has more than one switch; its down-ports D split into those of a
-    single switch D1 <= P (1 - m) and those of a leaf-spine D2 <= P d m, which keeps the LP relaxation
-    tight (a big-M on D would let a fractional m erase the leaves):
-        b D >= e N;  D = D1 + D2             down-ports for every NIC port (breakout b)
+    """Each networked pool's switches, sized as fabric.size_arrays does in closed form (one switch, or two
+    tiers with leaves filled in order), as constraints. m[p] = 1 when the pool has more than one switch; its
+    down-ports D split into those of a single switch D1 <= P (1 - m) and those of a leaf-spine D2 <= P d m,
+    which keeps the LP relaxation tight (a big-M on D would let a fractional m erase the leaves):
+        b D >= e N;  c K >= e N;  D = D1 + D2       down-ports and switch cages for every NIC port
         L >= D1 / P + D2 / d;  L <= 1 + (P-1) m      leaves (at most P under P-port spines)
         P S >= u L - u (1 - m);  U >= u L - u (1 - m)   spines and leaf-spine links (L <= 1 when m = 0)
     and everything owned never decreases (from what the installed nodes already have)."""
     d = m.data
     for pool in d.pools[d.pools["networked"]].itertuples(index=False):
         p, P, b, e = pool.p, int(pool.switch_ports), int(pool.breakout), int(pool.endpoints)
-        down, up = int(pool.leaf_down), int(pool.leaf_up)
+        c, down, up = max(int(pool.cage_endpoints), 1), int(pool.leaf_down), int(pool.leaf_up)
         multi = new_var(m.problem, var_name("multi_leaf", p), 0, 1, "Binary")
         if pool.owned_multi_leaf:
             m.problem += multi == 1, var_name("multi_owned", p)
         m.multi_leaf[p] = multi
         most_ports = P * down
-        before = {"D": pool.owned_ports, "L": pool.owned_leaves, "S": pool.owned_spines, "U": pool.owned_uplinks}
+        before = {"D": pool.owned_ports, "K": pool.owned_cages, "L": pool.owned_leaves, "S": pool.owned_spines,
+                  "U": pool.owned_uplinks}  # fmt: skip
         for t in range(1, d.horizon + 1):
             ports = new_var(m.problem, var_name("D", p, t), 0, most_ports)
+            cages = new_var(m.problem, var_name("K", p, t), 0, None)
             single = new_var(m.problem, var_name("D1", p, t), 0, P, "Continuous")
             spread = new_var(m.problem, var_name("D2", p, t), 0, most_ports, "Continuous")
             leaves = new_var(m.problem, var_name("L", p, t), 0, P)
             spines = new_var(m.problem, var_name("S", p, t), 0, P)
             uplinks = new_var(m.problem, var_name("U", p, t), 0, up * P)
             m.problem += b * ports >= e * m.nodes[(p, t)], var_name("ports", p, t)
+            m.problem += c * cages >= e * m.nodes[(p, t)], var_name("cages", p, t)
             m.problem += single + spread == ports, var_name("port_split", p, t)
             m.problem += single <= P - P * multi, var_name("single_switch", p, t)
             m.problem += spread <= most_ports * multi, var_name("leaf_spine", p, t)
@@ -220,7 +223,7 @@ def define_fabric(m: Model) -> None:
             m.problem += leaves <= 1 + (P - 1) * multi, var_name("leaf_max", p, t)
             m.problem += P * spines >= up * leaves - up + up * multi, var_name("spines", p, t)
             m.problem += uplinks >= up * leaves - up + up * multi, var_name("uplinks", p, t)
-            now = {"D": ports, "L": leaves, "S": spines, "U": uplinks}
+            now = {"D": ports, "K": cages, "L": leaves, "S": spines, "U": uplinks}
             for name, var in now.items():
                 m.problem += var >= before[name], var_name("owned", name, p, t)
             m.fabric[(p, t)] = now
@@ -374,7 +377,7 @@ def define_power(m: Model) -> None:
         for (p, tt), f in m.fabric.items():
             if tt == t:
                 row = pools.loc[p]
-                network += [(f["L"], row["switch_w"]), (f["S"], row["switch_w"]), (f["D"], row["port_w"]),
+                network += [(f["L"], row["switch_w"]), (f["S"], row["switch_w"]), (f["K"], row["cage_w"]),
                             (f["U"], row["uplink_w"])]  # fmt: skip
         m.node_w[t] = _sum(node_terms[t])
         m.network_w[t] = _sum(network)
@@ -388,12 +391,12 @@ def define_power(m: Model) -> None:
 
 
 def define_racks(m: Model) -> None:
-    """R[p,t] >= N[p,t] / nodes per rack (pools do not share racks); sum_p R[p,t] <= racks[t]."""
+    """R[p,t] >= N[p,t] / nodes per rack (layout.nodes_per_rack on the site's layout, from the designs; pools
+    do not share racks); sum_p R[p,t] <= racks[t]."""
     d = m.data
     if d.site["racks"].isna().all():
         return
-    site = d.fleet.site
-    per_rack = _nodes_per_rack(d, site)
+    per_rack = dict(zip(d.pools["p"], d.pools["nodes_per_rack"], strict=True))
     for t, racks in d.site[["t", "racks"]].itertuples(index=False):
         used = []
         for p in d.pools["p"]:
@@ -404,11 +407,6 @@ def define_racks(m: Model) -> None:
         c = _sum(used) <= racks + _slack(m, "racks", t)
         m.constraints["racks"][t] = c
         m.problem += c, var_name("site_racks", t)
-
-
-def _nodes_per_rack(d: FleetData, site) -> dict[int, int]:
-    node_w = pd.concat([d.supply[["p", "node_w"]], d.installed[["p", "node_w"]]]).groupby("p")["node_w"].max()
-    return {int(p): int(nodes_per_rack(node_w.get(p, 1.0), site)) for p in d.pools["p"]}
 
 
 # ---------------------------------------------------------------- money
@@ -432,10 +430,9 @@ def define_cash_flow(m: Model) -> None:
     for (p, t), now in m.fabric.items():
         row = pools.loc[p]
         before = m.fabric.get((p, t - 1))
-        owned = {"D": row["owned_ports"], "L": row["owned_leaves"], "S": row["owned_spines"], "U": row["owned_uplinks"]}
-        added = {k: now[k] - (before[k] if before else owned[k]) for k in now}
+        added = {k: now[k] - (before[k] if before else owned_fabric(row)[k]) for k in now}
         network[t].append(row["switch_usd"] * (added["L"] + added["S"]))
-        network[t].append(row["port_usd"] * added["D"] + row["uplink_usd"] * added["U"])
+        network[t].append(row["cage_usd"] * added["K"] + row["uplink_usd"] * added["U"])
     cloud = _cloud_bills(m)
     m.cash = {"servers": {}, "network": {}, "energy": {}, "colocation": {}, "cloud": {}}
     for t in range(1, d.horizon + 1):
@@ -445,6 +442,12 @@ def define_cash_flow(m: Model) -> None:
         m.cash["energy"][t] = costing.energy_usd_per_hour(draw_kw, costs) * HOURS_PER_PERIOD
         m.cash["colocation"][t] = m.power_w[t] / 1e3 * costs.colocation_usd_per_kw_month * MONTHS_PER_PERIOD
         m.cash["cloud"][t] = cloud[t]
+
+
+def owned_fabric(row) -> dict[str, float]:
+    """What a pool's installed nodes already own: down-ports, cages, leaves, spines, uplinks."""
+    return {"D": row["owned_ports"], "K": row["owned_cages"], "L": row["owned_leaves"], "S": row["owned_spines"],
+            "U": row["owned_uplinks"]}  # fmt: skip
 
 
 def _cloud_bills(m: Model) -> dict[int, pulp.LpAffineExpression]:
