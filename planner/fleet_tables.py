@@ -87,7 +87,7 @@ def build(catalog: Catalog, fleet: Fleet, calibration: Calibration, source: str 
     parts = _designs(catalog, fleet, names + installed_names)
     offers, stock, tiers = _offers(catalog, fleet, periods, parts.single, names, source)
     pools, installed = _pools(catalog, fleet, offers, parts, periods, source)
-    supply = _undominated(_supply(offers, pools, parts), offers, stock, tiers)
+    supply = _undominated(_supply(offers, pools, parts, shape_keys(fleet)), offers, stock, tiers)
     cloud = _cloud(catalog, fleet)
     jobs, services = _workloads(fleet)
     options = _options(catalog, fleet, jobs, pools, cloud, calibration, source)
@@ -248,6 +248,16 @@ SHAPE_COLUMNS = [
     "host_dram_gb_per_s",
 ]
 SHAPE = ["gpu", "gpus_per_node", "intra_node_gb_per_s", "host_gbps", "host_dram_gb_per_s"]
+HOST = ["host_gbps", "host_dram_gb_per_s"]
+
+
+def shape_keys(fleet: Fleet) -> list[str]:
+    """What makes two servers' nodes identical to the performance model: the host's PCIe and DRAM rates only
+    matter when a job offloads its optimizer (perf.offload_s), so without offload they do not split pools."""
+    offload = any(job.workload.offload != "none" for job in fleet.training)
+    return SHAPE if offload else [c for c in SHAPE if c not in HOST]
+
+
 NETWORK_KEY = ["nic", "nics_per_node", "nic_ports", "fabric", "switch", "node_gbps"]
 # what a pool's network costs and how it is sized, from its design row
 NETWORK = [
@@ -317,9 +327,10 @@ def _network_choices(multi: pd.DataFrame, options: int) -> pd.DataFrame:
 
 def _pools(catalog: Catalog, fleet: Fleet, offers: pd.DataFrame, parts: Designs, periods: Periods, source: str):
     records = []
-    multi = parts.multi
-    for _, group in offers.groupby(SHAPE, sort=False, dropna=False):
+    multi, keys = parts.multi, shape_keys(fleet)
+    for _, group in offers.groupby(keys, sort=False, dropna=False):
         shape = group.iloc[0][SHAPE_COLUMNS].to_dict()
+        shape.update(group[HOST].min().to_dict())  # the slowest host of the pool (only offload reads it)
         if fleet.buy.standalone_pools:
             records.append({**shape, **_standalone()})
         mine = multi[multi["server"].isin(group["server"])] if not multi.empty else multi
@@ -331,15 +342,15 @@ def _pools(catalog: Catalog, fleet: Fleet, offers: pd.DataFrame, parts: Designs,
         installed_at.append((i, len(records), node_w))
         records.append({**shape, **net})
     raw = pd.DataFrame.from_records(records)
-    key = [*SHAPE, *NETWORK_KEY]
+    key = [*keys, *NETWORK_KEY]
     raw["key"] = ["|".join(map(str, values)) for values in raw[key].itertuples(index=False)]
     pools = raw.drop_duplicates("key").reset_index(drop=True)
     pools["p"] = np.arange(len(pools))
     pools["name"] = [_pool_name(r) for r in pools.to_dict("records")]
     pools["networked"] = pools["fabric"] != "none"
     # nodes per rack (layout.nodes_per_rack on the site's layout): the fewest of any server of the shape
-    per_rack = parts.single.groupby(SHAPE, dropna=False)["nodes_per_rack"].min().rename("nodes_per_rack")
-    pools = pools.merge(per_rack.reset_index(), on=SHAPE, how="left")
+    per_rack = parts.single.groupby(keys, dropna=False)["nodes_per_rack"].min().rename("nodes_per_rack")
+    pools = pools.merge(per_rack.reset_index(), on=keys, how="left")
     pools["nodes_per_rack"] = pools["nodes_per_rack"].fillna(1).clip(lower=1).astype(int)
     pools = _capacities(pools, fleet)
     pool_of = dict(zip(pools["key"], pools["p"], strict=True))
@@ -454,10 +465,10 @@ def _initial_fabric(pools: pd.DataFrame, installed: pd.DataFrame, source: str) -
 # ---------------------------------------------------------------- supply: offers feeding pools
 
 
-def _supply(offers: pd.DataFrame, pools: pd.DataFrame, parts: Designs) -> pd.DataFrame:
+def _supply(offers: pd.DataFrame, pools: pd.DataFrame, parts: Designs, keys: list[str]) -> pd.DataFrame:
     """(offer, pool) pairs: the offer's server has the pool's shape and a design with its network. With what a
     node costs beyond the server price (NICs it does not include, NIC-side links) and its nameplate watts."""
-    on_net = offers.merge(pools[pools["networked"]][[*SHAPE, *NETWORK_KEY, "p", "endpoints"]], on=SHAPE)
+    on_net = offers.merge(pools[pools["networked"]][[*keys, *NETWORK_KEY, "p", "endpoints"]], on=keys)
     if not parts.multi.empty and not on_net.empty:
         designs_ = parts.multi[["server", *NETWORK_KEY, "node_usd", "server_usd", "node_w", "endpoint_w",
                                 "endpoint_usd", "nics_bought"]]  # fmt: skip
@@ -467,7 +478,7 @@ def _supply(offers: pd.DataFrame, pools: pd.DataFrame, parts: Designs) -> pd.Dat
         on_net["extra_nics"] = on_net["nics_bought"]
     else:
         on_net = on_net.iloc[0:0].assign(extra_usd=0.0, node_w=0.0, extra_nics=0)
-    alone = offers.merge(pools[~pools["networked"]][[*SHAPE, "p"]], on=SHAPE)
+    alone = offers.merge(pools[~pools["networked"]][[*keys, "p"]], on=keys)
     alone = alone.assign(extra_usd=0.0, node_w=alone["server_w"], extra_nics=0)
     pairs = pd.concat([on_net, alone], ignore_index=True)
     return pairs[["o", "p", "server", "extra_usd", "node_w", "extra_nics"]].sort_values(["o", "p"], ignore_index=True)

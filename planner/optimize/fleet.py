@@ -47,7 +47,8 @@ class Model:
     spend: dict = field(default_factory=dict)  # (o, t) -> server spend expression
     active: dict = field(default_factory=dict)  # (i, t) -> installed nodes in service
     nodes: dict = field(default_factory=dict)  # (p, t) -> nodes in service
-    fabric: dict = field(default_factory=dict)  # (p, t) -> {"D","L","S","U"} owned
+    fabric: dict = field(default_factory=dict)  # (p, t) -> {"D","K","L","S","U"} owned (expressions)
+    added: dict = field(default_factory=dict)  # (p, t) -> {"D","K","L","S","U"} bought in t
     multi_leaf: dict = field(default_factory=dict)  # p -> binary
     run: dict = field(default_factory=dict)  # column -> binary
     held: dict = field(default_factory=dict)  # (kind, resource, t) -> nodes or instances held by training
@@ -194,7 +195,8 @@ def define_fabric(m: Model) -> None:
         b D >= e N;  c K >= e N;  D = D1 + D2       down-ports and switch cages for every NIC port
         L >= D1 / P + D2 / d;  L <= 1 + (P-1) m      leaves (at most P under P-port spines)
         P S >= u L - u (1 - m);  U >= u L - u (1 - m)   spines and leaf-spine links (L <= 1 when m = 0)
-    and everything owned never decreases (from what the installed nodes already have)."""
+    where each level owned in t is what the installed nodes own plus what was added up to t (integers >= 0):
+    nothing is sold back, and the objective has no constant term."""
     d = m.data
     for pool in d.pools[d.pools["networked"]].itertuples(index=False):
         p, P, b, e = pool.p, int(pool.switch_ports), int(pool.breakout), int(pool.endpoints)
@@ -204,16 +206,15 @@ def define_fabric(m: Model) -> None:
             m.problem += multi == 1, var_name("multi_owned", p)
         m.multi_leaf[p] = multi
         most_ports = P * down
-        before = {"D": pool.owned_ports, "K": pool.owned_cages, "L": pool.owned_leaves, "S": pool.owned_spines,
-                  "U": pool.owned_uplinks}  # fmt: skip
+        level = {k: int(v) for k, v in owned_fabric(pool._asdict()).items()}
         for t in range(1, d.horizon + 1):
-            ports = new_var(m.problem, var_name("D", p, t), 0, most_ports)
-            cages = new_var(m.problem, var_name("K", p, t), 0, None)
+            # what is added in t (never negative: switches and links are not sold back); levels owned in t
+            added = {k: new_var(m.problem, var_name("add", k, p, t), 0, None) for k in level}
+            level = {k: level[k] + added[k] for k in level}
+            m.added[(p, t)] = added
+            ports, cages, leaves, spines, uplinks = (level[k] for k in ("D", "K", "L", "S", "U"))
             single = new_var(m.problem, var_name("D1", p, t), 0, P, "Continuous")
             spread = new_var(m.problem, var_name("D2", p, t), 0, most_ports, "Continuous")
-            leaves = new_var(m.problem, var_name("L", p, t), 0, P)
-            spines = new_var(m.problem, var_name("S", p, t), 0, P)
-            uplinks = new_var(m.problem, var_name("U", p, t), 0, up * P)
             m.problem += b * ports >= e * m.nodes[(p, t)], var_name("ports", p, t)
             m.problem += c * cages >= e * m.nodes[(p, t)], var_name("cages", p, t)
             m.problem += single + spread == ports, var_name("port_split", p, t)
@@ -223,11 +224,8 @@ def define_fabric(m: Model) -> None:
             m.problem += leaves <= 1 + (P - 1) * multi, var_name("leaf_max", p, t)
             m.problem += P * spines >= up * leaves - up + up * multi, var_name("spines", p, t)
             m.problem += uplinks >= up * leaves - up + up * multi, var_name("uplinks", p, t)
-            now = {"D": ports, "K": cages, "L": leaves, "S": spines, "U": uplinks}
-            for name, var in now.items():
-                m.problem += var >= before[name], var_name("owned", name, p, t)
+            now = level
             m.fabric[(p, t)] = now
-            before = now
 
 
 # ---------------------------------------------------------------- training
@@ -377,10 +375,9 @@ def define_power(m: Model) -> None:
         for (p, tt), f in m.fabric.items():
             if tt == t:
                 row = pools.loc[p]
-                network += [(f["L"], row["switch_w"]), (f["S"], row["switch_w"]), (f["K"], row["cage_w"]),
-                            (f["U"], row["uplink_w"])]  # fmt: skip
+                network += [row["switch_w"] * (f["L"] + f["S"]), row["cage_w"] * f["K"], row["uplink_w"] * f["U"]]
         m.node_w[t] = _sum(node_terms[t])
-        m.network_w[t] = _sum(network)
+        m.network_w[t] = pulp.lpSum(network)
         m.power_w[t] = m.node_w[t] + m.network_w[t]
     for t, kw in d.site[["t", "kw"]].itertuples(index=False):
         if np.isnan(kw):
@@ -427,10 +424,8 @@ def define_cash_flow(m: Model) -> None:
     for (_, t), spend in m.spend.items():
         servers[t].append(spend)
     network = defaultdict(list)
-    for (p, t), now in m.fabric.items():
+    for (p, t), added in m.added.items():
         row = pools.loc[p]
-        before = m.fabric.get((p, t - 1))
-        added = {k: now[k] - (before[k] if before else owned_fabric(row)[k]) for k in now}
         network[t].append(row["switch_usd"] * (added["L"] + added["S"]))
         network[t].append(row["cage_usd"] * added["K"] + row["uplink_usd"] * added["U"])
     cloud = _cloud_bills(m)
