@@ -77,7 +77,7 @@ def run(
     if best is None:
         return _empty(data, solved, build_s, calibration, failures, relaxations)
     plan = extract(best, build_s, calibration)
-    shown = f"the plan below relaxes {best.model.relax and ', '.join(sorted(best.model.relax))}"
+    shown = f"the plan below relaxes {', '.join(sorted(best.model.relax))}"
     return plan.model_copy(
         update={"status": "infeasible", "infeasible": failures, "relaxations": relaxations, "shown": shown}
     )
@@ -88,15 +88,17 @@ def polish(solved: Solved, time_limit_s=None, threads: int | None = None) -> Sol
     buys, runs and keeps (deliveries, runs, installed nodes kept) and solve the rest (network parts, tier
     bands, replicas, cloud instances, racks) to the optimum. The cost can only fall; the proven gap stands."""
     m = solved.model
+    values = {var: var.varValue for var in m.problem.variables()}
     decisions = [*m.buy.values(), *m.run.values(), *m.active.values()]
     bounds = [(var, var.lowBound, var.upBound) for var in decisions]
     for var in decisions:
         var.lowBound = var.upBound = round(var.value() or 0)
     result = solve(m.problem, solved.result.solver, time_limit_s, 0.0, threads=threads)
+    for var, low, up in bounds:
+        var.lowBound, var.upBound = low, up
     if not result.solved or result.objective > solved.result.objective + 1e-6:
-        for var, low, up in bounds:
-            var.lowBound, var.upBound = low, up
-        solve(m.problem, solved.result.solver, time_limit_s, solved.result.gap, threads=threads)  # the values back
+        for var, value in values.items():  # keep the plan as solved
+            var.varValue = value
         return solved
     seconds = solved.result.seconds + result.seconds
     return Solved(m, replace(solved.result, seconds=seconds, objective=result.objective), solved.gap_proven)
