@@ -308,3 +308,149 @@ class InferencePlan(_Frozen):
     machine_sweep: list[SweepPoint]
     alternatives: list[InferenceChoice]
     calibration: str
+
+
+# ---------------------------------------------------------------- the fleet (planner fleet)
+
+
+class FleetPurchase(_Frozen):
+    """Servers delivered in one period from one vendor into one pool, at one tier."""
+
+    period: str
+    server: str
+    vendor: str
+    pool: str
+    units: int
+    tier: str = Field(description="the volume tier the period's order reaches ('list' without tiers)")
+    unit_usd: float = Field(description="server price per unit at that tier")
+    extra_usd_per_node: float = Field(description="NICs the server does not include, and NIC-side links")
+    extra_nics_per_node: int
+    extended_usd: float
+    source: str = Field(description="catalog file:row of the server")
+
+
+class FleetNetworkPurchase(_Frozen):
+    period: str
+    pool: str
+    item: str  # leaf switches, spine switches, switch-side links, uplinks
+    sku: str
+    quantity: int
+    unit_usd: float
+    extended_usd: float
+
+
+class FleetPool(_Frozen):
+    """Identical nodes on one network, per period."""
+
+    name: str
+    gpu: str
+    gpus_per_node: int
+    nic: str | None
+    nics_per_node: int
+    fabric: str
+    switch: str | None
+    node_gbps: float
+    topology: str
+    nodes: list[int]
+    installed: list[int]
+    gpus_busy: list[float] = Field(description="GPUs held by training runs and serving replicas")
+    leaves: list[int]
+    spines: list[int]
+
+
+class FleetJobRun(_Frozen):
+    job: str
+    where: str
+    kind: str  # pool or cloud
+    nodes: int
+    gpus: int
+    micro_batch: int
+    start: str
+    finish: str
+    periods: list[str]
+    deadline: str
+    late_periods: int
+    achieved_tflops_per_gpu: float
+    tokens_per_s: float
+    days: float = Field(description="days of compute the run needs at this size")
+    finish_date: str = Field(description="when the tokens are done, inside the finish period")
+    cloud_usd: float
+    penalty_usd: float
+
+
+class FleetPlacement(_Frozen):
+    """One service's replicas on one resource in one period."""
+
+    service: str
+    period: str
+    where: str
+    kind: str
+    replicas: float = Field(description="counted in fractions: a fraction is a share of a replica's GPU time")
+    gpus_per_replica: int
+    batch: int
+    ms_per_token: float
+    tokens_per_s: float
+    demand_tokens_per_s: float
+
+
+class FleetCashFlow(_Frozen):
+    period: str
+    servers_usd: float
+    network_usd: float
+    energy_usd: float
+    colocation_usd: float
+    cloud_usd: float
+    total_usd: float
+    discount: float
+    present_value_usd: float
+    cumulative_usd: float
+    power_kw: float = Field(description="nameplate IT power in service")
+    site_kw: float | None
+
+
+class FleetAttribution(_Frozen):
+    """A workload's share of the discounted cost: owned capacity by GPU-periods used (each pool's cost over
+    its GPU-periods in service), cloud bills and penalties directly; idle capacity is its own line."""
+
+    workload: str
+    kind: str
+    gpu_periods: float
+    owned_usd: float
+    cloud_usd: float
+    penalty_usd: float
+    total_usd: float
+
+
+class FleetRelaxation(_Frozen):
+    relaxed: str
+    changes: list[str]
+    objective_usd: float | None
+
+
+class FleetPlan(_Frozen):
+    name: str
+    status: str = Field(description="optimal, feasible (gap or time limit), infeasible (see relaxations)")
+    solver: str
+    gap_requested: float
+    gap_proven: float | None
+    solve_seconds: float
+    build_seconds: float
+    objective_usd: float | None = Field(description="discounted cost over the horizon, net of residual value")
+    residual_usd: float = Field(description="value credited for what is left at the end (discounted)")
+    penalties_usd: float
+    model_size: dict[str, int]
+    enumeration_log10: float = Field(description="log10 of the plans a brute force would have to list")
+    periods: list[str]
+    purchases: list[FleetPurchase]
+    network: list[FleetNetworkPurchase]
+    pools: list[FleetPool]
+    jobs: list[FleetJobRun]
+    placements: list[FleetPlacement]
+    cash_flow: list[FleetCashFlow]
+    attribution: list[FleetAttribution]
+    binding: list[str]
+    infeasible: list[str] = Field(default_factory=list, description="what cannot be met, when status is infeasible")
+    relaxations: list[FleetRelaxation] = Field(default_factory=list)
+    shown: str = Field("", description="which plan is shown when the fleet is infeasible: the cheapest relaxation")
+    assumptions: list[str]
+    calibration: str

@@ -78,22 +78,33 @@ def resolve(name: str) -> str:
     return name
 
 
-def make_solver(name: str, time_limit_s: float | None = None, gap: float | None = None):
+def make_solver(
+    name: str, time_limit_s: float | None = None, gap: float | None = None, log_path: str | None = None, threads=None
+):
+    """log_path: where CBC writes its log (the proven bound is read from it; HiGHS reports it in-process)."""
     name = resolve(name)
     gap = EXACT_GAP if gap is None else gap
     if name == "highs":
-        return _QuietHiGHS(msg=False, timeLimit=time_limit_s, gapRel=gap)
+        return _QuietHiGHS(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=threads)
     with warnings.catch_warnings():  # CBC as bundled with PuLP 3.x (pyproject pins pulp < 4, which unbundles it)
         warnings.simplefilter("ignore", DeprecationWarning)
-        return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap)
+        options = {"logPath": log_path} if log_path else {}
+        return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=threads, **options)
 
 
-def solve(problem: pulp.LpProblem, solver: str = "auto", time_limit_s: float | None = None, gap=None) -> SolveResult:
+def solve(
+    problem: pulp.LpProblem,
+    solver: str = "auto",
+    time_limit_s: float | None = None,
+    gap=None,
+    log_path: str | None = None,
+    threads: int | None = None,
+) -> SolveResult:
     """Solve and read the status. Raises SolverError when the solver stops without any solution for a
     reason other than infeasibility (time limit, numerical trouble)."""
     name = resolve(solver)
     start = time.perf_counter()
-    status = problem.solve(make_solver(name, time_limit_s, gap))
+    status = problem.solve(make_solver(name, time_limit_s, gap, log_path, threads))
     seconds = time.perf_counter() - start
     gap = EXACT_GAP if gap is None else gap
     if pulp.LpStatus[status] == "Infeasible" or problem.sol_status == pulp.LpSolutionInfeasible:
@@ -129,3 +140,30 @@ def integer_value(expr) -> int:
 def chosen(binaries: dict) -> list:
     """Keys of the binaries the solver set to 1 (read as round(v) == 1)."""
     return [key for key, var in binaries.items() if round(pulp.value(var) or 0) == 1]
+
+
+def proven_gap(problem: pulp.LpProblem, result: SolveResult, log_path: str | None = None) -> float | None:
+    """The relative gap the solver proved between its solution and its bound (None when unknown): HiGHS
+    reports it in-process; CBC prints it in the log written to log_path (relative to the real objective:
+    CBC reads the model without the objective's constant term)."""
+    if not result.solved:
+        return None
+    if result.solver == "highs" and getattr(problem, "solverModel", None) is not None:
+        info = problem.solverModel.getInfo()
+        return max(0.0, float(info.mip_gap)) if info.mip_gap < 1e30 else 0.0
+    if log_path is None:
+        return 0.0 if result.status == "optimal" and result.gap == 0 else None
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as log:
+            text = log.read()
+    except OSError:
+        return None
+    real = abs(result.objective or 0.0) or 1e-9
+    stopped = re.findall(r"Exiting as integer gap of\s*([-+0-9.eE]+)", text)
+    if stopped:
+        return max(0.0, float(stopped[-1]) / real)
+    bound = re.findall(r"Lower bound:\s*([-+0-9.eE]+)", text)
+    objective = re.findall(r"Objective value:\s*([-+0-9.eE]+)", text)
+    if bound and objective:
+        return max(0.0, (float(objective[-1]) - float(bound[-1])) / real)
+    return 0.0 if "Optimal solution found" in text else None

@@ -1,0 +1,101 @@
+"""`planner fleet`: the multi-year purchase plan for a portfolio of workloads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from planner.cli.base import Quantity, calibration_option, catalog_option, main, parse_settings, set_option
+
+
+@main.command()
+@click.argument("fleet_file", metavar="FLEET", required=False, type=click.Path())
+@click.option("--schema", is_flag=True, help="Print the fleet file's JSON schema and exit.")
+@click.option(
+    "--solver",
+    type=click.Choice(["cbc", "highs", "auto"]),
+    default="cbc",
+    show_default=True,
+    help="MILP solver. CBC on every core proves the fleet's gap fastest (docs/fleet.md); auto is HiGHS.",
+)
+@click.option("--time-limit", type=Quantity("s"), default="120s", show_default=True, help="Solver time limit.")
+@click.option(
+    "--gap",
+    type=click.FloatRange(min=0),
+    default=0.01,
+    show_default=True,
+    help="Relative gap at which to stop (0.01 = within 1% of the optimum; 0 = the optimum).",
+)
+@click.option("--threads", type=click.IntRange(min=1), help="Solver threads (default: every core).")
+@calibration_option
+@click.option("-o", "--output", type=click.Path(), help="Write a workbook (.xlsx, with charts) or the plan (.json).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole plan as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress messages on stderr.")
+@set_option
+@catalog_option
+def fleet(fleet_file: str | None, schema: bool, **kw) -> None:
+    """Plan a fleet over quarters: what to buy when and from whom, where each training run and inference
+    service runs, what to rent, at least discounted cost (capex net of residual value, energy,
+    colocation, cloud, lateness penalties), within the site's power and racks and vendors' stock.
+
+    \b
+    Examples:
+      planner fleet examples/fleet-startup.yaml
+      planner fleet examples/fleet-brownfield.yaml -o fleet.xlsx
+      planner fleet examples/fleet-startup.yaml --json --gap 0
+      planner fleet examples/fleet-startup.yaml --set site.power[1].kw=1500
+      planner fleet --schema > fleet.schema.json
+    """
+    if schema:
+        from planner.fleet_scenario import Fleet
+
+        click.echo(json.dumps(Fleet.model_json_schema(by_alias=True), indent=2))
+        return
+    if fleet_file is None:
+        raise click.UsageError("give a FLEET file (see examples/fleet-*.yaml), or --schema")
+    _run(fleet_file, kw)
+
+
+def _run(path: str, kw: dict) -> None:
+    from planner.calibration import load_calibration
+    from planner.catalog import load_catalog
+    from planner.errors import InfeasibleError, UsageError
+    from planner.fileio import write_text_atomic
+    from planner.fleet import run
+    from planner.fleet_scenario import load_fleet
+    from planner.report.fleet_text import render
+    from planner.report.jsonout import dumps
+
+    output = kw.pop("output")
+    if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
+        raise UsageError(f"-o {output}: write .xlsx (workbook with charts) or .json (the whole plan)")
+    spec = load_fleet(path, parse_settings(kw.pop("settings")))
+    catalog = load_catalog([*spec.catalogs, *kw.pop("catalog_paths")])
+    calibration = load_calibration(kw.pop("calibration"))
+    quiet = kw.pop("quiet")
+    progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
+    plan = run(
+        catalog,
+        spec,
+        calibration,
+        solver=kw.pop("solver"),
+        time_limit_s=kw.pop("time_limit"),
+        gap=kw.pop("gap"),
+        progress=progress,
+        source=path,
+        threads=kw.pop("threads"),
+    )
+    document = dumps(plan.model_dump())
+    if output:
+        if Path(output).suffix.lower() == ".xlsx":
+            from planner.report.fleet_xlsx import write_fleet
+
+            write_fleet(plan, Path(output))
+        else:
+            write_text_atomic(Path(output), document + "\n")
+        progress(f"wrote {output}")
+    click.echo(document if kw.pop("as_json") else render(plan).rstrip("\n"))
+    if plan.status == "infeasible":
+        raise InfeasibleError(f"{path}: the fleet cannot be met as written; the relaxations above say what would")

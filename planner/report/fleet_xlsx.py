@@ -1,0 +1,354 @@
+"""The fleet workbook (`planner fleet -o fleet.xlsx`): summary, purchase schedule with live totals, a
+Gantt-style timetable chart, pool capacity and site power, serving, the cash flow with its chart, cost by
+workload and the assumptions. Cells are written through report/xlsx.py: text is never a formula, and the
+file is written atomically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from openpyxl import Workbook
+from openpyxl.chart import BarChart, LineChart, Reference
+from openpyxl.styles import PatternFill
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
+
+from planner import __version__
+from planner import assumptions as A
+from planner.report.xlsx import (
+    NUM0,
+    NUM1,
+    PCT,
+    USD0,
+    formula,
+    header,
+    pairs,
+    print_setup,
+    put,
+    save,
+    sheet,
+    title,
+    widths,
+)
+from planner.results import FleetPlan
+
+RUN_FILL = PatternFill("solid", fgColor="4F81BD")
+LATE_FILL = PatternFill("solid", fgColor="C0504D")
+
+
+def write_fleet(plan: FleetPlan, path: Path) -> None:
+    workbook = Workbook()
+    summary = workbook.active
+    summary.title = "Summary"
+    _summary(summary, plan)
+    _purchases(sheet(workbook, "Purchases"), plan)
+    _timetable(sheet(workbook, "Timetable"), plan)
+    _capacity(sheet(workbook, "Capacity"), plan)
+    _serving(sheet(workbook, "Inference"), plan)
+    _cash_flow(sheet(workbook, "Cash flow"), plan)
+    _attribution(sheet(workbook, "Cost by workload"), plan)
+    _assumptions(sheet(workbook, "Assumptions"), plan)
+    save(workbook, path)
+
+
+def _axes_visible(chart) -> None:
+    """Some spreadsheet programs hide axes whose `delete` flag is unset; lines are drawn straight (a spline
+    between quarters would show values that were never planned)."""
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+    for series in chart.series:
+        series.smooth = False
+
+
+# ---------------------------------------------------------------- Summary
+
+
+def _summary(ws: Worksheet, plan: FleetPlan) -> None:
+    row = title(ws, f"Fleet plan: {plan.name}", f"{plan.periods[0]} to {plan.periods[-1]}; planner {__version__}")
+    proven = "unknown" if plan.gap_proven is None else plan.gap_proven
+    size = plan.model_size
+    items = [
+        ("Status", plan.status),
+        ("Solver", plan.solver.upper()),
+        ("Gap asked", (plan.gap_requested, PCT)),
+        ("Gap proven", (proven, PCT) if plan.gap_proven is not None else proven),
+        ("Solve seconds", (plan.solve_seconds, NUM1)),
+        ("Discounted cost (USD)", (plan.objective_usd, USD0) if plan.objective_usd is not None else "none"),
+        ("Residual value credited (USD)", (plan.residual_usd, USD0)),
+        ("Lateness penalties (USD)", (plan.penalties_usd, USD0)),
+        ("Model", f"{size['variables']:,} variables ({size['integer_variables']:,} integer), "
+                  f"{size['constraints']:,} constraints, {size['training_columns']:,} possible runs"),
+        ("Brute force would list", f"about 1e{plan.enumeration_log10:.0f} plans"),
+    ]  # fmt: skip
+    row = pairs(ws, row, "The answer", items)
+    if plan.infeasible:
+        row = _lines(ws, row, "Cannot be met as written", plan.infeasible)
+        lines = [f"relax {r.relaxed}: {'; '.join(r.changes)}" for r in plan.relaxations]
+        row = _lines(ws, row, f"Relaxations, cheapest first ({plan.shown})", lines)
+    row = _lines(ws, row, "What binds", plan.binding or ["nothing is at a limit"])
+    _lines(ws, row, "Sheets", [
+        "Purchases: what to buy, when, from whom, at what tier (live totals)",
+        "Timetable: each training run's pool, size and quarters, with a Gantt chart",
+        "Capacity: nodes and busy GPUs per pool, site power per quarter",
+        "Inference: where each service's replicas run per quarter",
+        "Cash flow: spend per quarter by category, discounted, cumulative, with a chart",
+        "Cost by workload: the discounted cost split by who uses what",
+        "Assumptions: what the figures rest on",
+    ])  # fmt: skip
+    widths(ws, {1: 34, 2: 110})
+    print_setup(ws, landscape=False)
+
+
+def _lines(ws: Worksheet, row: int, heading: str, lines: list[str]) -> int:
+    put(ws, row, 1, heading, bold=True)
+    for i, line in enumerate(lines, start=row + 1):
+        put(ws, i, 2, line)
+    return row + len(lines) + 2
+
+
+# ---------------------------------------------------------------- Purchases
+
+
+def _purchases(ws: Worksheet, plan: FleetPlan) -> None:
+    row = title(ws, "Purchase schedule", "deliveries per quarter; extended = units x (unit price + NICs and links)")
+    names = ["Period", "Server", "Vendor", "Pool", "Tier", "Units", "Unit USD", "NICs+links USD/node", "Extended USD",
+             "Catalog row"]  # fmt: skip
+    header(ws, row, names)
+    first = row + 1
+    for i, p in enumerate(plan.purchases, start=first):
+        for col, value in enumerate([p.period, p.server, p.vendor, p.pool, p.tier], start=1):
+            put(ws, i, col, value)
+        put(ws, i, 6, p.units, NUM0)
+        put(ws, i, 7, p.unit_usd, USD0)
+        put(ws, i, 8, p.extra_usd_per_node, USD0)
+        formula(ws, i, 9, f"=F{i}*(G{i}+H{i})", USD0)
+        put(ws, i, 10, p.source)
+    last = first + len(plan.purchases) - 1
+    row = last + 1
+    put(ws, row, 8, "Servers total", bold=True)
+    formula(ws, row, 9, f"=SUM(I{first}:I{last})" if plan.purchases else "=0", USD0, bold=True)
+    row += 2
+    put(ws, row, 1, "Network parts", bold=True)
+    header(ws, row + 1, ["Period", "Pool", "Item", "SKU", "Quantity", "Unit USD", "Extended USD"])
+    first = row + 2
+    for i, n in enumerate(plan.network, start=first):
+        for col, value in enumerate([n.period, n.pool, n.item, n.sku], start=1):
+            put(ws, i, col, value)
+        put(ws, i, 5, n.quantity, NUM0)
+        put(ws, i, 6, n.unit_usd, USD0)
+        formula(ws, i, 7, f"=E{i}*F{i}", USD0)
+    last = first + len(plan.network) - 1
+    put(ws, last + 1, 6, "Network total", bold=True)
+    formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.network else "=0", USD0, bold=True)
+    ws.freeze_panes = "A5"
+    widths(ws, {1: 9, 2: 40, 3: 30, 4: 40, 5: 22, 6: 9, 7: 13, 8: 14, 9: 16, 10: 40})
+    print_setup(ws)
+
+
+# ---------------------------------------------------------------- Timetable (Gantt)
+
+
+def _timetable(ws: Worksheet, plan: FleetPlan) -> None:
+    row = title(ws, "Training timetable", "each run holds its nodes for whole quarters; the chart is a Gantt chart")
+    periods = plan.periods
+    names = ["Job", "Where", "Nodes", "GPUs", "TFLOPs/GPU", "Days of compute", "Done by", "Deadline",
+             "Quarters late", "Start (quarters in)", "Quarters held"]  # fmt: skip
+    header(ws, row, names + periods)
+    first = row + 1
+    for i, r in enumerate(plan.jobs, start=first):
+        start = periods.index(r.start)
+        values = [r.job, r.where, r.nodes, r.gpus, r.achieved_tflops_per_gpu, r.days, r.finish_date, r.deadline,
+                  r.late_periods, start, len(r.periods)]  # fmt: skip
+        formats = [None, None, NUM0, NUM0, NUM1, NUM0, None, None, NUM0, NUM0, NUM0]
+        for col, (value, fmt) in enumerate(zip(values, formats, strict=True), start=1):
+            put(ws, i, col, value, fmt)
+        late_from = periods.index(r.deadline) + 1
+        for j, label in enumerate(periods):
+            if label in r.periods:
+                cell = put(ws, i, len(names) + 1 + j, r.nodes, NUM0)
+                cell.fill = LATE_FILL if j >= late_from else RUN_FILL
+    last = first + len(plan.jobs) - 1
+    if plan.jobs:
+        chart = BarChart()
+        chart.type, chart.grouping, chart.overlap = "bar", "stacked", 100
+        chart.title = "Training runs by quarter"
+        chart.add_data(Reference(ws, min_col=10, max_col=11, min_row=row, max_row=last), titles_from_data=True)
+        chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
+        offset = chart.series[0].graphicalProperties
+        offset.noFill = True
+        offset.line.noFill = True
+        chart.x_axis.scaling.orientation = "maxMin"  # first job on top
+        chart.y_axis.scaling.min, chart.y_axis.scaling.max = 0, len(periods)
+        chart.y_axis.majorUnit = 1
+        chart.y_axis.title = f"quarters from the start of {periods[0]}"
+        chart.legend = None
+        _axes_visible(chart)
+        chart.gapWidth = 40
+        chart.height, chart.width = max(7.0, 3 + 1.4 * len(plan.jobs)), 24
+        ws.add_chart(chart, f"A{last + 3}")
+    ws.freeze_panes = ws.cell(first, 2)
+    widths(ws, {1: 22, 2: 40, 3: 7, 4: 7, 5: 11, 6: 10, 7: 12, 8: 10, 9: 9, 10: 10, 11: 10})
+    for j in range(len(periods)):
+        ws.column_dimensions[get_column_letter(len(names) + 1 + j)].width = 8
+    print_setup(ws)
+
+
+# ---------------------------------------------------------------- Capacity and power
+
+
+def _capacity(ws: Worksheet, plan: FleetPlan) -> None:
+    row = title(ws, "Capacity per quarter", "nodes in service per pool, the share of their GPUs in use, site power")
+    periods = plan.periods
+    header(ws, row, ["Pool", "Topology", "Figure", *periods])
+    r = row + 1
+    for pool in plan.pools:
+        rows = [("nodes", pool.nodes, NUM0), ("installed nodes", pool.installed, NUM0),
+                ("GPUs busy", pool.gpus_busy, NUM1), ("leaf switches", pool.leaves, NUM0),
+                ("spine switches", pool.spines, NUM0)]  # fmt: skip
+        for label, values, fmt in rows:
+            put(ws, r, 1, pool.name)
+            put(ws, r, 2, pool.topology)
+            put(ws, r, 3, label)
+            for j, value in enumerate(values):
+                put(ws, r, 4 + j, value, fmt)
+            r += 1
+    r += 1
+    put(ws, r, 1, "Site power (kW)", bold=True)
+    header(ws, r + 1, ["Figure", "", "", *periods])
+    used, site = r + 2, r + 3
+    put(ws, used, 1, "IT power in service (nameplate)")
+    put(ws, site, 1, "Site limit")
+    for j, c in enumerate(plan.cash_flow):
+        put(ws, used, 4 + j, c.power_kw, NUM0)
+        if c.site_kw is not None:
+            put(ws, site, 4 + j, c.site_kw, NUM0)
+    if plan.cash_flow:
+        chart = LineChart()
+        chart.title, chart.y_axis.title = "IT power vs the site", "kW"
+        chart.add_data(Reference(ws, min_col=3, max_col=3 + len(periods), min_row=used, max_row=site),
+                       from_rows=True, titles_from_data=True)  # fmt: skip
+        chart.set_categories(Reference(ws, min_col=4, max_col=3 + len(periods), min_row=r + 1))
+        _axes_visible(chart)
+        chart.height, chart.width = 8, 18
+        ws.add_chart(chart, f"A{site + 2}")
+        put(ws, used, 3, "in service")
+        put(ws, site, 3, "site limit")
+    widths(ws, {1: 42, 2: 22, 3: 16, **{4 + j: 9 for j in range(len(periods))}})
+    print_setup(ws)
+
+
+# ---------------------------------------------------------------- Inference
+
+
+def _serving(ws: Worksheet, plan: FleetPlan) -> None:
+    row = title(ws, "Inference capacity", "replicas per service, resource and quarter (fractions share GPU time)")
+    names = ["Service", "Period", "Demand tokens/s", "Where", "Replicas", "GPUs per replica", "Batch",
+             "ms per token", "Tokens/s"]  # fmt: skip
+    header(ws, row, names)
+    for i, p in enumerate(plan.placements, start=row + 1):
+        values = [p.service, p.period, p.demand_tokens_per_s, p.where, p.replicas, p.gpus_per_replica, p.batch,
+                  p.ms_per_token, p.tokens_per_s]  # fmt: skip
+        formats = [None, None, NUM0, None, NUM1, NUM0, NUM0, NUM1, NUM0]
+        for col, (value, fmt) in enumerate(zip(values, formats, strict=True), start=1):
+            put(ws, i, col, value, fmt)
+    ws.freeze_panes = ws.cell(row + 1, 1)
+    widths(ws, {1: 20, 2: 9, 3: 15, 4: 44, 5: 10, 6: 10, 7: 7, 8: 11, 9: 12})
+    print_setup(ws)
+
+
+# ---------------------------------------------------------------- Cash flow
+
+
+def _cash_flow(ws: Worksheet, plan: FleetPlan) -> None:
+    row = title(ws, "Cash flow", "nominal USD per quarter; total, present value and cumulative are live formulas")
+    names = ["Period", "Servers", "Network", "Energy", "Colocation", "Cloud", "Total", "Discount factor",
+             "Present value", "Cumulative"]  # fmt: skip
+    header(ws, row, names)
+    first = row + 1
+    for i, c in enumerate(plan.cash_flow, start=first):
+        put(ws, i, 1, c.period)
+        for col, value in enumerate([c.servers_usd, c.network_usd, c.energy_usd, c.colocation_usd, c.cloud_usd], 2):
+            put(ws, i, col, round(value, 2), USD0)
+        formula(ws, i, 7, f"=SUM(B{i}:F{i})", USD0)
+        put(ws, i, 8, c.discount, "0.0000")
+        formula(ws, i, 9, f"=G{i}*H{i}", USD0)
+        formula(ws, i, 10, f"=G{i}" if i == first else f"=J{i - 1}+G{i}", USD0)
+    last = first + len(plan.cash_flow) - 1
+    put(ws, last + 1, 1, "Total", bold=True)
+    for col in (2, 3, 4, 5, 6, 7, 9):
+        letter = get_column_letter(col)
+        formula(ws, last + 1, col, f"=SUM({letter}{first}:{letter}{last})", USD0, bold=True)
+    total = last + 1
+    heading = "The objective: present value, less the value left at the end, plus lateness penalties"
+    put(ws, last + 3, 1, heading, bold=True)
+    put(ws, last + 4, 1, "Residual value credited (discounted)")
+    put(ws, last + 4, 9, plan.residual_usd, USD0)
+    put(ws, last + 5, 1, "Lateness penalties")
+    put(ws, last + 5, 9, plan.penalties_usd, USD0)
+    put(ws, last + 6, 1, "Discounted cost (the plan's objective)", bold=True)
+    formula(ws, last + 6, 9, f"=I{total}-I{last + 4}+I{last + 5}", USD0, bold=True)
+    if plan.cash_flow:
+        bars = BarChart()
+        bars.type, bars.grouping, bars.overlap = "col", "stacked", 100
+        bars.title, bars.y_axis.title = "Spend per quarter and cumulative", "USD"
+        bars.add_data(Reference(ws, min_col=2, max_col=6, min_row=row, max_row=last), titles_from_data=True)
+        bars.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
+        bars.y_axis.number_format = '"$"#,##0,,"M"'
+        line = LineChart()
+        line.add_data(Reference(ws, min_col=10, min_row=row, max_row=last), titles_from_data=True)
+        line.y_axis.axId = 200
+        line.y_axis.title = "cumulative USD"
+        line.y_axis.number_format = '"$"#,##0,,"M"'
+        line.y_axis.crosses = "max"
+        _axes_visible(bars)
+        _axes_visible(line)
+        bars += line
+        bars.height, bars.width = 10, 22
+        ws.add_chart(bars, f"A{last + 9}")
+    ws.freeze_panes = ws.cell(first, 2)
+    widths(ws, {1: 12, **{c: 15 for c in range(2, 11)}})
+    print_setup(ws)
+
+
+# ---------------------------------------------------------------- Cost by workload
+
+
+def _attribution(ws: Worksheet, plan: FleetPlan) -> None:
+    row = title(
+        ws,
+        "Cost by workload",
+        "discounted; each pool's cost shared by GPU-quarters used, idle capacity on its own line; sums to the plan",
+    )
+    header(ws, row, ["Workload", "Kind", "GPU-quarters", "Owned USD", "Cloud USD", "Penalty USD", "Total USD"])
+    first = row + 1
+    for i, a in enumerate(plan.attribution, start=first):
+        put(ws, i, 1, a.workload)
+        put(ws, i, 2, a.kind)
+        put(ws, i, 3, a.gpu_periods, NUM1)
+        for col, value in enumerate([a.owned_usd, a.cloud_usd, a.penalty_usd], start=4):
+            put(ws, i, col, value, USD0)
+        formula(ws, i, 7, f"=SUM(D{i}:F{i})", USD0)
+    last = first + len(plan.attribution) - 1
+    put(ws, last + 1, 1, "Total", bold=True)
+    formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.attribution else "=0", USD0, bold=True)
+    widths(ws, {1: 24, 2: 11, 3: 13, 4: 15, 5: 15, 6: 15, 7: 15})
+    print_setup(ws)
+
+
+# ---------------------------------------------------------------- Assumptions
+
+
+def _assumptions(ws: Worksheet, plan: FleetPlan) -> None:
+    row = title(ws, "Assumptions", "what the figures rest on; docs/fleet.md states the formulation")
+    row = _lines(ws, row, "Model", plan.assumptions)
+    header(ws, row, ["Constant", "Value", "Unit", "Source"])
+    constants = [A.DECODE_HBM_EFFICIENCY, A.DECODE_COMPUTE_EFFICIENCY, A.KV_CACHE_BYTES, A.USABLE_HBM_FRACTION,
+                 A.FRAMEWORK_RESERVE_GIB]  # fmt: skip
+    for i, k in enumerate(constants, start=row + 1):
+        put(ws, i, 1, k.name)
+        put(ws, i, 2, k.value)
+        put(ws, i, 3, k.unit)
+        put(ws, i, 4, k.source)
+    put(ws, row + len(constants) + 2, 1, f"Calibration: {plan.calibration}")
+    widths(ws, {1: 30, 2: 70, 3: 40, 4: 80})
+    print_setup(ws)

@@ -1,0 +1,449 @@
+"""planner fleet: the fleet file's one-line errors, hand-worked costs, the MILP against an independent brute
+force on tiny fleets, what binds, relaxations when infeasible, the CLI, JSON and the workbook."""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+
+import numpy as np
+import openpyxl
+import pytest
+from conftest import GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog
+from fleet_reference import brute_force
+
+from planner import fleet_tables as ft
+from planner.calibration import Calibration
+from planner.errors import ScenarioError
+from planner.fleet import run, solve_model
+from planner.fleet_scenario import Fleet, check
+from planner.optimize import fleet as milp
+
+CAL = Calibration(eta_comp={"T1": 0.5, "T2": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
+GPU2 = dict(GPU, name="T2", peak_bf16_tflops=200, hbm_gb_per_s=3000, tdp_w=700)
+SERVER2 = dict(SERVER, name="S8B", gpu="T2", price_usd=180000, power_w=7000)
+CLOUD = dict(provider="Cl", instance="c8", region="r1", gpu="T1", gpus=8, ondemand_usd_per_h=30, fabric="none")
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return make_catalog(
+        gpus=[GPU, GPU2], servers=[SERVER, SERVER2], nics=NICS, switches=SWITCHES, optics=OPTICS, cloud=[CLOUD]
+    )
+
+
+def job(name="a", tokens=4e11, start=1, deadline=None, **extra) -> dict:
+    out = {"name": name, "workload": {"params": "1B", "seq_len": 1024, "micro_batches": [8]}, "tokens": tokens}
+    out.update(start=start, **({"deadline": deadline} if deadline else {}), **extra)
+    return out
+
+
+def fleet(**over) -> Fleet:
+    """A tiny fleet over the test catalog: S8 (T1) and S8B (T2) for sale, one network per shape, pools of at
+    most 4 nodes, no energy, colocation, discounting or residual value unless asked."""
+    data = {
+        "horizon": {"periods": 1},
+        "training": [job()],
+        "buy": {"servers": ["S8", "S8B"], "standalone_pools": False, "max_nodes_per_pool": 4, "residual": "none"},
+        "costs": {"discount_rate": 0, "usd_per_kwh": 0, "colocation_usd_per_kw_month": 0},
+        "cloud": {"allowed": False},
+    }
+    for key, value in over.items():
+        section, _, leaf = key.partition("__")
+        if leaf:
+            data.setdefault(section, {})[leaf] = value
+        else:
+            data[section] = value
+    spec = Fleet.model_validate(data)
+    check(spec)
+    return spec
+
+
+def solve(catalog, spec: Fleet):
+    data = ft.build(catalog, spec, CAL)
+    solved = solve_model(milp.create_model(data), "cbc", None, 0.0, threads=1)
+    return data, solved
+
+
+# ---------------------------------------------------------------- hand-worked
+
+
+def test_hand_worked_two_nodes_on_one_switch(catalog):
+    """The job needs 2 nodes of S8 for its one quarter. Its pool is the fastest NIC configuration the designer
+    (planner/design.py) connects: 2 x N100 per node on the 4-port 100G RoCE switch SW-B (2 x N200 connects to
+    nothing). With leaves in the rows the runs are longer than a 3 m DAC, so links are optics. By hand:
+      nodes    2 x (S8 $100,000 + 2 x N100 $1,000 + 2 x (T100 $100 + F100 $10))   = $204,440
+      fabric   4 NIC ports -> 4 down-ports in 4 cages: one SW-B                     =   $2,000
+      cages    one T100 per switch cage, 4 x $100                                   =     $400
+    total $206,840 (no energy, colocation, discounting or residual value in this fleet)."""
+    one_node = _tokens_per_quarter(catalog, nodes=1)
+    spec = fleet(training=[job(tokens=1.2 * one_node)], buy__servers=["S8"])
+    data, solved = solve(catalog, spec)
+    pool = data.pools.iloc[0]
+    assert (pool["nic"], pool["nics_per_node"], pool["switch"]) == ("N100", 2, "SW-B")
+    assert solved.result.status == "optimal"
+    assert solved.result.objective == pytest.approx(206_840.0)
+    m = solved.model
+    assert [round(x.value()) for x in m.buy.values()] == [2]
+    assert {k: round(v.value()) for k, v in m.fabric[(0, 1)].items()} == {"D": 4, "K": 4, "L": 1, "S": 0, "U": 0}
+
+
+def test_hand_worked_energy_colocation_and_residual(catalog):
+    """The same purchase with energy at $0.10/kWh (PUE 1), colocation at $184.06/kW-month and straight-line
+    residual value over 5 years (20 quarters): after one quarter 19/20 of the capex is credited back.
+    A node is 5,000 W + 2 NICs x 10 W + 2 NIC-side T100 x 2 W = 5,024 W; the network 50 W + 4 cages x 2 W.
+      capex     $206,840 x (1 - 19/20)                                          = $10,342.00
+      energy    (0.75 x 2 x 5,024 W + 58 W) x 2,190 h x $0.10/kWh              =  $1,663.09
+      colo      (2 x 5,024 + 58) W = 10.106 kW x $184.06 x 3 months            =  $5,580.33
+    """
+    one_node = _tokens_per_quarter(catalog, nodes=1)
+    spec = fleet(
+        training=[job(tokens=1.2 * one_node)],
+        buy__servers=["S8"],
+        buy__residual="straight_line",
+        costs={"discount_rate": 0, "usd_per_kwh": 0.1, "pue": 1.0, "colocation_usd_per_kw_month": 184.06},
+    )
+    _, solved = solve(catalog, spec)
+    capex = 206_840 * (1 - 19 / 20)
+    energy = (0.75 * 2 * 5024 + 58) * 2190 * 0.1 / 1e3
+    colo = (2 * 5024 + 58) / 1e3 * 184.06 * 3
+    assert solved.result.objective == pytest.approx(capex + energy + colo, rel=1e-9)
+    assert energy == pytest.approx(1663.086) and colo == pytest.approx(5580.3311, rel=1e-6)
+
+
+def _tokens_per_quarter(catalog, nodes: int) -> float:
+    """What `nodes` S8 nodes train in a quarter: the performance model's rate, read from the options table
+    (probed with a job just too big for one node fewer)."""
+    tokens = 1e9 if nodes == 1 else 1.01 * _tokens_per_quarter(catalog, nodes - 1)
+    options = ft.build(catalog, fleet(training=[job(tokens=tokens)], buy__servers=["S8"]), CAL).options
+    smallest = options.sort_values("n").iloc[0]
+    assert int(smallest["n"]) == nodes
+    return float(smallest["tokens_per_s"] * ft.SECONDS_PER_PERIOD)
+
+
+def test_options_are_the_smallest_node_count_per_number_of_quarters(catalog):
+    spec = fleet(training=[job(tokens=3 * _tokens_per_quarter(catalog, 1))], horizon={"periods": 4})
+    options = ft.build(catalog, spec, CAL).options
+    s8 = options[options["resource"] == 0].sort_values("n")
+    assert list(s8["n"]) == sorted(set(s8["n"])) and list(s8["periods"]) == sorted(s8["periods"], reverse=True)
+    assert int(s8["n"].iloc[0]) == 1 and int(s8["periods"].iloc[0]) == 3
+
+
+# ---------------------------------------------------------------- the MILP equals a brute force
+
+
+def random_fleet(seed: int) -> Fleet:
+    """2 jobs, 2 SKUs, 2 quarters, and a random mix of tiers, stock, lead time, site power, late penalties,
+    discounting, residual value, energy, an installed node, cloud burst and a small inference service."""
+    rng = np.random.default_rng(seed)
+    quarter = 3.9e11  # about one S8 node-quarter of the 1B model
+    jobs = []
+    for i in range(2):
+        start = int(rng.integers(1, 3))
+        deadline = int(rng.integers(start, 3))
+        extra = {}
+        if rng.random() < 0.35:  # a soft deadline in the first quarter: slipping into the second may pay
+            start = deadline = 1
+            extra = {"late_penalty_usd": float(rng.choice([5e3, 5e4, 3e5]))}
+        jobs.append(
+            job(f"job{i}", tokens=float(rng.uniform(0.3, 3.5)) * quarter, start=start, deadline=deadline, **extra)
+        )
+    terms = []
+    if rng.random() < 0.5:
+        kind = str(rng.choice(["all_units", "incremental"]))
+        terms.append(
+            {"server": "S8", "tier_kind": kind, "tiers": [{"units": int(rng.integers(2, 4)), "discount": 0.1}]}
+        )
+    if rng.random() < 0.5:
+        terms.append({"server": "S8B", "stock": int(rng.integers(1, 4)), "lead_time_periods": int(rng.integers(0, 2))})
+    data = {
+        "training": jobs,
+        "horizon": {"periods": 2},
+        "buy__terms": terms,
+        "buy__residual": str(rng.choice(["none", "straight_line"])),
+        "costs": {
+            "discount_rate": float(rng.choice([0.0, 0.1])),
+            "usd_per_kwh": float(rng.choice([0.0, 0.1])),
+            "colocation_usd_per_kw_month": float(rng.choice([0.0, 150.0])),
+        },
+    }
+    if rng.random() < 0.4:
+        data["site"] = {"power": [{"from": 1, "kw": float(rng.choice([12, 25, 40]))}]}
+    if rng.random() < 0.4:
+        data["installed"] = [{"server": "S8", "count": int(rng.integers(1, 3)), "nic": "N100", "nics_per_node": 2,
+                              "switch": "SW-B", "fabric": "roce"}]  # fmt: skip
+    if rng.random() < 0.5:
+        data["cloud"] = {"allowed": True, "quota": {"c8": int(rng.integers(1, 3))}}
+        if rng.random() < 0.5:
+            data["inference"] = [{"name": "svc", "params": "1B", "tokens_per_s": float(rng.uniform(1e3, 4e4)),
+                                  "start": 2, "tokens_per_s_per_gpu": 2000}]  # fmt: skip
+    return fleet(**data)
+
+
+def _compare(catalog, seed: int) -> None:
+    spec = random_fleet(seed)
+    try:
+        data = ft.build(catalog, spec, CAL)
+    except ScenarioError:
+        return  # a job no configuration can finish: the one-line error is tested elsewhere
+    solved = solve_model(milp.create_model(data), "cbc", None, 0.0, threads=1)
+    reference = brute_force(data)
+    if reference is None:
+        assert solved.result.status == "infeasible", f"seed {seed}"
+        return
+    assert solved.result.solved, f"seed {seed}: brute force found {reference:,.2f}"
+    assert solved.result.objective == pytest.approx(reference, rel=1e-7, abs=1e-4), f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_milp_equals_brute_force_on_tiny_fleets(catalog, seed):
+    _compare(catalog, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(10, 60))
+def test_milp_equals_brute_force_on_more_tiny_fleets(catalog, seed):
+    _compare(catalog, seed)
+
+
+def test_brute_force_sees_what_the_milp_sees(catalog):
+    """The reference is not vacuous: on a fleet whose answer is known it finds the hand-worked $206,840."""
+    spec = fleet(training=[job(tokens=1.2 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8"])
+    assert brute_force(ft.build(catalog, spec, CAL)) == pytest.approx(206_840.0)
+
+
+# ---------------------------------------------------------------- structure of the answer
+
+
+def test_fabric_in_the_model_is_the_closed_form(catalog):
+    """Three nodes do not fit one 4-port switch (6 NIC ports): leaf-spine, as fabric.size_arrays sizes it."""
+    two = _tokens_per_quarter(catalog, 2)
+    spec = fleet(training=[job(tokens=1.2 * two)], buy__servers=["S8"])
+    data, solved = solve(catalog, spec)
+    nodes = round(sum(x.value() for x in solved.model.buy.values()))
+    size = ft.fabric_size(data.pools.iloc[[0]], nodes, 2)
+    got = {k: round(v.value()) for k, v in solved.model.fabric[(0, 1)].items()}
+    assert nodes == 3
+    expected = {
+        "D": size["down_ports"],
+        "K": size["cages"],
+        "L": size["leaf"],
+        "S": size["spine"],
+        "U": size["uplinks"],
+    }
+    assert got == {k: int(np.asarray(v).item()) for k, v in expected.items()}
+
+
+def test_all_units_tier_buys_more_when_the_order_is_cheaper(catalog):
+    """Two nodes at list price cost more than three at the 3+ tier (40% off): the plan buys three."""
+    spec = fleet(
+        training=[job(tokens=1.2 * _tokens_per_quarter(catalog, 1))],
+        buy__servers=["S8"],
+        buy__terms=[{"server": "S8", "tiers": [{"units": 3, "discount": 0.4}]}],
+    )
+    plan = run(catalog, spec, CAL, solver="cbc", gap=0.0, threads=1)
+    assert [(p.units, p.tier) for p in plan.purchases] == [(3, "3+ units (40% off)")]
+    assert any("tier's threshold" in line for line in plan.binding)
+
+
+def test_attribution_sums_to_the_objective_and_periods_add_up(catalog):
+    spec = random_fleet(3)
+    plan = run(catalog, spec, CAL, solver="cbc", gap=0.0, threads=1)
+    assert sum(a.total_usd for a in plan.attribution) == pytest.approx(plan.objective_usd, rel=1e-9)
+    present = sum(c.present_value_usd for c in plan.cash_flow)
+    assert present - plan.residual_usd + plan.penalties_usd == pytest.approx(plan.objective_usd, rel=1e-9)
+
+
+def test_stock_cap_and_lead_time(catalog):
+    """S8B (the faster node) arrives a quarter after the order and 1 per quarter: the first quarter's job runs
+    on S8, and the plan says the stock binds."""
+    quarter = _tokens_per_quarter(catalog, 1)
+    spec = fleet(
+        horizon={"periods": 2},
+        training=[job("early", tokens=1.5 * quarter, start=1, deadline=1), job("late", tokens=0.5 * quarter, start=2)],
+        buy__terms=[{"server": "S8B", "stock": 1, "lead_time_periods": 1}],
+    )
+    plan = run(catalog, spec, CAL, solver="cbc", gap=0.0, threads=1)
+    first = [p for p in plan.purchases if p.period == "P1"]
+    assert first and all(p.server == "S8" for p in first)
+    assert all(p.units <= 1 for p in plan.purchases if p.server == "S8B")
+
+
+def test_infeasible_fleet_names_what_fails_and_the_cheapest_relaxation(catalog):
+    """Two nodes' work in one quarter, but the site has power for one node: the deadline or the power must
+    give; both relaxations are reported, the plan shown is the cheaper."""
+    spec = fleet(
+        training=[job(tokens=1.2 * _tokens_per_quarter(catalog, 1), start=1, deadline=1)],
+        horizon={"periods": 2},
+        buy__servers=["S8"],
+        site={"power": [{"from": 1, "kw": 6}]},
+    )
+    plan = run(catalog, spec, CAL, solver="cbc", gap=0.0, threads=1)
+    assert plan.status == "infeasible"
+    relaxed = {r.relaxed for r in plan.relaxations}
+    assert relaxed == {"deadlines", "power"}
+    assert any(
+        line.startswith("deadline: a finishes P2, 1 period(s) after its deadline P1") for line in plan.infeasible
+    )
+    assert any(line.startswith("power: P1 needs") for line in plan.infeasible)
+    costs = [r.objective_usd for r in plan.relaxations]
+    assert costs == sorted(costs) and plan.shown.endswith(plan.relaxations[0].relaxed)
+
+
+def test_a_deadline_no_run_can_meet_is_infeasible_not_dropped(catalog):
+    """Two pool nodes at most: three node-quarters cannot end in the first quarter. The job is not silently
+    left out: the plan is infeasible, and relaxing the deadline shows it one quarter late on 2 nodes."""
+    spec = fleet(
+        training=[job(tokens=3 * _tokens_per_quarter(catalog, 1), start=1, deadline=1)],
+        horizon={"periods": 3},
+        buy__servers=["S8"],
+        buy__max_nodes_per_pool=2,
+    )
+    data = ft.build(catalog, spec, CAL)
+    assert data.columns["hard_late"].all() and brute_force(data) is None
+    plan = run(catalog, spec, CAL, solver="cbc", gap=0.0, threads=1)
+    assert plan.status == "infeasible" and [r.relaxed for r in plan.relaxations] == ["deadlines"]
+    assert plan.infeasible == ["deadline: a finishes P2, 1 period(s) after its deadline P1"]
+    assert [(r.nodes, r.periods) for r in plan.jobs] == [(2, ["P1", "P2"])]
+
+
+def test_installed_nodes_cost_no_capex(catalog):
+    spec = fleet(
+        training=[job(tokens=1.2 * _tokens_per_quarter(catalog, 1))],
+        buy__servers=["S8"],
+        installed=[{"server": "S8", "count": 2, "nic": "N100", "nics_per_node": 2, "switch": "SW-B", "fabric": "roce"}],
+    )
+    plan = run(catalog, spec, CAL, solver="cbc", gap=0.0, threads=1)
+    assert plan.purchases == [] and plan.network == [] and plan.objective_usd == pytest.approx(0.0, abs=1e-6)
+    assert plan.pools[0].installed == [2]
+
+
+# ---------------------------------------------------------------- the fleet file: one-line errors
+
+
+def _cli_error(run_cli, write, text: str) -> str:
+    path = write("fleet.yaml", text)
+    result = run_cli("fleet", path, "-q")
+    assert result.exit_code in (1, 2), result.output
+    assert "Traceback" not in result.output
+    assert all(line.startswith("error: ") for line in result.stderr.strip().splitlines()), result.stderr
+    assert str(path) in result.stderr
+    return result.stderr
+
+
+BASE = """
+horizon: {periods: 4}
+training:
+  - name: a
+    workload: {model: Llama-3-8B}
+    tokens: 100B
+"""
+
+
+def test_unknown_server_names_the_field_and_suggests(run, write):
+    err = _cli_error(run, write, BASE + "buy: {servers: [HGX H100 8-GPU system (street 2025-04)]}\n")
+    assert "buy.servers[0]: unknown server" in err and "did you mean" in err
+
+
+def test_negative_stock(run, write):
+    b200 = "DGX B200 (Delta list EU 2024-12)"
+    text = BASE + f"buy:\n  servers: [{b200}]\n  terms:\n    - {{server: {b200}, stock: -3}}\n"
+    err = _cli_error(run, write, text)
+    assert "buy.terms[0].stock = -3" in err and "greater than or equal to 0" in err
+
+
+def test_overlapping_periods(run, write):
+    text = BASE + "site:\n  power:\n    - {from: 1, to: 3, kw: 1000}\n    - {from: 2, kw: 2000}\n"
+    err = _cli_error(run, write, text)
+    assert "site.power[1]" in err and "overlaps another step" in err
+
+
+def test_period_outside_the_horizon_and_labels(run, write):
+    err = _cli_error(run, write, BASE.replace("tokens: 100B", "tokens: 100B\n    deadline: 9"))
+    assert "training[0].deadline = 9: outside the horizon of 4 periods; use 1..4" in err
+    text = BASE.replace("{periods: 4}", "{periods: 4, start: 2026Q1}").replace(
+        "tokens: 100B", "tokens: 100B\n    start: 2027Q3"
+    )
+    err = _cli_error(run, write, text)
+    assert "training[0].start = '2027Q3': not a period of the horizon; write one of 2026Q1..2026Q4" in err
+
+
+def test_a_job_no_server_can_fit(run, write):
+    text = BASE.replace("model: Llama-3-8B", "params: 5T, seq_len: 2048") + (
+        "buy: {servers: [NVIDIA DGX-1 with V100 (estimate)], max_nodes_per_pool: 4}\ncloud: {allowed: false}\n"
+    )
+    err = _cli_error(run, write, text)
+    assert "training[0] (a): the model does not fit in memory on any allowed server or cloud offering" in err
+
+
+def test_unknown_key_and_empty_fleet(run, write):
+    err = _cli_error(run, write, BASE + "sight: {}\n")
+    assert "sight" in err and "planner fleet --schema" in err
+    err = _cli_error(run, write, "horizon: {periods: 4}\n")
+    assert "give at least one training job or inference service" in err
+
+
+def test_deadline_before_start_and_tiers_out_of_order(run, write):
+    err = _cli_error(run, write, BASE.replace("tokens: 100B", "tokens: 100B\n    start: 3\n    deadline: 2"))
+    assert "training[0].deadline = 2: before its start (3)" in err
+    b200 = "DGX B200 (Delta list EU 2024-12)"
+    text = BASE + (
+        f"buy:\n  servers: [{b200}]\n  terms:\n    - server: {b200}\n"
+        "      tiers: [{units: 64, discount: 10%}, {units: 16, discount: 5%}]\n"
+    )
+    assert "give tiers in increasing units" in _cli_error(run, write, text)
+
+
+# ---------------------------------------------------------------- CLI, JSON, workbook
+
+
+def test_schema(run):
+    result = run("fleet", "--schema")
+    schema = json.loads(result.output)
+    sections = {"horizon", "training", "inference", "installed", "buy", "site", "costs", "cloud"}
+    assert sections <= set(schema["properties"])
+
+
+def test_startup_example_end_to_end(run, tmp_path):
+    xlsx, out = tmp_path / "fleet.xlsx", tmp_path / "fleet.json"
+    result = run("fleet", "examples/fleet-startup.yaml", "-q", "-o", xlsx)
+    assert result.exit_code == 0, result.output
+    for heading in ("Purchase schedule", "Training timetable", "Inference capacity", "Cash flow", "What binds"):
+        assert heading in result.output
+    assert "site power: 2026Q2 uses" in result.output  # the 1 MW hall binds in 2026
+    book = openpyxl.load_workbook(xlsx)
+    assert book.sheetnames == ["Summary", "Purchases", "Timetable", "Capacity", "Inference", "Cash flow",
+                               "Cost by workload", "Assumptions"]  # fmt: skip
+    with zipfile.ZipFile(xlsx) as z:
+        assert sum(name.startswith("xl/charts/chart") for name in z.namelist()) == 3  # Gantt, power, cash flow
+    cash = book["Cash flow"]
+    assert cash["G5"].value == "=SUM(B5:F5)" and cash["J6"].value == "=J5+G6"
+    result = run("fleet", "examples/fleet-startup.yaml", "-q", "--json", "-o", out)
+    plan = json.loads(result.output)
+    assert plan["status"] == "optimal" and json.loads(out.read_text())["objective_usd"] == plan["objective_usd"]
+    assert {j["job"] for j in plan["jobs"]} == {"pretrain-70b", "pretrain-8b"}
+
+
+def test_workbook_text_is_never_a_formula(catalog, tmp_path):
+    from planner.report.fleet_xlsx import write_fleet
+
+    spec = fleet(training=[job(name='=HYPERLINK("http://x","y")', tokens=1e11)], buy__servers=["S8"])
+    plan = run(catalog, spec, CAL, solver="cbc", threads=1)
+    path = tmp_path / "f.xlsx"
+    write_fleet(plan, path)
+    cell = openpyxl.load_workbook(path)["Timetable"]["A5"]
+    assert cell.value.startswith("=HYPERLINK") and cell.data_type == "s"
+
+
+def test_output_suffix_and_set_with_list_items(run, tmp_path):
+    result = run("fleet", "examples/fleet-startup.yaml", "-o", tmp_path / "x.csv")
+    assert result.exit_code == 2 and "write .xlsx" in result.stderr
+    result = run("fleet", "examples/fleet-startup.yaml", "-q", "--set", "training[0].tokens=15T")
+    assert result.exit_code == 1 and "relax deadlines" in result.output  # 15T cannot be trained in 2026 in 1 MW
+    assert "the fleet cannot be met as written" in result.stderr
+
+
+def test_enumeration_space_is_astronomical(catalog):
+    data = ft.build(catalog, random_fleet(0), CAL)
+    assert ft.enumeration_log10(data) > 3 and math.isfinite(ft.enumeration_log10(data))
