@@ -19,6 +19,7 @@ import pulp
 from planner import fleet_tables as ft
 from planner.calibration import Calibration
 from planner.catalog import Catalog
+from planner.errors import SolverError
 from planner.fleet_scenario import QUARTER_LABEL, Fleet
 from planner.optimize import fleet as milp
 from planner.optimize.solver import SolveResult, proven_gap, solve
@@ -39,6 +40,29 @@ Progress = Callable[[str], None]
 DEFAULT_GAP = 0.01  # 1%: the fleet's costs are estimates to a few percent; `--gap 0` asks for the optimum
 DEFAULT_SOLVER = "cbc"  # with every core, CBC proves 1% on the benchmark fleets fastest (docs/fleet.md section 7)
 BINDING_SHARE = 0.98  # racks: a limit counts as binding when the plan uses 98% of it
+
+
+@dataclass(frozen=True)
+class Budget:
+    """--time-limit bounds the whole command: the solve, the polish and every relaxation tried when the
+    fleet cannot be met share it (up to 21 solves otherwise, each allowed the full limit)."""
+
+    end_s: float | None  # time.perf_counter() at which to stop; None: no limit
+
+    @classmethod
+    def of(cls, time_limit_s: float | None) -> Budget:
+        return cls(None if time_limit_s is None else time.perf_counter() + time_limit_s)
+
+    def left_s(self) -> float | None:
+        """What the next solve may take (at least a second, so a solver always starts)."""
+        return None if self.end_s is None else max(self.end_s - time.perf_counter(), 1.0)
+
+    def share(self, ways: int) -> Budget:
+        """A budget for one of `ways` steps still to come: an equal part of what is left."""
+        return self if self.end_s is None else Budget.of(max(self.end_s - time.perf_counter(), 0.0) / ways)
+
+    def spent(self) -> bool:
+        return self.end_s is not None and time.perf_counter() >= self.end_s
 
 
 @dataclass(frozen=True)
@@ -63,17 +87,17 @@ def run(
 ) -> FleetPlan:
     """The plan; `threads` defaults to every core (CBC's parallel search matters here, docs/fleet.md)."""
     threads = threads or os.cpu_count() or 1
-    start = time.perf_counter()
+    start, budget = time.perf_counter(), Budget.of(time_limit_s)
     progress("tables: offers, pools, run options (performance model), serving capacity")
     data = ft.build(catalog, fleet, calibration, source)
     progress(f"MILP: {len(data.columns)} training runs, {len(data.pools)} pools, {data.horizon} periods")
     model = milp.create_model(data)
     build_s = time.perf_counter() - start
-    solved = solve_model(model, solver, time_limit_s, gap, threads)
+    solved = solve_model(model, solver, budget.left_s(), gap, threads)
     if solved.result.solved:
-        return extract(polish(solved, time_limit_s, threads), build_s, calibration)
+        return extract(polish(solved, budget.left_s(), threads), build_s, calibration)
     progress("infeasible: looking for the cheapest relaxation")
-    failures, relaxations, best = diagnose(data, solver, time_limit_s, gap, threads)
+    failures, relaxations, best = diagnose(data, solver, budget, gap, threads)
     if best is None:
         return _empty(data, solved, build_s, calibration, failures, relaxations)
     plan = extract(best, build_s, calibration)
@@ -93,10 +117,13 @@ def polish(solved: Solved, time_limit_s=None, threads: int | None = None) -> Sol
     bounds = [(var, var.lowBound, var.upBound) for var in decisions]
     for var in decisions:
         var.lowBound = var.upBound = round(var.value() or 0)
-    result = solve(m.problem, solved.result.solver, time_limit_s, 0.0, threads=threads)
+    try:
+        result = solve(m.problem, solved.result.solver, time_limit_s, 0.0, threads=threads)
+    except SolverError:  # out of time: the plan as solved stands
+        result = None
     for var, low, up in bounds:
         var.lowBound, var.upBound = low, up
-    if not result.solved or result.objective > solved.result.objective + 1e-6:
+    if result is None or not result.solved or result.objective > solved.result.objective + 1e-6:
         for var, value in values.items():  # keep the plan as solved
             var.varValue = value
         return solved
@@ -118,26 +145,34 @@ def solve_model(model: milp.Model, solver: str, time_limit_s, gap, threads: int 
 # ---------------------------------------------------------------- when it cannot be met
 
 
-def diagnose(data: ft.FleetData, solver: str, time_limit_s, gap, threads: int | None = None):
+def diagnose(data: ft.FleetData, solver: str, budget: Budget, gap, threads: int | None = None):
     """Relax one family of hard limits at a time (deadlines, site power, racks, stock, quotas, demand): first
     minimise how far past them the plan must go, then the cost at that violation. Returns what fails, each
     relaxation that works (cheapest first) and the solved model of the cheapest; all families at once when
-    no single one suffices."""
+    no single one suffices. Stops when the budget is spent, and says which were not tried."""
     families = [f for f in milp.RELAXATIONS if _applies(data, f)]
-    found = []
-    for relax in [frozenset([f]) for f in families] or []:
-        solved = _relaxed(data, relax, solver, time_limit_s, gap, threads)
+    found, untried = [], []
+    for i, family in enumerate(families):
+        if budget.spent():
+            untried.append(family)
+            continue
+        share = budget.share(len(families) - i + 1)  # the rest of the families, and all of them at once
+        solved = _relaxed(data, frozenset([family]), solver, share, gap, threads)
         if solved is not None:
             found.append(solved)
-    if not found and families:
-        solved = _relaxed(data, frozenset(families), solver, time_limit_s, gap, threads)
+    if not found and families and not budget.spent():
+        solved = _relaxed(data, frozenset(families), solver, budget, gap, threads)
         found = [solved] if solved is not None else []
     found.sort(key=lambda s: s.result.objective)
     relaxations = [FleetRelaxation(relaxed=", ".join(sorted(s.model.relax)), changes=_changes(s.model),
                                    objective_usd=s.result.objective) for s in found]  # fmt: skip
     failures = sorted({change for r in relaxations for change in r.changes}) or [
         "no relaxation of deadlines, site power, racks, stock, quotas or demand makes the fleet feasible"
+        if not untried and not budget.spent()
+        else "no solution within --time-limit; raise it, or plan fewer workloads or quarters"
     ]
+    if untried:
+        failures.append(f"--time-limit reached before relaxing {', '.join(untried)}; raise it to try them")
     return failures, relaxations, (found[0] if found else None)
 
 
@@ -152,18 +187,26 @@ def _applies(data: ft.FleetData, family: str) -> bool:
     }[family]
 
 
-def _relaxed(data, relax: frozenset[str], solver, time_limit_s, gap, threads) -> Solved | None:
+def _relaxed(data, relax: frozenset[str], solver, budget: Budget, gap, threads) -> Solved | None:
     model = milp.create_model(data, relax)
     cost = model.problem.objective
     model.problem.setObjective(milp.violation(model))
-    first = solve(model.problem, solver, time_limit_s, 0.0, threads=threads)
+    try:
+        # the least violation to the same gap as the cost: proving the exact least kW or days can take CBC
+        # longer than any budget (the startup example's power: no proof in 600 s)
+        first = solve(model.problem, solver, budget.left_s(), gap, threads=threads)
+    except SolverError:  # no answer in the time left: this relaxation is not shown
+        return None
     if not first.solved:
         return None
     least = pulp.value(milp.violation(model))
     model.problem += milp.violation(model) <= least * (1 + 1e-6) + 1e-6, "least_violation"
     model.problem.setObjective(cost)
-    solved = solve_model(model, solver, time_limit_s, gap, threads)
-    return polish(solved, time_limit_s, threads) if solved.result.solved else None
+    try:
+        solved = solve_model(model, solver, budget.left_s(), gap, threads)
+    except SolverError:
+        return None
+    return polish(solved, budget.left_s(), threads) if solved.result.solved else None
 
 
 def _changes(m: milp.Model) -> list[str]:

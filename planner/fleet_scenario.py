@@ -15,17 +15,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from planner import limits as L
 from planner.errors import ScenarioError
-from planner.rows import Count, Params, PlanFabric, quantity_type
+from planner.fileio import InputFileError, read_text
+from planner.rows import Count, Params, PlanFabric, count, quantity_type
+from planner.safeyaml import YamlProblem, load_yaml
 from planner.scenario import USD, CloudOptions, Layout, Objective, TFLOPs, Workload
+from planner.scenario import _Strict as _PlanStrict
 from planner.units import parse_quantity
 
 QUARTER_LABEL = re.compile(r"^(\d{4})Q([1-4])$")
 PeriodRef = Annotated[int | str, Field(description="A period: 1 = the first quarter, or a label such as 2026Q3.")]
 Watts = quantity_type("w", "6.5kW", gt=0)
+Nodes = count(ge=0, le=L.MAX_NODES)  # any node, unit or rack count: the MILP's coefficients stay sane
+Years = Annotated[float, Field(ge=0, le=L.MAX_YEARS)]
+NicsPerNode = count(ge=0, le=L.MAX_NICS_PER_NODE)
+LeadPeriods = count(ge=0, le=40)
+MAX_WORKLOADS = 100  # training jobs plus inference services: each adds a column family per pool and period
 NonNegativeUSD = quantity_type("usd", "$2M", ge=0)
 
 
@@ -46,11 +54,13 @@ def _kw(value: object) -> object:
     return parse_quantity(value, "count")
 
 
-KW0 = Annotated[float, BeforeValidator(_kw), Field(ge=0)]
+KW0 = Annotated[float, BeforeValidator(_kw), Field(ge=0, le=L.MAX_QUANTITY["w"] / 1e3)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True)
+class _Strict(_PlanStrict):
+    """The plan scenario's rules (no .inf/.nan, no control characters, bounded lists) plus aliases."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, allow_inf_nan=False, populate_by_name=True)
 
 
 class Horizon(_Strict):
@@ -70,7 +80,10 @@ class TrainingJob(_Strict):
     late_penalty_usd: NonNegativeUSD | None = Field(
         None, description="Cost per period finished after the deadline (none: the deadline is hard)."
     )
-    max_nodes: Count | None = Field(None, ge=1, description="Most nodes the run may use.")
+    max_nodes: Nodes | None = Field(None, ge=1, description="Most nodes the run may use.")
+
+
+PerGPU = Annotated[float, Field(gt=0, le=L.MAX_QUANTITY["count"])]
 
 
 class InferenceService(_Strict):
@@ -78,16 +91,24 @@ class InferenceService(_Strict):
     model: str | None = Field(None, description="A model from models.csv (its architecture sizes the KV cache).")
     params: Params | None = Field(None, description="Parameters when no model is named (architecture estimated).")
     tokens_per_s: Params | None = Field(None, description="Output tokens per second to serve, e.g. 200k.")
-    requests_per_s: float | None = Field(None, gt=0, description="Requests per second (with output_tokens).")
-    output_tokens: Count = Field(256, ge=1, description="Output tokens per request (with requests_per_s).")
+    requests_per_s: float | None = Field(
+        None, gt=0, le=L.MAX_QUANTITY["count"], description="Requests per second (with output_tokens)."
+    )
+    output_tokens: Count = Field(
+        256, ge=1, le=L.MAX_SEQ_LEN, description="Output tokens per request (with requests_per_s)."
+    )
     growth_per_period: float = Field(0.0, ge=-0.5, le=2.0, description="Compound demand growth per quarter.")
     start: PeriodRef = Field(1, description="First period served.")
     end: PeriodRef | None = Field(None, description="Last period served (default: the last).")
-    max_ms_per_token: float | None = Field(None, gt=0, description="Latency SLO: time per output token.")
-    context_tokens: Count | None = Field(None, ge=1, description="Tokens held per sequence (default: seq_len).")
-    batch: Count = Field(64, ge=1, description="Most sequences a replica decodes together.")
+    max_ms_per_token: float | None = Field(
+        None, gt=0, le=L.MAX_QUANTITY["s"] * 1e3, description="Latency SLO: time per output token."
+    )
+    context_tokens: Count | None = Field(
+        None, ge=1, le=L.MAX_SEQ_LEN, description="Tokens held per sequence (default: seq_len)."
+    )
+    batch: Count = Field(64, ge=1, le=L.MAX_MICRO_BATCH, description="Most sequences a replica decodes together.")
     weight_bytes: float = Field(2.0, ge=0.25, le=4, description="Bytes per weight: 2 bf16, 1 int8/fp8, 0.5 int4.")
-    tokens_per_s_per_gpu: float | dict[str, float] | None = Field(
+    tokens_per_s_per_gpu: PerGPU | dict[str, PerGPU] | None = Field(
         None, description="Measured decode tokens/s per GPU (one number, or per GPU name): replaces the estimate."
     )
 
@@ -106,18 +127,18 @@ class InferenceService(_Strict):
 
 class Installed(_Strict):
     server: str = Field(description="A server name from servers.csv.")
-    count: Count = Field(ge=1, description="Nodes owned.")
-    age_years: float = Field(0.0, ge=0, description="Age at the start of the horizon.")
-    life_years: float | None = Field(None, gt=0, description="Retired at this age (default: buy.life_years).")
+    count: Nodes = Field(ge=1, description="Nodes owned.")
+    age_years: Years = Field(0.0, description="Age at the start of the horizon.")
+    life_years: Years | None = Field(None, gt=0, description="Retired at this age (default: buy.life_years).")
     power_w: Watts | None = Field(None, description="Nameplate watts per node (default: the catalog's + NICs).")
     nic: str | None = Field(None, description="NIC sku per node (default: the server's included NIC).")
-    nics_per_node: Count | None = Field(None, ge=0, description="NICs per node (default: the included count).")
+    nics_per_node: NicsPerNode | None = Field(None, description="NICs per node (default: the included count).")
     switch: str | None = Field(None, description="Switch sku of its fabric (default: the cheapest that connects).")
     fabric: PlanFabric | None = Field(None, description="Fabric (default: the cheapest that connects).")
 
 
 class Tier(_Strict):
-    units: Count = Field(ge=1, description="Units per order from which this tier's price applies.")
+    units: Nodes = Field(ge=1, description="Units per order from which this tier's price applies.")
     discount: Fraction | None = Field(None, description="Off the unit price, e.g. 5%.")
     unit_usd: USD | None = Field(None, description="Or the tier's unit price.")
 
@@ -136,7 +157,7 @@ class Step(_Strict):
 
 
 class StockStep(Step):
-    units: Count = Field(ge=0, description="Most units delivered per period.")
+    units: Nodes = Field(description="Most units delivered per period.")
 
 
 class PowerStep(Step):
@@ -144,7 +165,7 @@ class PowerStep(Step):
 
 
 class RackStep(Step):
-    racks: Count = Field(ge=0)
+    racks: Nodes = Field()
 
 
 class Terms(_Strict):
@@ -155,10 +176,10 @@ class Terms(_Strict):
     tier_kind: Literal["all_units", "incremental"] = Field(
         "all_units", description="all_units: the order's size sets every unit's price; incremental: per band."
     )
-    stock: Annotated[Count, Field(ge=0)] | list[StockStep] | None = Field(
+    stock: Nodes | list[StockStep] | None = Field(
         None, description="Most units delivered per period: one number, or steps."
     )
-    lead_time_periods: Count = Field(0, ge=0, description="Periods from order to delivery (none before 1 + lead).")
+    lead_time_periods: LeadPeriods = Field(0, description="Periods from order to delivery (none before 1 + lead).")
 
 
 class Buy(_Strict):
@@ -171,8 +192,8 @@ class Buy(_Strict):
     fabrics: list[PlanFabric] = Field(
         default_factory=lambda: ["ib", "roce", "spectrum-x"], min_length=1, description="Compute fabrics allowed."
     )
-    max_nodes_per_pool: Count = Field(512, ge=1, description="Most nodes of one pool.")
-    life_years: float = Field(5.0, gt=0, description="Service life (Epoch AI: 5-year server life).")
+    max_nodes_per_pool: Nodes = Field(512, ge=1, description="Most nodes of one pool.")
+    life_years: Years = Field(5.0, gt=0, description="Service life (Epoch AI: 5-year server life).")
     residual: Literal["straight_line", "none"] = Field(
         "straight_line", description="Credit the value left at the horizon's end (straight-line over life_years)."
     )
@@ -202,7 +223,9 @@ class FleetCloud(CloudOptions):
     pricing: list[Literal["ondemand", "spot", "reserved"]] = Field(
         default_factory=lambda: ["ondemand"], min_length=1, description="Pricing models the fleet may rent at."
     )
-    max_instances: Count = Field(64, ge=1, description="Most instances of any one offering at once.")
+    max_instances: Count = Field(
+        64, ge=1, le=L.MAX_INSTANCES, description="Most instances of any one offering at once."
+    )
 
 
 class Fleet(_Strict):
@@ -221,6 +244,8 @@ class Fleet(_Strict):
     def _some_work(self) -> Fleet:
         if not self.training and not self.inference:
             raise ValueError("give at least one training job or inference service")
+        if len(self.training) + len(self.inference) > MAX_WORKLOADS:
+            raise ValueError(f"at most {MAX_WORKLOADS} workloads (training plus inference) in one fleet; split it")
         names = [w.name for w in [*self.training, *self.inference]]
         duplicated = sorted({n for n in names if names.count(n) > 1})
         if duplicated:
@@ -350,11 +375,11 @@ def load_fleet(path: str | Path, settings: dict[str, object] | None = None) -> F
     """Read, validate and check a fleet file; every problem is a ScenarioError naming file, field and fix."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read fleet file ({exc.strerror}); check the path") from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        data = load_yaml(read_text(path, L.MAX_SCENARIO_BYTES, "fleet"))
+    except InputFileError as exc:
+        raise ScenarioError(str(exc)) from None
+    except YamlProblem as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a fleet file is a YAML mapping with horizon, training, inference, ...")
     for dotted, value in (settings or {}).items():
@@ -362,7 +387,11 @@ def load_fleet(path: str | Path, settings: dict[str, object] | None = None) -> F
     try:
         fleet = Fleet.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError("\n".join(_message(path, e) for e in exc.errors())) from None
+        errors = exc.errors()
+        lines = [_message(path, e) for e in errors[: L.MAX_ERROR_LINES]]
+        if len(errors) > L.MAX_ERROR_LINES:
+            lines.append(f"{path}: ... and {len(errors) - L.MAX_ERROR_LINES:,} more problems")
+        raise ScenarioError("\n".join(lines)) from None
     try:
         check(fleet)
     except _FieldError as exc:
@@ -399,8 +428,10 @@ def _set(data: dict, dotted: str, value: object, path: Path) -> None:
 def _message(path: Path, err: dict) -> str:
     where = _where(err["loc"])
     message = str(err["msg"]).removeprefix("Value error, ")
-    value = "" if err["type"] == "missing" else f" = {err.get('input')!r}"
     hint = " (see `planner fleet --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
+    if not err["loc"]:  # a rule over the whole file: its message names the fields
+        return f"{path}: {message}{hint}"
+    value = "" if err["type"] == "missing" else f" = {L.short(err.get('input'))}"
     return f"{path}: {where}{value}: {message}{hint}"
 
 

@@ -32,6 +32,7 @@ from planner.catalog import Catalog
 from planner.design import Designs, designs
 from planner.errors import PlannerError, ScenarioError
 from planner.fleet_scenario import Fleet, Periods, resolve_windows, steps
+from planner.resources import display_name
 from planner.rows import CloudRow
 from planner.scenario import Scenario
 from planner.serving import capacity, served_model
@@ -202,7 +203,7 @@ def _offers(catalog: Catalog, fleet: Fleet, periods: Periods, single: pd.DataFra
                 "server_w": server.power_w,
                 "lead": t.lead_time_periods if t else 0,
                 "tier_kind": t.tier_kind if t else "all_units",
-                "source": f"{origin.file}:{origin.row}",
+                "source": f"{display_name(origin.file)}:{origin.row}",
                 "confidence": server.confidence,
             }
         )

@@ -866,5 +866,71 @@ def test_any_catalog_cell_is_accepted_or_named(tmp_path, column, cell):
 
 
 def test_shipped_examples_still_load():
+    from planner.fleet_scenario import load_fleet
+
     for path in sorted(examples_dir().glob("*.yaml")):
-        assert load_scenario(path).workload is not None
+        if path.name.startswith("fleet-"):
+            assert load_fleet(path).training
+        else:
+            assert load_scenario(path).workload is not None
+
+
+# ---------------------------------------------------------------- planner fleet: the same rules
+
+
+def _fleet_text(**replace: str) -> str:
+    text = (examples_dir() / "fleet-startup.yaml").read_text(encoding="utf-8")
+    for old, new in replace.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    return text.replace("catalogs:", "#catalogs:")  # the shipped catalogs (the example names none anyway)
+
+
+@pytest.mark.parametrize(
+    ("replace", "fragments"),
+    [
+        ({"growth_per_period: 0.15": "growth_per_period: .nan"}, ["inference[0].growth_per_period", "finite"]),
+        ({"target_tflops: 300": "target_tflops: 300\n    max_nodes: 1e19"}, ["training[0].max_nodes", "100000"]),
+        ({"tokens: 15T": "tokens: " + "9" * 400}, ["training[1].tokens", "too long"]),
+        ({"name: startup": 'name: "start\\0up"'}, ["name", "NUL"]),
+    ],
+)
+def test_fleet_values_are_checked_like_a_scenario(run, write, replace, fragments):
+    path = write("fleet.yaml", _fleet_text(**replace))
+    message = refused(run("fleet", path, "-q"), 1, str(path), *fragments)
+    assert message.count("\n") == 1
+
+
+def test_fleet_file_bombs_depth_and_encodings(run, write, tmp_path):
+    bomb = write("bomb.yaml", _fleet_text() + alias_bomb(9))
+    refused(run("fleet", bomb, "-q"), 1, str(bomb), f"more than {L.MAX_DOCUMENT_NODES:,} values")
+    deep = write("deep.yaml", _fleet_text() + "x: " + "[" * 5000 + "]" * 5000 + "\n")
+    refused(run("fleet", deep, "-q"), 1, str(deep), "nesting")
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(_fleet_text(startup="startüp").encode("latin-1"))
+    refused(run("fleet", latin, "-q"), 1, str(latin), "UTF-8")
+    refused(run("fleet", "/dev/zero", "-q"), 1, "/dev/zero", "device")
+
+
+def test_fleet_workloads_are_capped_with_one_line(run, write):
+    services = "".join(f"  - {{name: s{i}, model: Llama-3-8B, tokens_per_s: 1k}}\n" for i in range(101))
+    path = write("many.yaml", _fleet_text(**{"inference:\n": "inference:\n" + services}))
+    message = refused(run("fleet", path, "-q"), 1, str(path), "at most 100 workloads")
+    assert "{" not in message  # the rule's message, not the whole file echoed
+
+
+def test_fleet_outputs_never_replace_inputs_or_devices(run, write, tmp_path):
+    as_json = write("fleet.json", json.dumps(yaml.safe_load(_fleet_text())))
+    before = snapshot(as_json, Path("/dev/null"))
+    refused(run("fleet", as_json, "-q", "-o", as_json), 2, "the scenario")
+    refused(run("fleet", as_json, "-q", "-o", "/dev/null"), 2)
+    refused(run("fleet", as_json, "-q", "-o", tmp_path / "nope" / "plan.json"), 1, "does not exist")
+    assert snapshot(as_json, Path("/dev/null")) == before
+
+
+def test_fleet_time_limit_bounds_the_relaxation_search(run):
+    """An infeasible fleet tries up to 7 relaxations of 3 solves each; --time-limit is for all of them."""
+    fleet = examples_dir() / "fleet-startup.yaml"
+    result = run("fleet", fleet, "-q", "--set", "training[0].tokens=14T", "--time-limit", "1s")
+    assert result.exit_code == 1 and "Traceback" not in result.stdout + result.stderr
+    assert "--time-limit reached before relaxing" in result.stdout

@@ -7,7 +7,17 @@ from pathlib import Path
 
 import click
 
-from planner.cli.base import Quantity, calibration_option, catalog_option, main, parse_settings, set_option
+from planner.cli.base import (
+    Quantity,
+    calibration_option,
+    catalog_option,
+    command_inputs,
+    main,
+    parse_settings,
+    set_option,
+    stderr_progress,
+    wrote,
+)
 
 
 @main.command()
@@ -62,7 +72,7 @@ def _run(path: str, kw: dict) -> None:
     from planner.calibration import load_calibration
     from planner.catalog import load_catalog
     from planner.errors import InfeasibleError, UsageError
-    from planner.fileio import write_text_atomic
+    from planner.fileio import Outputs
     from planner.fleet import run
     from planner.fleet_scenario import load_fleet
     from planner.report.fleet_text import render
@@ -72,10 +82,13 @@ def _run(path: str, kw: dict) -> None:
     if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
         raise UsageError(f"-o {output}: write .xlsx (workbook with charts) or .json (the whole plan)")
     spec = load_fleet(path, parse_settings(kw.pop("settings")))
-    catalog = load_catalog([*spec.catalogs, *kw.pop("catalog_paths")])
-    calibration = load_calibration(kw.pop("calibration"))
+    catalogs, calibration_path = [*spec.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
+    outputs = Outputs(command_inputs(path, catalogs, calibration_path))
+    outputs.check("-o", output)  # before the solve: a bad target fails in a second, not after minutes
+    catalog = load_catalog(catalogs)
+    calibration = load_calibration(calibration_path)
     quiet = kw.pop("quiet")
-    progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
+    progress = stderr_progress(quiet)
     plan = run(
         catalog,
         spec,
@@ -92,10 +105,11 @@ def _run(path: str, kw: dict) -> None:
         if Path(output).suffix.lower() == ".xlsx":
             from planner.report.fleet_xlsx import write_fleet
 
-            write_fleet(plan, Path(output))
+            outputs.add("-o", output, lambda tmp: write_fleet(plan, tmp))
         else:
-            write_text_atomic(Path(output), document + "\n")
-        progress(f"wrote {output}")
+            outputs.add_text("-o", output, document)
+        outputs.commit()
+        wrote(output, quiet)
     click.echo(document if kw.pop("as_json") else render(plan).rstrip("\n"))
     if plan.status == "infeasible":
         raise InfeasibleError(f"{path}: the fleet cannot be met as written; the relaxations above say what would")

@@ -20,6 +20,8 @@ from planner.report.xlsx import (
     NUM1,
     PCT,
     USD0,
+    fit_heights,
+    fit_widths,
     formula,
     header,
     pairs,
@@ -28,12 +30,19 @@ from planner.report.xlsx import (
     save,
     sheet,
     title,
-    widths,
 )
 from planner.results import FleetPlan
 
+MAX_TEXT_WIDTH = 60  # characters: a column of longer text wraps instead
 RUN_FILL = PatternFill("solid", fgColor="4F81BD")
 LATE_FILL = PatternFill("solid", fgColor="C0504D")
+
+
+def _fit(ws: Worksheet, columns: dict[int, float]) -> None:
+    """Columns at least as wide as given and wider for longer text (up to MAX_TEXT_WIDTH, then it wraps);
+    rows with wrapped text (headers included) as tall as their lines, so nothing is cut or overlaps."""
+    fit_widths(ws, {col: (width, max(width, MAX_TEXT_WIDTH)) for col, width in columns.items()}, from_row=4)
+    fit_heights(ws)
 
 
 def write_fleet(plan: FleetPlan, path: Path) -> None:
@@ -95,7 +104,7 @@ def _summary(ws: Worksheet, plan: FleetPlan) -> None:
         "Cost by workload: the discounted cost split by who uses what",
         "Assumptions: what the figures rest on",
     ])  # fmt: skip
-    widths(ws, {1: 34, 2: 110})
+    _fit(ws, {1: 34, 2: 110})
     print_setup(ws, landscape=False)
 
 
@@ -138,10 +147,10 @@ def _purchases(ws: Worksheet, plan: FleetPlan) -> None:
         put(ws, i, 6, n.unit_usd, USD0)
         formula(ws, i, 7, f"=E{i}*F{i}", USD0)
     last = first + len(plan.network) - 1
-    put(ws, last + 1, 6, "Network total", bold=True)
+    put(ws, last + 1, 5, "Network total", bold=True)
     formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.network else "=0", USD0, bold=True)
     ws.freeze_panes = "A5"
-    widths(ws, {1: 9, 2: 40, 3: 30, 4: 40, 5: 22, 6: 9, 7: 13, 8: 14, 9: 16, 10: 40})
+    _fit(ws, {1: 9, 2: 40, 3: 30, 4: 40, 5: 22, 6: 9, 7: 13, 8: 14, 9: 16, 10: 40})
     print_setup(ws)
 
 
@@ -187,7 +196,7 @@ def _timetable(ws: Worksheet, plan: FleetPlan) -> None:
         chart.height, chart.width = max(7.0, 3 + 1.4 * len(plan.jobs)), 24
         ws.add_chart(chart, f"A{last + 3}")
     ws.freeze_panes = ws.cell(first, 2)
-    widths(ws, {1: 22, 2: 40, 3: 7, 4: 7, 5: 11, 6: 10, 7: 12, 8: 10, 9: 9, 10: 10, 11: 10})
+    _fit(ws, {1: 22, 2: 40, 3: 7, 4: 7, 5: 11, 6: 10, 7: 12, 8: 10, 9: 9, 10: 10, 11: 10})
     for j in range(len(periods)):
         ws.column_dimensions[get_column_letter(len(names) + 1 + j)].width = 8
     print_setup(ws)
@@ -233,7 +242,7 @@ def _capacity(ws: Worksheet, plan: FleetPlan) -> None:
         ws.add_chart(chart, f"A{site + 2}")
         put(ws, used, 3, "in service")
         put(ws, site, 3, "site limit")
-    widths(ws, {1: 42, 2: 22, 3: 16, **{4 + j: 9 for j in range(len(periods))}})
+    _fit(ws, {1: 42, 2: 22, 3: 16, **{4 + j: 9 for j in range(len(periods))}})
     print_setup(ws)
 
 
@@ -252,7 +261,7 @@ def _serving(ws: Worksheet, plan: FleetPlan) -> None:
         for col, (value, fmt) in enumerate(zip(values, formats, strict=True), start=1):
             put(ws, i, col, value, fmt)
     ws.freeze_panes = ws.cell(row + 1, 1)
-    widths(ws, {1: 20, 2: 9, 3: 15, 4: 44, 5: 10, 6: 10, 7: 7, 8: 11, 9: 12})
+    _fit(ws, {1: 20, 2: 9, 3: 15, 4: 44, 5: 10, 6: 10, 7: 7, 8: 11, 9: 12})
     print_setup(ws)
 
 
@@ -306,7 +315,7 @@ def _cash_flow(ws: Worksheet, plan: FleetPlan) -> None:
         bars.height, bars.width = 10, 22
         ws.add_chart(bars, f"A{last + 9}")
     ws.freeze_panes = ws.cell(first, 2)
-    widths(ws, {1: 12, **{c: 15 for c in range(2, 11)}})
+    _fit(ws, {1: 12, **{c: 15 for c in range(2, 11)}})
     print_setup(ws)
 
 
@@ -331,7 +340,7 @@ def _attribution(ws: Worksheet, plan: FleetPlan) -> None:
     last = first + len(plan.attribution) - 1
     put(ws, last + 1, 1, "Total", bold=True)
     formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.attribution else "=0", USD0, bold=True)
-    widths(ws, {1: 24, 2: 11, 3: 13, 4: 15, 5: 15, 6: 15, 7: 15})
+    _fit(ws, {1: 24, 2: 11, 3: 13, 4: 15, 5: 15, 6: 15, 7: 15})
     print_setup(ws)
 
 
@@ -350,5 +359,5 @@ def _assumptions(ws: Worksheet, plan: FleetPlan) -> None:
         put(ws, i, 3, k.unit)
         put(ws, i, 4, k.source)
     put(ws, row + len(constants) + 2, 1, f"Calibration: {plan.calibration}")
-    widths(ws, {1: 30, 2: 70, 3: 40, 4: 80})
+    _fit(ws, {1: 30, 2: 70, 3: 40, 4: 80})
     print_setup(ws)
