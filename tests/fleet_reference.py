@@ -41,6 +41,20 @@ class _Lookups:
             s: (_rows(g[g["kind"] == "pool"]), _rows(g[g["kind"] == "cloud"])) for s, g in d.serving.groupby("s")
         }
         self.options = d.options.set_index("k")[["kind", "resource", "n"]].to_dict("index")
+        first = d.installed.drop_duplicates("entry")
+        self.installed = {
+            int(i): (int(p), float(w)) for i, p, w in first[["entry", "p", "node_w"]].itertuples(index=False)
+        }
+        self.quota = d.cloud.set_index("c")["quota"].to_dict() if not d.cloud.empty else {}
+        self.stock = list(d.stock[["o", "t", "units"]].itertuples(index=False, name=None))
+        self._memo: dict = {}
+
+    def memo(self, key, compute):
+        """What does not depend on the run choices (stock, server spend, the network of a topology and
+        the installed nodes kept) is computed once per brute force, not once per plan of runs."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
 
 def _rows(frame) -> list:
@@ -126,14 +140,14 @@ def _cost(d: FleetData, look: _Lookups, keys, grid, runs, held, topology, active
         for later in range(t, H + 1):
             nodes[(p, later)] = nodes[(p, later)] + grid[:, col]
             node_w[(p, later)] = node_w[(p, later)] + grid[:, col] * look.node_w[(o, p)]
-    installed = d.installed.drop_duplicates("entry").set_index("entry")
     for i, seq in active.items():
-        p, watts = int(installed.at[i, "p"]), float(installed.at[i, "node_w"])
+        p, watts = look.installed[i]
         for t in range(1, H + 1):
             nodes[(p, t)] = nodes[(p, t)] + seq[t - 1]
             node_w[(p, t)] = node_w[(p, t)] + seq[t - 1] * watts
-    ok &= _stock_ok(d, keys, grid)
-    net = _network(d, look, nodes, topology, rows)
+    ok &= look.memo("stock", lambda: _stock_ok(look, keys, grid))
+    state = (tuple(sorted(topology.items())), tuple(sorted(active.items())))
+    net = look.memo(("network", state), lambda: _network(d, look, nodes, topology, rows))
     if net is None:
         return np.full(rows, np.inf)
     ok &= net["fits"]
@@ -144,10 +158,10 @@ def _cost(d: FleetData, look: _Lookups, keys, grid, runs, held, topology, active
             ok &= free[(p, t)] >= -1e-9
     serving_cloud, ok_serving, cloud_instances = _serving(d, look, free, rows)
     ok &= ok_serving
-    ok &= _quota_ok(d, held, cloud_instances, rows)
+    ok &= _quota_ok(d, look, held, cloud_instances, rows)
     total = np.zeros(rows)
     for t in range(1, H + 1):
-        servers = _server_spend(d, look, keys, grid, t)
+        servers = look.memo(("servers", t), lambda t=t: _server_spend(d, look, keys, grid, t))
         network_capex = net["capex"][t]
         node_watts = sum(node_w[(p, t)] for p in look.gpus)
         network_watts = net["watts"][t]
@@ -164,9 +178,9 @@ def _cost(d: FleetData, look: _Lookups, keys, grid, runs, held, topology, active
     return np.where(ok, total, np.inf)
 
 
-def _stock_ok(d: FleetData, keys, grid) -> np.ndarray:
+def _stock_ok(look: _Lookups, keys, grid) -> np.ndarray:
     ok = np.ones(grid.shape[0], dtype=bool)
-    for o, t, units in d.stock[["o", "t", "units"]].itertuples(index=False):
+    for o, t, units in look.stock:
         bought = sum(grid[:, c] for c, (oo, _, tt) in enumerate(keys) if oo == o and tt == t)
         ok &= np.asarray(bought) <= units
     return ok
@@ -263,12 +277,10 @@ def _serving(d: FleetData, look: _Lookups, free, rows):
     return cloud_cost, ok, instances
 
 
-def _quota_ok(d: FleetData, held, instances, rows) -> np.ndarray:
+def _quota_ok(d: FleetData, look: _Lookups, held, instances, rows) -> np.ndarray:
     ok = np.ones(rows, dtype=bool)
-    if d.cloud.empty:
-        return ok
-    quota = d.cloud.set_index("c")["quota"]
-    for c in d.cloud["c"]:
+    quota = look.quota
+    for c in quota:
         for t in range(1, d.horizon + 1):
             ok &= held.get(("cloud", int(c), t), 0) + instances.get((int(c), t), 0) <= quota[c]
     return ok
