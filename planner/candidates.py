@@ -33,8 +33,9 @@ from planner.rows import ServerRow
 from planner.scenario import Scenario
 from planner.workload import Requirements, Training, fast_enough, fits_memory, meets_target, scenario_training
 
-# Columns that identify a performance key: the node's shape and bandwidth, and the micro-batch.
-KEY = [
+# A node's shape as the performance model sees it (the fleet's pools share it), then a performance key:
+# the shape, the micro-batch and the network.
+NODE_SHAPE = [
     "gpu",
     "peak_tflops",
     "hbm_gib",
@@ -43,10 +44,8 @@ KEY = [
     "intra_node_gb_per_s",
     "host_gbps",
     "host_dram_gb_per_s",
-    "micro_batch",
-    "node_gbps_eff",
-    "fabric",
 ]
+KEY = [*NODE_SHAPE, "micro_batch", "node_gbps_eff", "fabric"]
 # A distinct configuration (what alternatives and no-good cuts tell apart): tiers are variants of one; a
 # rail-optimised fabric is a configuration of its own.
 GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "micro_batch"]

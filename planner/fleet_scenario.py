@@ -19,10 +19,8 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_
 
 from planner import limits as L
 from planner.errors import ScenarioError
-from planner.fileio import InputFileError, read_text
 from planner.rows import Count, Params, PlanFabric, count, quantity_type
-from planner.safeyaml import YamlProblem, load_yaml
-from planner.scenario import USD, CloudOptions, Layout, Objective, TFLOPs, Workload
+from planner.scenario import USD, CloudOptions, Layout, Objective, TFLOPs, Workload, read_yaml, validation_messages
 from planner.scenario import _Strict as _PlanStrict
 from planner.units import parse_quantity
 
@@ -374,12 +372,7 @@ def check(fleet: Fleet) -> None:
 def load_fleet(path: str | Path, settings: dict[str, object] | None = None) -> Fleet:
     """Read, validate and check a fleet file; every problem is a ScenarioError naming file, field and fix."""
     path = Path(path)
-    try:
-        data = load_yaml(read_text(path, L.MAX_SCENARIO_BYTES, "fleet"))
-    except InputFileError as exc:
-        raise ScenarioError(str(exc)) from None
-    except YamlProblem as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
+    data = read_yaml(path, "fleet")
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a fleet file is a YAML mapping with horizon, training, inference, ...")
     for dotted, value in (settings or {}).items():
@@ -387,11 +380,7 @@ def load_fleet(path: str | Path, settings: dict[str, object] | None = None) -> F
     try:
         fleet = Fleet.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors()
-        lines = [_message(path, e) for e in errors[: L.MAX_ERROR_LINES]]
-        if len(errors) > L.MAX_ERROR_LINES:
-            lines.append(f"{path}: ... and {len(errors) - L.MAX_ERROR_LINES:,} more problems")
-        raise ScenarioError("\n".join(lines)) from None
+        raise ScenarioError("\n".join(validation_messages(str(path), exc, _message))) from None
     try:
         check(fleet)
     except _FieldError as exc:
@@ -425,7 +414,7 @@ def _set(data: dict, dotted: str, value: object, path: Path) -> None:
             node = node.setdefault(key, [] if isinstance(keys[i + 1], int) else {})
 
 
-def _message(path: Path, err: dict) -> str:
+def _message(path: str, err: dict) -> str:
     where = _where(err["loc"])
     message = str(err["msg"]).removeprefix("Value error, ")
     hint = " (see `planner fleet --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""

@@ -27,7 +27,7 @@ import pandas as pd
 
 from planner import costing, fabric
 from planner.calibration import Calibration
-from planner.candidates import evaluate_at
+from planner.candidates import NODE_SHAPE, evaluate_at
 from planner.catalog import Catalog
 from planner.design import Designs, designs
 from planner.errors import PlannerError, ScenarioError
@@ -237,17 +237,7 @@ def _tier_bands(o: int, price: float, tiers) -> list[dict]:
 
 # ---------------------------------------------------------------- pools: shape x network
 
-# a node's shape, as the performance model sees it (candidates.KEY without the network and micro-batch)
-SHAPE_COLUMNS = [
-    "gpu",
-    "peak_tflops",
-    "hbm_gib",
-    "hbm_gb_per_s",
-    "gpus_per_node",
-    "intra_node_gb_per_s",
-    "host_gbps",
-    "host_dram_gb_per_s",
-]
+SHAPE_COLUMNS = NODE_SHAPE  # a node's shape, as the performance model sees it
 SHAPE = ["gpu", "gpus_per_node", "intra_node_gb_per_s", "host_gbps", "host_dram_gb_per_s"]
 HOST = ["host_gbps", "host_dram_gb_per_s"]
 

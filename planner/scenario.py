@@ -385,12 +385,7 @@ def load_scenario(
     path: str | Path, overrides: dict[str, object] | None = None, settings: dict[str, object] | None = None
 ) -> Scenario:
     path = Path(path)
-    try:
-        data = load_yaml(read_text(path, L.MAX_SCENARIO_BYTES, "scenario"))
-    except InputFileError as exc:
-        raise ScenarioError(str(exc)) from None
-    except YamlProblem as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
+    data = read_yaml(path, "scenario")
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a YAML mapping with workload, requirement, target_tflops")
     data = apply_overrides(data, overrides or {})
@@ -403,10 +398,21 @@ def load_scenario(
     return scenario.model_copy(update={"catalogs": [str((base / c).resolve()) for c in scenario.catalogs]})
 
 
-def validation_messages(label: str, exc: ValidationError) -> list[str]:
-    """One line per problem (the first MAX_ERROR_LINES, then how many more), each naming the field."""
-    errors = exc.errors()
-    lines = [_message(label, e) for e in errors[: L.MAX_ERROR_LINES]]
+def read_yaml(path: Path, what: str) -> object:
+    """A scenario-sized YAML (or JSON) file under every input limit, or a one-line ScenarioError."""
+    try:
+        return load_yaml(read_text(path, L.MAX_SCENARIO_BYTES, what))
+    except InputFileError as exc:
+        raise ScenarioError(str(exc)) from None
+    except YamlProblem as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+
+
+def validation_messages(label: str, exc: ValidationError, message=None) -> list[str]:
+    """One line per problem (the first MAX_ERROR_LINES, then how many more), each naming the field;
+    `message(label, error)` words one (default: the plan scenario's)."""
+    errors, message = exc.errors(), message or _message
+    lines = [message(label, e) for e in errors[: L.MAX_ERROR_LINES]]
     if len(errors) > L.MAX_ERROR_LINES:
         lines.append(f"{label}: ... and {len(errors) - L.MAX_ERROR_LINES:,} more problems")
     return lines
