@@ -9,6 +9,7 @@ import datetime as dt
 import os
 import tempfile
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -642,10 +643,23 @@ def _attribution(m: milp.Model, pools: list[FleetPool], jobs: list[FleetJobRun])
     busy = sum(u["owned"] for u in usage.values())
     idle = sum(cost.values()) - busy
     idle_gpu = sum(gpu_periods.values()) - sum(u["gpu_periods"] for u in usage.values())
-    if abs(idle) > 0.5 or idle_gpu > 1e-6:
+    # whole serving instances are billed; services pay for the share their replicas fill, the rest is idle
+    served = sum(u["cloud"] for u in usage.values() if u["kind"] == "inference")
+    idle_cloud = max(_serving_cloud_bill(m) - served, 0.0)
+    if abs(idle) > 0.5 or idle_gpu > 1e-6 or idle_cloud > 0.5:
         out.append(FleetAttribution(workload="(idle capacity)", kind="idle", gpu_periods=idle_gpu, owned_usd=idle,
-                                    cloud_usd=0.0, penalty_usd=0.0, total_usd=idle))  # fmt: skip
+                                    cloud_usd=idle_cloud, penalty_usd=0.0, total_usd=idle + idle_cloud))  # fmt: skip
     return out
+
+
+def _serving_cloud_bill(m: milp.Model) -> float:
+    """The discounted bill of every serving instance held (the objective's term)."""
+    d = m.data
+    if d.cloud.empty:
+        return 0.0
+    rates, discount = d.cloud.set_index("c")["usd_per_h"], d.periods.set_index("t")["discount"]
+    return sum((i.value() or 0.0) * float(rates[r]) * ft.HOURS_PER_PERIOD * float(discount[t])
+               for (r, t), i in m.instances.items())  # fmt: skip
 
 
 def _usage(m: milp.Model) -> list[dict]:
@@ -734,9 +748,14 @@ def _stock_and_tiers(m: milp.Model) -> list[str]:
         bought = sum(_int(x) for (oo, _, tt), x in m.buy.items() if oo == o and tt == t)
         if cap and bought >= cap:
             out.append(f"stock: all {cap} {d.offers.at[o, 'server']} available in {d.labels[t - 1]} bought")
+    orders = defaultdict(float)  # (offer, period) -> units ordered, over every band
+    for (o, t, _), (q, _) in m.bands.items():
+        orders[(o, t)] += q.value() or 0
     for (o, t, k), (q, on) in m.bands.items():
         lo = d.tiers[(d.tiers["o"] == o) & (d.tiers["k"] == k)]["lo"].iloc[0]
-        if _on(on) and k > 0 and abs((q.value() or 0) - lo) < 0.5:
+        # all-units: q is the whole order in the band it prices; incremental: q is only the band's share
+        units = orders[(o, t)] if d.offers.at[o, "tier_kind"] == "incremental" else (q.value() or 0)
+        if _on(on) and k > 0 and abs(units - lo) < 0.5:
             out.append(f"volume tier: the {d.labels[t - 1]} order of {d.offers.at[o, 'server']} is exactly {int(lo)} "
                        "units, the tier's threshold")  # fmt: skip
     return out
@@ -755,8 +774,8 @@ def assumptions(d: ft.FleetData) -> list[str]:
         "pool fabrics: one switch, or two tiers non-blocking (leaf-spine); switches are never sold back",
         "serving: decode tokens/s per replica from HBM bandwidth and compute (planner/serving.py); prefill "
         "not modelled",
-        "cloud: training bills are instance-hours at the best blended rate; serving instances are held all "
-        "quarter at the cheapest allowed rate",
+        "cloud: training bills are instance-hours at the cheapest allowed pricing model; serving instances are "
+        "held all quarter at the cheapest allowed rate",
     ]
 
 

@@ -175,6 +175,11 @@ def _offer_names(catalog: Catalog, fleet: Fleet, source: str) -> list[str]:
     buy = fleet.buy
     if buy.servers is None:
         return [s.name for s in catalog.items("servers")]
+    if not buy.servers:
+        raise ScenarioError(
+            f"{source}: buy.servers is empty: name at least one server the fleet may buy (a fleet that only "
+            "reuses installed nodes or only rents is not planned yet)"
+        )
     found = [_named(source, f"buy.servers[{i}]", lambda n=n: catalog.server(n)).name for i, n in enumerate(buy.servers)]
     return list(dict.fromkeys(found))
 
@@ -332,6 +337,10 @@ def _pools(catalog: Catalog, fleet: Fleet, offers: pd.DataFrame, parts: Designs,
         shape, net, node_w = _installed_pool(catalog, fleet, entry, parts, f"installed[{i}]", source)
         installed_at.append((i, len(records), node_w))
         records.append({**shape, **net})
+    if not records:
+        raise ScenarioError(
+            f"{source}: buy.network_options 0 with buy.standalone_pools false leaves no pool to buy into; allow one"
+        )
     raw = pd.DataFrame.from_records(records)
     key = [*keys, *NETWORK_KEY]
     raw["key"] = ["|".join(map(str, values)) for values in raw[key].itertuples(index=False)]
@@ -437,7 +446,8 @@ def _initial_fabric(pools: pd.DataFrame, installed: pd.DataFrame, source: str) -
         row = pools[too_many].iloc[0]
         raise ScenarioError(
             f"{source}: installed: {int(nodes[too_many.to_numpy()][0])} nodes on {row['name']} exceed a two-tier "
-            f"fabric of {row['switch']} ({int(row['two_tier_cap'])} nodes); split them into several entries"
+            f"fabric of {row['switch']} ({int(row['two_tier_cap'])} nodes); installed entries of one server and "
+            "network share one fabric here: give fewer nodes or a switch with more ports (installed[].switch)"
         )
     tier = np.where(nodes <= pools["single_cap"], 1, 2)
     tier = np.where(pools["networked"] & (nodes > 0), tier, 0)
@@ -750,7 +760,9 @@ def _columns(options: pd.DataFrame, jobs: pd.DataFrame, periods: pd.DataFrame) -
     `start`, ending in `finish`; `late` periods after the deadline (allowed only with a late penalty, or
     when deadlines are being relaxed); the cloud bill spread evenly over the run, discounted."""
     if options.empty:
-        return pd.DataFrame(columns=["col", "k", "j", "start", "finish", "late", "hard_late", "cloud_pv", "penalty"])
+        empty = pd.DataFrame(columns=["col", "k", "j", "start", "finish", "late", "hard_late", "cloud_pv", "penalty"])
+        return empty.astype({"col": int, "k": int, "j": int, "start": int, "finish": int, "late": int,
+                             "hard_late": bool, "cloud_pv": float, "penalty": float})  # fmt: skip
     horizon = len(periods)
     o = options.merge(jobs[["j", "start", "deadline", "late_penalty_usd"]], on="j")
     o["last_start"] = horizon - o["periods"] + 1

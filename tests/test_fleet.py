@@ -447,3 +447,31 @@ def test_output_suffix_and_set_with_list_items(run, tmp_path):
 def test_enumeration_space_is_astronomical(catalog):
     data = ft.build(catalog, random_fleet(0), CAL)
     assert ft.enumeration_log10(data) > 3 and math.isfinite(ft.enumeration_log10(data))
+
+
+# ---------------------------------------------------------------- shapes the schema allows (review findings)
+
+
+def test_a_fleet_of_inference_services_only(catalog):
+    """No training job at all: the plan serves the demand (8,000 tokens/s at a measured 2,000 per GPU needs 4
+    GPUs, half of one 8-GPU node) and its cost lines still add up to the objective."""
+    service = {"name": "svc", "params": "1B", "tokens_per_s": 8000.0, "tokens_per_s_per_gpu": 2000}
+    spec = fleet(training=[], inference=[service], buy__standalone_pools=True)
+    plan = run(catalog, spec, CAL, solver="cbc", gap=0.0, threads=1)
+    assert plan.status == "optimal" and not plan.jobs
+    assert sum(p.tokens_per_s for p in plan.placements) >= 8000.0 - 1e-6
+    assert sum(p.replicas * p.gpus_per_replica for p in plan.placements) == pytest.approx(4.0)
+    assert sum(a.total_usd for a in plan.attribution) == pytest.approx(plan.objective_usd, rel=1e-9)
+
+
+def test_nothing_to_buy_is_one_line(run, write):
+    err = _cli_error(run, write, BASE + "buy: {servers: []}\n")
+    assert "buy.servers is empty" in err
+    err = _cli_error(run, write, BASE + "buy: {standalone_pools: false, network_options: 0}\n")
+    assert "leaves no pool to buy into" in err
+
+
+def test_a_horizon_longer_than_the_servers_life_is_refused(run, write):
+    """Servers bought stay to the horizon's end: 4 quarters of a half-year life would run them past it."""
+    err = _cli_error(run, write, BASE + "buy: {life_years: 0.5}\n")
+    assert "buy.life_years = 0.5: shorter than the 4-quarter horizon" in err and "at most 2 quarters" in err

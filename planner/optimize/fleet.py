@@ -12,7 +12,8 @@ tokens/s per replica); cloud offerings r.
 Variables: x[o,p,t] units of o delivered into p in t (integer); tier bands q[o,t,k] and their binaries;
 a[i,t] installed nodes kept in service; per networked pool, down-ports D, leaves L, spines S, uplinks U
 owned in t (integer, never decreasing) and the binary "more than one switch" m[p]; run[c] (binary, one
-per job); replicas g[v,t] (integer); serving instances I[r,t] (integer); racks R[p,t] (integer).
+per job); replicas g[v,t] (continuous: replicas share GPU time); serving instances I[r,t] (integer);
+racks R[p,t] (integer).
 """
 
 from __future__ import annotations
