@@ -28,7 +28,7 @@ from planner.optimize import rent
 from planner.optimize.rent import RentOption, RentSolution, Variant, cheapest_split
 from planner.results import BuyVsRent, CloudChoice, CloudPlan, ExcludedOffering, RankedOffering
 from planner.rows import CloudRow
-from planner.scenario import Scenario
+from planner.scenario import CloudOptions, Scenario
 from planner.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
 from planner.workload import (
     Requirements,
@@ -57,8 +57,9 @@ def offerings(catalog: Catalog, scenario: Scenario) -> list[CloudRow]:
     return rows
 
 
-def quota(scenario: Scenario, row: CloudRow) -> int:
-    o = scenario.cloud
+def quota(o: CloudOptions, row: CloudRow) -> int:
+    """The most instances of this offering at once: its quota (by provider/instance or instance), at most
+    max_instances."""
     for key in (f"{row.provider}/{row.instance}", row.instance):
         for name, value in o.quota.items():
             if name.lower() == key.lower():
@@ -184,7 +185,7 @@ def _terms_reason(row: CloudRow, scenario: Scenario) -> str:
 
 
 def _options_of(catalog, scenario, work, req: Requirements, row: CloudRow, calibration):
-    cap = quota(scenario, row) if multi_node_fabric(row) else min(1, quota(scenario, row))
+    cap = quota(scenario.cloud, row) if multi_node_fabric(row) else min(1, quota(scenario.cloud, row))
     counts = list(range(1, cap + 1))
     if req.gpus is not None:
         fixed = req.gpus / row.gpus

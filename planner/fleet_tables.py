@@ -25,6 +25,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
+from planner import cloud as renting
 from planner import costing, fabric
 from planner.calibration import Calibration
 from planner.candidates import NODE_SHAPE, evaluate_at
@@ -531,7 +532,7 @@ def _cloud(catalog: Catalog, fleet: Fleet) -> pd.DataFrame:
         rate, pricing = _serving_rate(row, c.pricing, c.spot_share_max)
         if rate is None:
             continue
-        multi = row.fabric != "none" and row.internode_gbps is not None
+        multi = renting.multi_node_fabric(row) is not None
         records.append(
             {
                 "provider": row.provider,
@@ -542,7 +543,7 @@ def _cloud(catalog: Catalog, fleet: Fleet) -> pd.DataFrame:
                 "fabric": row.fabric if multi else "ib",
                 "internode_gbps": row.internode_gbps or 1.0,
                 "multi_node": multi,
-                "quota": _quota(c, row),
+                "quota": renting.quota(c, row),
                 "usd_per_h": rate,
                 "pricing": pricing,
                 "row": row,
@@ -561,14 +562,6 @@ def _serving_rate(row: CloudRow, pricings: list[str], spot_share: float) -> tupl
         return None, ""
     best = min(usable, key=lambda p: costing.hourly_rate(row, p))
     return costing.hourly_rate(row, best), best
-
-
-def _quota(c, row: CloudRow) -> int:
-    for key in (f"{row.provider}/{row.instance}", row.instance):
-        for name, value in c.quota.items():
-            if name.lower() == key.lower():
-                return min(value, c.max_instances)
-    return c.max_instances
 
 
 # ---------------------------------------------------------------- workloads
@@ -729,7 +722,7 @@ def training_bill(row: CloudRow, instances: int, hours: float, terms) -> float:
     bills = [math.inf]
     for pricing in terms.pricing:
         rate = costing.hourly_rate(row, pricing)
-        if rate is None or (pricing == "spot" and instances > 1 and not terms.spot_multi_instance):
+        if rate is None or (pricing == "spot" and not renting.spot_allowed(instances, terms)):
             continue
         billed = costing.billed_hours(row, pricing, hours)
         if billed is not None:
