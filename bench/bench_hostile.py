@@ -27,6 +27,8 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+import yaml
+
 REPO = Path(__file__).resolve().parents[1]
 DATABASE = REPO / "planner" / "data" / "measurements.csv"
 PLANNER = [sys.executable, "-m", "planner"]
@@ -179,6 +181,14 @@ def make_inputs(d: Path) -> None:
     w("cal_quantiles.json", json.dumps({"uncertainty": {"all": quantiles}}))
     w("layout.yaml", SCENARIO + "layout:\n  rack_units: 48\n  reserved_units: 48\n")
     w("reliability.yaml", SCENARIO + "reliability:\n  restart_minutes: .inf\n")
+    fleet = (REPO / "examples" / "fleet-startup.yaml").read_text()
+    w("fleet_bomb.yaml", fleet + bomb(9))
+    w("fleet_nan.yaml", fleet.replace("growth_per_period: 0.15", "growth_per_period: .nan"))
+    w("fleet_ctrl.yaml", fleet.replace("name: startup", 'name: "start\\0up"'))
+    w("fleet_maxnodes.yaml", fleet.replace("target_tflops: 300", "target_tflops: 300\n    max_nodes: 1e19"))
+    services = "".join(f"  - {{name: s{i}, model: Llama-3-8B, tokens_per_s: 1k}}\n" for i in range(101))
+    w("fleet_many.yaml", fleet.replace("inference:\n", "inference:\n" + services))
+    w("fleet.json", json.dumps(yaml.safe_load(fleet)))
     xlsx(d / "bomb_cell.xlsx", big_cell)
     xlsx(d / "bomb_rows.xlsx", many_rows)
     xlsx(d / "bomb_sst.xlsx", one_shared, shared_strings)
@@ -254,6 +264,16 @@ CASES = [
     ("--confidence nan", ["plan", "ok.yaml", "-q", "--confidence", "nan"], None),
     ("predict --grad-accum 1e30", [*PREDICT, "--grad-accum", "1" + "0" * 30], None),
     ("calibrate -o the shipped database", ["calibrate", "-q", "-o", str(DATABASE)], None),
+    ("fleet: alias bomb", ["fleet", "fleet_bomb.yaml", "-q"], None),
+    ("fleet: .nan growth", ["fleet", "fleet_nan.yaml", "-q"], None),
+    ("fleet: NUL in the name", ["fleet", "fleet_ctrl.yaml", "-q"], None),
+    ("fleet: max_nodes 1e19", ["fleet", "fleet_maxnodes.yaml", "-q"], None),
+    ("fleet: 101 workloads", ["fleet", "fleet_many.yaml", "-q"], None),
+    ("fleet: /dev/zero", ["fleet", "/dev/zero", "-q"], None),
+    ("fleet: -o onto the fleet file", ["fleet", "fleet.json", "-q", "-o", "fleet.json"], None),
+    ("fleet: -o /dev/null", ["fleet", "fleet.json", "-q", "-o", "/dev/null"], None),
+    ("fleet: infeasible, --time-limit 5s", ["fleet", "fleet.json", "-q", "--set", "training[0].tokens=14T",
+                                             "--time-limit", "5s"], 1),
 ]  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_
 
 from planner import limits as L
 from planner.errors import ScenarioError
-from planner.rows import Count, Params, PlanFabric, count, quantity_type
+from planner.rows import Count, Params, PlanFabric, count, error_text, quantity_type
 from planner.scenario import USD, CloudOptions, Layout, Objective, TFLOPs, Workload, read_yaml, validation_messages
 from planner.scenario import _Strict as _PlanStrict
 from planner.units import parse_quantity
@@ -426,7 +426,7 @@ def _set(data: dict, dotted: str, value: object, path: Path) -> None:
 
 def _message(path: str, err: dict) -> str:
     where = _where(err["loc"])
-    message = str(err["msg"]).removeprefix("Value error, ")
+    message = "Field required" if err["type"] == "missing" else error_text(err)  # "must be at most 100,000"
     hint = " (see `planner fleet --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
     if not err["loc"]:  # a rule over the whole file: its message names the fields
         return f"{path}: {message}{hint}"

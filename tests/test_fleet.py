@@ -350,7 +350,7 @@ def test_negative_stock(run, write):
     b200 = "DGX B200 (Delta list EU 2024-12)"
     text = BASE + f"buy:\n  servers: [{b200}]\n  terms:\n    - {{server: {b200}, stock: -3}}\n"
     err = _cli_error(run, write, text)
-    assert "buy.terms[0].stock = -3" in err and "greater than or equal to 0" in err
+    assert "buy.terms[0].stock = -3" in err and "must be at least 0" in err
 
 
 def test_overlapping_periods(run, write):

@@ -890,7 +890,7 @@ def _fleet_text(**replace: str) -> str:
     ("replace", "fragments"),
     [
         ({"growth_per_period: 0.15": "growth_per_period: .nan"}, ["inference[0].growth_per_period", "finite"]),
-        ({"target_tflops: 300": "target_tflops: 300\n    max_nodes: 1e19"}, ["training[0].max_nodes", "100000"]),
+        ({"target_tflops: 300": "target_tflops: 300\n    max_nodes: 1e19"}, ["training[0].max_nodes", "100,000"]),
         ({"tokens: 15T": "tokens: " + "9" * 400}, ["training[1].tokens", "too long"]),
         ({"name: startup": 'name: "start\\0up"'}, ["name", "NUL"]),
     ],
@@ -922,7 +922,7 @@ def test_fleet_workloads_are_capped_with_one_line(run, write):
 def test_fleet_outputs_never_replace_inputs_or_devices(run, write, tmp_path):
     as_json = write("fleet.json", json.dumps(yaml.safe_load(_fleet_text())))
     before = snapshot(as_json, Path("/dev/null"))
-    refused(run("fleet", as_json, "-q", "-o", as_json), 2, "the scenario")
+    refused(run("fleet", as_json, "-q", "-o", as_json), 2, "the fleet file")
     refused(run("fleet", as_json, "-q", "-o", "/dev/null"), 2)
     refused(run("fleet", as_json, "-q", "-o", tmp_path / "nope" / "plan.json"), 1, "does not exist")
     assert snapshot(as_json, Path("/dev/null")) == before

@@ -83,7 +83,7 @@ def _run(path: str, kw: dict) -> None:
         raise UsageError(f"-o {output}: write .xlsx (workbook with charts) or .json (the whole plan)")
     spec = load_fleet(path, parse_settings(kw.pop("settings")))
     catalogs, calibration_path = [*spec.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
-    outputs = Outputs(command_inputs(path, catalogs, calibration_path))
+    outputs = Outputs([("fleet file", path), *command_inputs(None, catalogs, calibration_path)])
     outputs.check("-o", output)  # before the solve: a bad target fails in a second, not after minutes
     catalog = load_catalog(catalogs)
     calibration = load_calibration(calibration_path)
