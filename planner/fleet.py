@@ -572,7 +572,7 @@ def _pool_cost(m: milp.Model) -> dict[int, float]:
         if units:
             cost[p] += periods.at[t, "capex_weight"] * units * float(supply.at[(o, p), "extra_usd"])
             watts = units * float(supply.at[(o, p), "node_w"])
-            later = periods.loc[t:]
+            later = periods.loc[list(d.in_service(t))]
             draw = costs.server_draw_fraction * usd_per_w_period + colo_per_w_period
             cost[p] += watts * draw * float(later["discount"].sum())
     spend = _spend_by_pool(m)

@@ -191,7 +191,7 @@ class Buy(_Strict):
         default_factory=lambda: ["ib", "roce", "spectrum-x"], min_length=1, description="Compute fabrics allowed."
     )
     max_nodes_per_pool: Nodes = Field(512, ge=1, description="Most nodes of one pool.")
-    life_years: Years = Field(5.0, gt=0, description="Service life (Epoch AI: 5-year server life).")
+    life_years: float = Field(5.0, ge=0.25, le=L.MAX_YEARS, description="Service life (Epoch AI: 5-year server life).")
     residual: Literal["straight_line", "none"] = Field(
         "straight_line", description="Credit the value left at the horizon's end (straight-line over life_years)."
     )
@@ -352,16 +352,6 @@ def check(fleet: Fleet) -> None:
     resolve_windows(fleet)
     steps(periods, fleet.site.power, "kw", "site.power")
     steps(periods, fleet.site.racks, "racks", "site.racks")
-    life_periods = fleet.buy.life_years * 4
-    if periods.count > life_periods + 1e-9:
-        # bought servers are kept to the horizon's end (installed ones retire at their life): a horizon
-        # longer than the life would run servers past it, with no residual value left
-        raise _FieldError(
-            "buy.life_years",
-            fleet.buy.life_years,
-            f"shorter than the {periods.count}-quarter horizon: servers bought stay in service to its end; "
-            f"plan at most {int(life_periods)} quarters or raise life_years",
-        )
     for i, terms in enumerate(fleet.buy.terms):
         if isinstance(terms.stock, list):
             steps(periods, terms.stock, "units", f"buy.terms[{i}].stock")

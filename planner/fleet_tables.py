@@ -79,6 +79,16 @@ class FleetData:
     def horizon(self) -> int:
         return len(self.labels)
 
+    @property
+    def service_periods(self) -> int:
+        """Quarters a bought server serves: while its age at a quarter's start is below buy.life_years (the
+        rule installed nodes retire by, _installed_table); then it is retired and counts no more."""
+        return math.ceil(self.fleet.buy.life_years * PERIODS_PER_YEAR - 1e-9)
+
+    def in_service(self, t: int) -> range:
+        """The periods a server delivered in t is in service."""
+        return range(t, min(self.horizon, t + self.service_periods - 1) + 1)
+
 
 def build(catalog: Catalog, fleet: Fleet, calibration: Calibration, source: str = "fleet file") -> FleetData:
     """All tables; errors name the fleet file's field and the fix."""

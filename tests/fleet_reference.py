@@ -48,6 +48,7 @@ class _Lookups:
         self.quota = d.cloud.set_index("c")["quota"].to_dict() if not d.cloud.empty else {}
         self.stock = list(d.stock[["o", "t", "units"]].itertuples(index=False, name=None))
         self._memo: dict = {}
+        self.service_periods = math.ceil(d.fleet.buy.life_years * 4 - 1e-9)  # quarters a bought server serves
 
     def memo(self, key, compute):
         """What does not depend on the run choices (stock, server spend, the network of a topology and
@@ -137,7 +138,7 @@ def _cost(d: FleetData, look: _Lookups, keys, grid, runs, held, topology, active
             nodes[(p, t)] = np.zeros(rows)
             node_w[(p, t)] = np.zeros(rows)
     for col, (o, p, t) in enumerate(keys):
-        for later in range(t, H + 1):
+        for later in range(t, min(H, t + look.service_periods - 1) + 1):  # retired at its life
             nodes[(p, later)] = nodes[(p, later)] + grid[:, col]
             node_w[(p, later)] = node_w[(p, later)] + grid[:, col] * look.node_w[(o, p)]
     for i, seq in active.items():

@@ -174,11 +174,11 @@ def define_installed(m: Model) -> None:
 
 
 def define_pool_nodes(m: Model) -> None:
-    """N[p,t] = installed in service + every unit delivered into p up to t."""
+    """N[p,t] = installed in service + every unit delivered into p and still in service in t."""
     d = m.data
     terms = defaultdict(list)
     for (_, p, t), x in m.buy.items():
-        for later in range(t, d.horizon + 1):
+        for later in d.in_service(t):
             terms[(p, later)].append((x, 1))
     entry_pool = d.installed.drop_duplicates("entry").set_index("entry")["p"] if not d.installed.empty else {}
     for (i, t), a in m.active.items():
@@ -256,11 +256,14 @@ def define_run_peaks(m: Model) -> None:
     """Valid inequalities that tighten the LP relaxation (they cut off no integer plan): bought nodes never
     leave, so once a job's run on pool p has started, p has at least its n nodes from then on:
         bought[p,t] + max_{t' <= t} installed[p,t'] >= sum_{c of job j on p, start_c <= t} n_c run[c].
-    Without them the LP spreads a run thinly over several start periods and buys a fraction of its peak."""
+    Without them the LP spreads a run thinly over several start periods and buys a fraction of its peak.
+    Valid only while bought nodes stay to the horizon's end: with a shorter service life, none are added."""
     d = m.data
+    if d.service_periods < d.horizon:
+        return
     bought = defaultdict(list)
     for (_, p, t), x in m.buy.items():
-        for later in range(t, d.horizon + 1):
+        for later in d.in_service(t):
             bought[(p, later)].append((x, 1))
     installed = _installed_so_far(d)
     runs = d.columns[d.columns["col"].isin(list(m.run))].merge(d.options[["k", "kind", "resource", "n"]], on="k")
@@ -365,7 +368,7 @@ def define_power(m: Model) -> None:
     node_terms = defaultdict(list)
     watts = d.supply.set_index(["o", "p"])["node_w"]
     for (o, p, t), x in m.buy.items():
-        for later in range(t, d.horizon + 1):
+        for later in d.in_service(t):
             node_terms[later].append((x, float(watts[(o, p)])))
     installed_w = d.installed.drop_duplicates("entry").set_index("entry")["node_w"] if not d.installed.empty else {}
     for (i, t), a in m.active.items():
