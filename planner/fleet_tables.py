@@ -668,7 +668,11 @@ def _options(catalog, fleet: Fleet, jobs, pools, cloud, calibration, source: str
     frames = []
     horizon = fleet.horizon.periods
     for j, job in enumerate(fleet.training):
-        work = scenario_training(catalog, SimpleNamespace(workload=job.workload))
+        work = _named(
+            source,
+            f"training[{j}].workload",
+            lambda job=job: scenario_training(catalog, SimpleNamespace(workload=job.workload)),
+        )
         req = Requirements(target_tflops=job.target_tflops or 0.0, global_batch=job.workload.global_batch)
         n_cap = job.max_nodes or int(resources["n_max"].max())
         best, grid = _performance(work, req, resources, job.workload.micro_batches, n_cap, calibration)

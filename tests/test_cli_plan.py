@@ -143,3 +143,14 @@ def test_confidence_buys_for_the_pessimistic_outcome(run):
     assert careful["cost"]["capex_usd"] > point["cost"]["capex_usd"]
     text = run("plan", BLOOM, "-q", "--confidence", "0.7").stdout
     assert "sized for the outcome met with probability 0.7" in text
+
+
+def test_unknown_model_names_the_file_and_field(run, write):
+    """A typo in workload.model is caught before any work, naming the scenario file and the field."""
+    text = (examples_dir() / "llama-70b-h100.yaml").read_text(encoding="utf-8")
+    path = write("s.yaml", text.replace("model: Llama-2-70B", "model: Llama-9"))
+    for command in (["plan", path, "-q"], ["cloud", path]):
+        result = run(*command)
+        assert result.exit_code == 1
+        expected = f"error: {path}: workload: unknown model 'Llama-9': did you mean"
+        assert result.stderr.startswith(expected), result.stderr

@@ -200,3 +200,17 @@ def wrote(path, quiet: bool = False) -> None:
     """Confirm a written file on stderr (stdout stays the result)."""
     if not quiet:
         click.echo(f"wrote {path}", err=True)
+
+
+def check_workload(catalog, scenario, path) -> None:
+    """The scenario's workload against the catalog (its model named, its architecture complete) before any
+    work, so an unknown model names the file and field: "s.yaml: workload: unknown model 'Llama-9' ..."."""
+    from planner.errors import PlannerError, ScenarioError
+    from planner.workload import scenario_training
+
+    try:
+        scenario_training(catalog, scenario)
+    except PlannerError as exc:
+        message = str(exc)
+        where = "" if message.startswith("workload.") else "workload: "
+        raise ScenarioError(f"{path}: {where}{message}") from None
