@@ -88,6 +88,9 @@ class Catalog:
     def nic(self, sku: str) -> NicRow:
         return _lookup(self.items("nics"), sku, "NIC", "nics")  # type: ignore[return-value]
 
+    def switch(self, sku: str) -> CatalogRow:
+        return _lookup(self.items("switches"), sku, "switch", "switches")
+
 
 def _cell(value: object) -> str:
     """A list item as written in a catalog cell (an orderable length: METRES:PART)."""

@@ -154,3 +154,17 @@ def test_unknown_model_names_the_file_and_field(run, write):
         assert result.exit_code == 1
         expected = f"error: {path}: workload: unknown model 'Llama-9': did you mean"
         assert result.stderr.startswith(expected), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "fragment"),
+    [
+        ("constraints.gpus=[H1000]", "constraints.gpus[0]: unknown GPU 'H1000': did you mean H100"),
+        ("constraints.switches=[QM9999]", "constraints.switches[0]: unknown switch 'QM9999': did you mean QM9700"),
+    ],
+)
+def test_unknown_constraint_names_name_the_file_and_field(run, setting, fragment):
+    """Before this check an unknown switch SKU ended in a misleading 'no node count' infeasibility."""
+    path = examples_dir() / "llama-70b-h100.yaml"
+    result = run("plan", path, "-q", "--set", setting)
+    assert result.exit_code == 1 and result.stderr.startswith(f"error: {path}: {fragment}"), result.stderr

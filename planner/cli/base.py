@@ -202,15 +202,22 @@ def wrote(path, quiet: bool = False) -> None:
         click.echo(f"wrote {path}", err=True)
 
 
-def check_workload(catalog, scenario, path) -> None:
-    """The scenario's workload against the catalog (its model named, its architecture complete) before any
-    work, so an unknown model names the file and field: "s.yaml: workload: unknown model 'Llama-9' ..."."""
+def check_names(catalog, scenario, path) -> None:
+    """The names a scenario gives against the catalog, before any work: its workload (the model named, the
+    architecture complete) and the GPUs, servers and switches its constraints allow, so a typo names the file
+    and field: "s.yaml: constraints.switches[0]: unknown switch 'QM9999': did you mean QM9700?"."""
     from planner.errors import PlannerError, ScenarioError
     from planner.workload import scenario_training
 
-    try:
-        scenario_training(catalog, scenario)
-    except PlannerError as exc:
-        message = str(exc)
-        where = "" if message.startswith("workload.") else "workload: "
-        raise ScenarioError(f"{path}: {where}{message}") from None
+    c = scenario.constraints
+    lookups = [("workload", lambda: scenario_training(catalog, scenario))]
+    for field, find in (("gpus", catalog.gpu), ("servers", catalog.server), ("switches", catalog.switch)):
+        names = getattr(c, field) or []
+        lookups += [(f"constraints.{field}[{i}]", lambda f=find, n=n: f(n)) for i, n in enumerate(names)]
+    for where, lookup in lookups:
+        try:
+            lookup()
+        except PlannerError as exc:
+            message = str(exc)
+            prefix = "" if message.startswith(f"{where}.") else f"{where}: "  # "workload.seq_len is required"
+            raise ScenarioError(f"{path}: {prefix}{message}") from None

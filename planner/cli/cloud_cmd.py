@@ -11,7 +11,7 @@ from planner.cli.base import (
     Quantity,
     calibration_option,
     catalog_option,
-    check_workload,
+    check_names,
     command_inputs,
     confidence_option,
     main,
@@ -85,7 +85,7 @@ def cloud(scenario: str, **kw) -> None:
     outputs = Outputs(command_inputs(scenario, catalogs, calibration_path))
     outputs.check("-o", output)
     loaded = load_catalog(catalogs)
-    check_workload(loaded, loaded_scenario, scenario)
+    check_names(loaded, loaded_scenario, scenario)
     quiet = kw.pop("quiet")
     stderr_progress(quiet)("predicting every offering at every instance count, then the rental MILP")
     result = run_cloud(loaded, loaded_scenario, load_calibration(calibration_path), kw.pop("solver"))

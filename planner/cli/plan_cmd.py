@@ -12,7 +12,7 @@ from planner.cli.base import (
     Quantity,
     calibration_option,
     catalog_option,
-    check_workload,
+    check_names,
     command_inputs,
     confidence_option,
     main,
@@ -133,7 +133,7 @@ def _run_plan(path: str, kw: dict) -> None:
     outputs.check("-o", output)  # before the solve: a bad target fails in a second, not after minutes
     outputs.check("--csv", csv_path)
     loaded = load_catalog(catalogs)
-    check_workload(loaded, loaded_scenario, path)
+    check_names(loaded, loaded_scenario, path)
     calibration = load_calibration(calibration_path)
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
     progress = stderr_progress(quiet)
