@@ -153,7 +153,7 @@ def test_predict_with_model_and_zeropp(run):
     [
         (["--gpus", "0"], 2, "0 is not in the range 1<=x<=10000000"),
         (["--gpus", "100"], 2, "not a multiple of --gpus-per-node 16"),
-        (["--gpu", "V1000"], 1, "unknown GPU 'V1000': did you mean"),
+        (["--gpu", "V1000"], 2, "--gpu: unknown GPU 'V1000': did you mean"),  # a command-line mistake: exit 2
         (["--node-gbps", "-100"], 2, "must be positive"),
         (["--node-gbps", "fast"], 2, "'fast' is not a quantity"),
         (["--model", "BLOOM-176B"], 2, "exactly one of --params"),

@@ -221,3 +221,13 @@ def check_names(catalog, scenario, path) -> None:
             message = str(exc)
             prefix = "" if message.startswith(f"{where}.") else f"{where}: "  # "workload.seq_len is required"
             raise ScenarioError(f"{path}: {prefix}{message}") from None
+
+
+def named(option: str, lookup):
+    """lookup(), or a UsageError (exit 2) that names the option: "--gpu: unknown GPU 'H1000': did you mean"."""
+    from planner.errors import PlannerError, UsageError
+
+    try:
+        return lookup()
+    except PlannerError as exc:
+        raise UsageError(f"{option}: {exc}") from None

@@ -13,6 +13,7 @@ from planner.cli.base import (
     catalog_option,
     command_inputs,
     main,
+    named,
     quiet_option,
     solver_option,
     stderr_progress,
@@ -87,7 +88,7 @@ def inference(**kw) -> None:
     if (params is None) == (model is None):
         raise UsageError("give exactly one of --params (e.g. 175B) or --model")
     if model:
-        row = loaded.model(model)
+        row = named("--model", lambda: loaded.model(model))
         params, layers, hidden = row.params, row.layers, row.hidden
     else:
         layers = int(estimated_layers(params))
@@ -96,6 +97,8 @@ def inference(**kw) -> None:
         raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
     job = Serving(params * kw.pop("weight_bytes"), params, layers, hidden, kw.pop("batch"))
     quiet = kw.pop("quiet")
+    for gpu in kw["gpus"]:
+        named("--gpu", lambda gpu=gpu: loaded.gpu(gpu))
     result = plan_inference(
         loaded,
         job,

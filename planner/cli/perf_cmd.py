@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from planner import limits as L
-from planner.cli.base import Quantity, calibration_option, catalog_option, command_inputs, main, wrote
+from planner.cli.base import Quantity, calibration_option, catalog_option, command_inputs, main, named, wrote
 
 FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")  # planner.assumptions.FABRICS, without importing the model
 
@@ -98,10 +98,13 @@ def _workload(loaded, kw: dict):
     from planner.workload import training
 
     zeropp = kw.pop("zeropp")
+    model = kw.pop("model")
+    if model is not None:
+        named("--model", lambda: loaded.model(model))
     return training(
         loaded,
         params=kw.pop("params"),
-        model=kw.pop("model"),
+        model=model,
         micro_batch=kw.pop("micro_batch"),
         seq_len=kw.pop("seq_len"),
         tokens_per_gpu=kw.pop("tokens_per_gpu"),
@@ -154,7 +157,9 @@ def predict(**kw) -> None:
     loaded = load_catalog(kw.pop("catalog_paths"))
     calibration = load_calibration(kw.pop("calibration"))
     as_json = kw.pop("as_json")
-    cluster = Cluster(kw.pop("gpu"), kw.pop("gpus"), kw.pop("gpus_per_node"), node_gbps, kw.pop("fabric").lower())
+    gpu = kw.pop("gpu")
+    named("--gpu", lambda: loaded.gpu(gpu))
+    cluster = Cluster(gpu, kw.pop("gpus"), kw.pop("gpus_per_node"), node_gbps, kw.pop("fabric").lower())
     work = _workload(loaded, kw)
     result = run_predict(loaded, work, cluster, calibration)
     result["model_name"] = work.model_name
@@ -209,6 +214,7 @@ def bandwidth(**kw) -> None:
     loaded = load_catalog(catalogs)
     calibration = load_calibration(calibration_path)
     gpu, gpus, per_node = kw.pop("gpu"), kw.pop("gpus"), kw.pop("gpus_per_node")
+    named("--gpu", lambda: loaded.gpu(gpu))
     work = _workload(loaded, kw)
     table = node_gbps_needed(bandwidth_table(loaded, work, gpu, gpus, per_node, calibration), target)
     answers = table.drop_duplicates(["fabric", "zeropp"])
