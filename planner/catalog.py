@@ -115,7 +115,10 @@ def _lookup(rows: Iterable[CatalogRow], name: str, what: str, kind: str) -> Cata
 
 def unknown_name_message(what: str, name: str, known: Sequence[str], kind: str) -> str:
     by_lower = {k.lower(): k for k in known}
-    close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.5)
+    # names that contain what was typed ("DGX A100" -> "DGX A100 640GB (list 2021-06)"), then close spellings
+    containing = [k for k in by_lower if name.strip().lower() in k] if name.strip() else []
+    close = list(dict.fromkeys(containing + difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.5)))
+    close = close[:3]
     hint = f"did you mean {', '.join(by_lower[c] for c in close)}? " if close else ""
     return f"unknown {what} {name!r}: {hint}(see `planner catalog list {kind}`, or add it with --catalog)"
 

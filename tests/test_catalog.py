@@ -290,3 +290,14 @@ def test_frame_has_origins():
     frame = load_catalog().frame("switches")
     assert {"origin_file", "origin_row", "price_usd", "fabric"} <= set(frame.columns)
     assert frame["origin_row"].min() >= 2
+
+
+def test_unknown_name_suggests_the_names_that_contain_it():
+    """A catalog name typed short ("DGX A100") suggests the full names holding it, which a spelling
+    distance misses on long names."""
+    from planner.catalog import unknown_name_message
+
+    known = ["DGX A100 320GB (list 2020-05)", "DGX A100 640GB (list 2021-06)", "DGX H100 (reseller 2025-03)"]
+    message = unknown_name_message("server", "DGX A100", known, "servers")
+    assert "did you mean DGX A100 320GB (list 2020-05), DGX A100 640GB (list 2021-06)?" in message
+    assert "DGX H100" not in message
