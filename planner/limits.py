@@ -55,6 +55,7 @@ MAX_GPUS_PER_NODE = 1_024  # a server, cloud instance or allowed node size
 MAX_NICS_PER_NODE = 64  # servers.max_nics_per_node and constraints.max_nics_per_node
 MAX_INSTANCES = 10_000  # cloud.max_instances and each cloud.quota entry
 MAX_ALTERNATIVES = 20  # --alternatives: each is one more MILP solve
+MAX_SOLVER_THREADS = 256  # --threads (CBC fails to start with thousands)
 MAX_MICRO_BATCH = 1_000_000  # sequences per GPU per micro-step (scenario, measurements, predict options)
 MAX_SEQ_LEN = 10_000_000  # tokens per sequence
 MAX_TOKENS_PER_GPU = 1e12  # tokens per GPU per micro-step (--tokens-per-gpu, a measurement's tokens_per_gpu)

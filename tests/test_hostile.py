@@ -934,3 +934,15 @@ def test_fleet_time_limit_bounds_the_relaxation_search(run):
     result = run("fleet", fleet, "-q", "--set", "training[0].tokens=14T", "--time-limit", "1s")
     assert result.exit_code == 1 and "Traceback" not in result.stdout + result.stderr
     assert "--time-limit reached before relaxing" in result.stdout
+
+
+def test_solver_threads_are_capped_and_a_solver_that_fails_to_start_is_one_line(run, monkeypatch):
+    fleet = examples_dir() / "fleet-startup.yaml"
+    refused(run("fleet", fleet, "-q", "--threads", "5000"), 2, "--threads")  # CBC does not start with 5,000
+    import pulp
+
+    def broken(self, *args, **kwargs):
+        raise pulp.PulpSolverError("Pulp: Error while trying to execute /path/to/cbc")
+
+    monkeypatch.setattr(pulp.LpProblem, "solve", broken)
+    refused(run("fleet", fleet, "-q"), 1, "solver cbc failed to run", "--solver")

@@ -18,6 +18,7 @@ from planner.cli.base import (
     stderr_progress,
     wrote,
 )
+from planner.limits import MAX_SOLVER_THREADS
 
 
 @main.command()
@@ -38,7 +39,9 @@ from planner.cli.base import (
     show_default=True,
     help="Relative gap at which to stop (0.01 = within 1% of the optimum; 0 = the optimum).",
 )
-@click.option("--threads", type=click.IntRange(min=1), help="Solver threads (default: every core).")
+@click.option(
+    "--threads", type=click.IntRange(min=1, max=MAX_SOLVER_THREADS), help="Solver threads (default: every core)."
+)
 @calibration_option
 @click.option("-o", "--output", type=click.Path(), help="Write a workbook (.xlsx, with charts) or the plan (.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole plan as JSON.")

@@ -104,7 +104,11 @@ def solve(
     reason other than infeasibility (time limit, numerical trouble)."""
     name = resolve(solver)
     start = time.perf_counter()
-    status = problem.solve(make_solver(name, time_limit_s, gap, log_path, threads))
+    try:
+        status = problem.solve(make_solver(name, time_limit_s, gap, log_path, threads))
+    except pulp.PulpSolverError as exc:  # the solver did not start or died: say so in one line
+        first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise SolverError(f"solver {name} failed to run ({first}); try the other solver (--solver)") from None
     seconds = time.perf_counter() - start
     gap = EXACT_GAP if gap is None else gap
     if pulp.LpStatus[status] == "Infeasible" or problem.sol_status == pulp.LpSolutionInfeasible:
