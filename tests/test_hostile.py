@@ -939,6 +939,7 @@ def test_fleet_time_limit_bounds_the_relaxation_search(run):
 def test_solver_threads_are_capped_and_a_solver_that_fails_to_start_is_one_line(run, monkeypatch):
     fleet = examples_dir() / "fleet-startup.yaml"
     refused(run("fleet", fleet, "-q", "--threads", "5000"), 2, "--threads")  # CBC does not start with 5,000
+    refused(run("fleet", fleet, "-q", "--gap", "nan"), 2, "--gap", "not a finite number")
     import pulp
 
     def broken(self, *args, **kwargs):

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from planner.cli.base import (
+    FiniteRange,
     Quantity,
     calibration_option,
     catalog_option,
@@ -34,7 +35,7 @@ from planner.limits import MAX_SOLVER_THREADS
 @click.option("--time-limit", type=Quantity("s"), default="120s", show_default=True, help="Solver time limit.")
 @click.option(
     "--gap",
-    type=click.FloatRange(min=0),
+    type=FiniteRange(min=0),
     default=0.01,
     show_default=True,
     help="Relative gap at which to stop (0.01 = within 1% of the optimum; 0 = the optimum).",
