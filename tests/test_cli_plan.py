@@ -168,3 +168,10 @@ def test_unknown_constraint_names_name_the_file_and_field(run, setting, fragment
     path = examples_dir() / "llama-70b-h100.yaml"
     result = run("plan", path, "-q", "--set", setting)
     assert result.exit_code == 1 and result.stderr.startswith(f"error: {path}: {fragment}"), result.stderr
+
+
+def test_unknown_cloud_provider_names_the_field_and_suggests(run):
+    path = examples_dir() / "cloud-70b.yaml"
+    result = run("cloud", path, "--provider", "AWZ")
+    assert result.exit_code == 1
+    assert f"error: {path}: cloud.providers[0]: unknown cloud provider 'AWZ': did you mean AWS" in result.stderr

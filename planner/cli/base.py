@@ -204,8 +204,9 @@ def wrote(path, quiet: bool = False) -> None:
 
 def check_names(catalog, scenario, path) -> None:
     """The names a scenario gives against the catalog, before any work: its workload (the model named, the
-    architecture complete) and the GPUs, servers and switches its constraints allow, so a typo names the file
-    and field: "s.yaml: constraints.switches[0]: unknown switch 'QM9999': did you mean QM9700?"."""
+    architecture complete), the GPUs, servers and switches its constraints allow and the cloud providers,
+    regions and instances it rents from, so a typo names the file and field: "s.yaml:
+    constraints.switches[0]: unknown switch 'QM9999': did you mean QM9700?"."""
     from planner.errors import PlannerError, ScenarioError
     from planner.workload import scenario_training
 
@@ -214,6 +215,13 @@ def check_names(catalog, scenario, path) -> None:
     for field, find in (("gpus", catalog.gpu), ("servers", catalog.server), ("switches", catalog.switch)):
         names = getattr(c, field) or []
         lookups += [(f"constraints.{field}[{i}]", lambda f=find, n=n: f(n)) for i, n in enumerate(names)]
+    rows = catalog.items("cloud")
+    for field, attribute in (("providers", "provider"), ("regions", "region"), ("instances", "instance")):
+        known = sorted({getattr(r, attribute) for r in rows})
+        names = getattr(scenario.cloud, field) or []
+        lookups += [
+            (f"cloud.{field}[{i}]", lambda n=n, k=known, a=attribute: _known(n, k, a)) for i, n in enumerate(names)
+        ]
     for where, lookup in lookups:
         try:
             lookup()
@@ -231,3 +239,12 @@ def named(option: str, lookup):
         return lookup()
     except PlannerError as exc:
         raise UsageError(f"{option}: {exc}") from None
+
+
+def _known(name: str, known: list[str], what: str) -> None:
+    """A cloud provider, region or instance the catalog has, or a PlannerError suggesting close ones."""
+    from planner.catalog import unknown_name_message
+    from planner.errors import PlannerError
+
+    if name.strip().lower() not in {k.lower() for k in known}:
+        raise PlannerError(unknown_name_message(f"cloud {what}", name, known, "cloud"))
