@@ -375,6 +375,10 @@ def load_fleet(path: str | Path, settings: dict[str, object] | None = None) -> F
     data = read_yaml(path, "fleet")
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a fleet file is a YAML mapping with horizon, training, inference, ...")
+    if "workload" in data and "horizon" not in data:
+        raise ScenarioError(
+            f"{path}: this is a plan scenario (workload, requirement); run `planner plan {path}` or `planner cloud`"
+        )
     for dotted, value in (settings or {}).items():
         _set(data, dotted, value, path)
     try:

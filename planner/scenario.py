@@ -388,6 +388,8 @@ def load_scenario(
     data = read_yaml(path, "scenario")
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a YAML mapping with workload, requirement, target_tflops")
+    if "horizon" in data and "workload" not in data:
+        raise ScenarioError(f"{path}: this is a fleet file (horizon, training, inference); run `planner fleet {path}`")
     data = apply_overrides(data, overrides or {})
     data = apply_overrides(data, settings or {}, keep_none=True)
     try:

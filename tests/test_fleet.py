@@ -19,6 +19,7 @@ from planner.errors import ScenarioError
 from planner.fleet import run, solve_model
 from planner.fleet_scenario import Fleet, check
 from planner.optimize import fleet as milp
+from planner.resources import examples_dir
 
 CAL = Calibration(eta_comp={"T1": 0.5, "T2": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
 GPU2 = dict(GPU, name="T2", peak_bf16_tflops=200, hbm_gb_per_s=3000, tdp_w=700)
@@ -493,3 +494,11 @@ def test_bought_servers_retire_at_their_life(catalog):
         assert solved.result.objective == pytest.approx(expected), life
         assert [round(x.value()) for _, x in sorted(solved.model.buy.items())] == bought, life
         assert brute_force(data) == pytest.approx(expected), life
+
+
+def test_a_scenario_given_to_the_wrong_command_says_which_to_run(run):
+    fleet_file, scenario = examples_dir() / "fleet-startup.yaml", examples_dir() / "llama-70b-h100.yaml"
+    for command, path, advice in (("plan", fleet_file, "planner fleet"), ("fleet", scenario, "planner plan")):
+        result = run(command, path, "-q")
+        assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
+        assert advice in result.stderr
