@@ -14,6 +14,8 @@ Link and design choices run once per distinct key, never per candidate.
 from __future__ import annotations
 
 import bisect
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +24,7 @@ import pandas as pd
 from planner import connectors, costing, layout, networks, pcie
 from planner.catalog import Catalog
 from planner.fabric import leaf_split
-from planner.rows import ServerRow
+from planner.rows import NicRow, ServerRow
 from planner.scenario import Scenario
 from planner.sizing import PRICED
 
@@ -37,10 +39,11 @@ class Designs:
     single: pd.DataFrame  # one single-node design per server
 
 
-def designs(catalog: Catalog, scenario: Scenario, servers: list[ServerRow]) -> Designs:
+def designs(catalog: Catalog, scenario: Scenario, servers: list[ServerRow], keep_nics: Iterable[str] = ()) -> Designs:
+    """keep_nics: NIC SKUs designed even when a cheaper twin dominates them (an installed cluster's NICs)."""
     ctx = _Context(catalog, scenario)
     server_table = pd.DataFrame.from_records([ctx.server_record(s) for s in servers])
-    configs = _configs(catalog, scenario, servers)
+    configs = _configs(catalog, scenario, servers, keep_nics)
     multi = ctx.multi(configs.merge(server_table, on="server")) if not configs.empty else pd.DataFrame()
     single = ctx.single(server_table)
     return Designs(configs, multi, single)
@@ -49,14 +52,18 @@ def designs(catalog: Catalog, scenario: Scenario, servers: list[ServerRow]) -> D
 # ---------------------------------------------------------------- NIC configurations
 
 
-def _configs(catalog: Catalog, scenario: Scenario, servers: list[ServerRow]) -> pd.DataFrame:
+def _configs(
+    catalog: Catalog, scenario: Scenario, servers: list[ServerRow], keep_nics: Iterable[str] = ()
+) -> pd.DataFrame:
     """Server x NIC x count x ports cabled: fixed NICs (DGX) only as built; otherwise every catalog NIC at
     each of the server's NIC counts, with 1 .. all of its ports cabled (one port of a dual-port card is a real
     design). Usable Gbps per NIC = min(line rate of the cabled ports, the slot's effective PCIe rate)."""
     cap = scenario.constraints.max_nics_per_node
+    keep = {k.lower() for k in keep_nics} | {s.included_nic.lower() for s in servers if s.included_nic}
+    buyable = undominated_nics(catalog.items("nics"), keep)
     records = []
     for server in servers:
-        nics = [catalog.nic(server.included_nic)] if server.nics_fixed else catalog.items("nics")
+        nics = [catalog.nic(server.included_nic)] if server.nics_fixed else buyable
         counts = [c for c in server.nic_configurations() if cap is None or c <= cap]
         for nic in nics:
             gen, lanes = pcie.link_gen_lanes(nic.pcie_gen, nic.pcie_lanes, server.slot_gen, server.nic_slot_lanes)
@@ -84,6 +91,35 @@ def _configs(catalog: Catalog, scenario: Scenario, servers: list[ServerRow]) -> 
                     }
                 )
     return pd.DataFrame.from_records(records)
+
+
+# a NIC's price, power and provenance: what two otherwise identical NICs may differ in
+NIC_NOT_TECHNICAL = {"sku", "name", "part_number", "vendor", "aliases", "price_usd", "power_w", "source", "date",
+                     "confidence", "notes"}  # fmt: skip
+
+
+def undominated_nics(nics: list[NicRow], keep: set[str] = frozenset()) -> list[NicRow]:
+    """The NICs worth designing: one that is technically identical to another (every field but price, power
+    and provenance) and no cheaper and no lower-power, one of them strictly, can never be in a cheapest plan
+    (every cost and power term grows with both), so it is dropped, unless its SKU is in `keep` (a server's
+    included NIC costs nothing there). A price list with hundreds of re-sellers' offers of one card designs
+    it once instead of once per offer."""
+    groups: dict[str, list[NicRow]] = {}
+    for nic in nics:
+        key = json.dumps(nic.model_dump(exclude=NIC_NOT_TECHNICAL), sort_keys=True, default=str)
+        groups.setdefault(key, []).append(nic)
+    out = []
+    for group in groups.values():
+        for nic in group:
+            dominated = any(
+                o.price_usd <= nic.price_usd and o.power_w <= nic.power_w
+                and (o.price_usd < nic.price_usd or o.power_w < nic.power_w)
+                for o in group
+            )  # fmt: skip
+            if not dominated or nic.sku.lower() in keep:
+                out.append(nic)
+    order = {id(n): i for i, n in enumerate(nics)}
+    return sorted(out, key=lambda n: order[id(n)])
 
 
 # ---------------------------------------------------------------- the designs

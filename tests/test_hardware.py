@@ -115,3 +115,20 @@ def test_rail_fabric_keeps_full_bandwidth_within_a_scalable_unit():
     beyond = frame[(frame["topology"] == "rail") & (frame["oversubscription"] == 2.0)]
     assert not beyond.empty and not beyond["su_local"].any()
     assert (beyond["node_gbps_eff"] == beyond["node_gbps"] / 2).all()
+
+
+def test_a_dearer_twin_nic_is_not_designed():
+    """A NIC identical to another in every technical field but dearer (or hungrier) can never be in a
+    cheapest plan: the designer drops it, keeps exact ties and any SKU it is told to keep (an installed
+    cluster's), so a price list of re-sellers' offers of one card costs one design, not hundreds."""
+    from planner.catalog import load_catalog
+    from planner.design import undominated_nics
+
+    cx7 = load_catalog().nic("CX7-400G-OSFP")
+    dearer = cx7.model_copy(update={"sku": "CX7-DEAR", "price_usd": cx7.price_usd + 1})
+    hungrier = cx7.model_copy(update={"sku": "CX7-HOT", "power_w": cx7.power_w + 1})
+    tie = cx7.model_copy(update={"sku": "CX7-TIE", "vendor": "Reseller"})
+    other = cx7.model_copy(update={"sku": "CX7-FAST", "price_usd": cx7.price_usd + 1, "speed_gbps": 800.0})
+    kept = [n.sku for n in undominated_nics([cx7, dearer, hungrier, tie, other])]
+    assert kept == ["CX7-400G-OSFP", "CX7-TIE", "CX7-FAST"]
+    assert [n.sku for n in undominated_nics([cx7, dearer], keep={"cx7-dear"})] == ["CX7-400G-OSFP", "CX7-DEAR"]
