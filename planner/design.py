@@ -24,7 +24,7 @@ import pandas as pd
 from planner import connectors, costing, layout, networks, pcie
 from planner.catalog import Catalog
 from planner.fabric import leaf_split
-from planner.rows import NicRow, ServerRow
+from planner.rows import ProductRow, ServerRow
 from planner.scenario import Scenario
 from planner.sizing import PRICED
 
@@ -39,11 +39,12 @@ class Designs:
     single: pd.DataFrame  # one single-node design per server
 
 
-def designs(catalog: Catalog, scenario: Scenario, servers: list[ServerRow], keep_nics: Iterable[str] = ()) -> Designs:
-    """keep_nics: NIC SKUs designed even when a cheaper twin dominates them (an installed cluster's NICs)."""
-    ctx = _Context(catalog, scenario)
+def designs(catalog: Catalog, scenario: Scenario, servers: list[ServerRow], keep: Iterable[str] = ()) -> Designs:
+    """keep: NIC and switch SKUs designed even when a cheaper twin dominates them (an installed cluster's)."""
+    keep = {k.lower() for k in keep}
+    ctx = _Context(catalog, scenario, keep)
     server_table = pd.DataFrame.from_records([ctx.server_record(s) for s in servers])
-    configs = _configs(catalog, scenario, servers, keep_nics)
+    configs = _configs(catalog, scenario, servers, keep)
     multi = ctx.multi(configs.merge(server_table, on="server")) if not configs.empty else pd.DataFrame()
     single = ctx.single(server_table)
     return Designs(configs, multi, single)
@@ -53,14 +54,14 @@ def designs(catalog: Catalog, scenario: Scenario, servers: list[ServerRow], keep
 
 
 def _configs(
-    catalog: Catalog, scenario: Scenario, servers: list[ServerRow], keep_nics: Iterable[str] = ()
+    catalog: Catalog, scenario: Scenario, servers: list[ServerRow], keep: set[str] = frozenset()
 ) -> pd.DataFrame:
     """Server x NIC x count x ports cabled: fixed NICs (DGX) only as built; otherwise every catalog NIC at
     each of the server's NIC counts, with 1 .. all of its ports cabled (one port of a dual-port card is a real
     design). Usable Gbps per NIC = min(line rate of the cabled ports, the slot's effective PCIe rate)."""
     cap = scenario.constraints.max_nics_per_node
-    keep = {k.lower() for k in keep_nics} | {s.included_nic.lower() for s in servers if s.included_nic}
-    buyable = undominated_nics(catalog.items("nics"), keep)
+    keep = keep | {s.included_nic.lower() for s in servers if s.included_nic}
+    buyable = undominated(catalog.items("nics"), keep)
     records = []
     for server in servers:
         nics = [catalog.nic(server.included_nic)] if server.nics_fixed else buyable
@@ -93,33 +94,33 @@ def _configs(
     return pd.DataFrame.from_records(records)
 
 
-# a NIC's price, power and provenance: what two otherwise identical NICs may differ in
-NIC_NOT_TECHNICAL = {"sku", "name", "part_number", "vendor", "aliases", "price_usd", "power_w", "source", "date",
-                     "confidence", "notes"}  # fmt: skip
+# a part's price, power and provenance: what two otherwise identical NICs or switches may differ in
+NOT_TECHNICAL = {"sku", "name", "part_number", "vendor", "aliases", "price_usd", "power_w", "source", "date",
+                 "confidence", "notes"}  # fmt: skip
 
 
-def undominated_nics(nics: list[NicRow], keep: set[str] = frozenset()) -> list[NicRow]:
-    """The NICs worth designing: one that is technically identical to another (every field but price, power
-    and provenance) and no cheaper and no lower-power, one of them strictly, can never be in a cheapest plan
-    (every cost and power term grows with both), so it is dropped, unless its SKU is in `keep` (a server's
-    included NIC costs nothing there). A price list with hundreds of re-sellers' offers of one card designs
-    it once instead of once per offer."""
-    groups: dict[str, list[NicRow]] = {}
-    for nic in nics:
-        key = json.dumps(nic.model_dump(exclude=NIC_NOT_TECHNICAL), sort_keys=True, default=str)
-        groups.setdefault(key, []).append(nic)
+def undominated(parts: list[ProductRow], keep: set[str] = frozenset()) -> list[ProductRow]:
+    """The NICs (or switches) worth designing: one that is technically identical to another (every field but
+    price, power and provenance) and no cheaper and no lower-power, one of them strictly, can never be in a
+    cheapest plan (every cost and power term grows with both), so it is dropped, unless its lower-cased SKU is
+    in `keep` (a server's included NIC costs nothing there; an installed cluster's parts are what they are).
+    A price list with hundreds of re-sellers' offers of one part designs it once instead of once per offer."""
+    groups: dict[str, list[ProductRow]] = {}
+    for part in parts:
+        key = json.dumps(part.model_dump(exclude=NOT_TECHNICAL), sort_keys=True, default=str)
+        groups.setdefault(key, []).append(part)
     out = []
     for group in groups.values():
-        for nic in group:
+        for part in group:
             dominated = any(
-                o.price_usd <= nic.price_usd and o.power_w <= nic.power_w
-                and (o.price_usd < nic.price_usd or o.power_w < nic.power_w)
+                o.price_usd <= part.price_usd and o.power_w <= part.power_w
+                and (o.price_usd < part.price_usd or o.power_w < part.power_w)
                 for o in group
             )  # fmt: skip
-            if not dominated or nic.sku.lower() in keep:
-                out.append(nic)
-    order = {id(n): i for i, n in enumerate(nics)}
-    return sorted(out, key=lambda n: order[id(n)])
+            if not dominated or part.sku.lower() in keep:
+                out.append(part)
+    order = {id(p): i for i, p in enumerate(parts)}
+    return sorted(out, key=lambda p: order[id(p)])
 
 
 # ---------------------------------------------------------------- the designs
@@ -128,8 +129,8 @@ def undominated_nics(nics: list[NicRow], keep: set[str] = frozenset()) -> list[N
 class _Context:
     """The catalog and scenario, with memoised link and design choices."""
 
-    def __init__(self, catalog: Catalog, scenario: Scenario):
-        self.catalog, self.scenario = catalog, scenario
+    def __init__(self, catalog: Catalog, scenario: Scenario, keep: set[str] = frozenset()):
+        self.catalog, self.scenario, self.keep = catalog, scenario, keep
         self.geometry = layout.Geometry.of(scenario.layout)
         self.include = scenario.include
         objective = scenario.objective
@@ -250,11 +251,15 @@ class _Context:
         """Each configuration with every (fabric, switch) both its NIC and the switch run."""
         c = self.scenario.constraints
         allowed = {s.lower() for s in c.switches} if c.switches else None
+        usable = [
+            s
+            for s in self.catalog.items("switches")
+            if "compute" in s.uses and (allowed is None or s.sku.lower() in allowed)
+        ]  # the allowed ones first, then the dominated dropped (a twin the scenario excludes dominates nothing)
         pairs = [
             {"fabric": f, "switch": s.sku, "switch_ports": s.ports, "ports_per_cage": s.ports_per_cage}
             | {"switch_usd": s.price_usd, "switch_w": s.power_w, "switch_units": s.rack_units}
-            for s in self.catalog.items("switches")
-            if "compute" in s.uses and (allowed is None or s.sku.lower() in allowed)
+            for s in undominated(usable, self.keep)
             for f in s.fabrics
             if f in c.fabrics
         ]

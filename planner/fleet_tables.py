@@ -161,8 +161,8 @@ def _designer(fleet: Fleet) -> Scenario:
 def _designs(catalog: Catalog, fleet: Fleet, names: list[str]) -> Designs:
     """Every node design of these servers: one row per server (standalone) and one per server x NIC x count x
     ports x fabric x switch on a two-tier leaf-spine (networked)."""
-    installed_nics = [e.nic for e in fleet.installed if e.nic]  # designed even if a cheaper twin exists
-    parts = designs(catalog, _designer(fleet), [catalog.server(n) for n in dict.fromkeys(names)], installed_nics)
+    owned = [sku for e in fleet.installed for sku in (e.nic, e.switch) if sku]  # designed even with a cheaper twin
+    parts = designs(catalog, _designer(fleet), [catalog.server(n) for n in dict.fromkeys(names)], owned)
     multi = parts.multi
     if not multi.empty:
         # two tiers, non-blocking; a rail-optimised design (DGX: one NIC per GPU) only where its NIC

@@ -121,14 +121,26 @@ def test_a_dearer_twin_nic_is_not_designed():
     """A NIC identical to another in every technical field but dearer (or hungrier) can never be in a
     cheapest plan: the designer drops it, keeps exact ties and any SKU it is told to keep (an installed
     cluster's), so a price list of re-sellers' offers of one card costs one design, not hundreds."""
-    from planner.catalog import load_catalog
-    from planner.design import undominated_nics
+    from planner.design import undominated
 
     cx7 = load_catalog().nic("CX7-400G-OSFP")
     dearer = cx7.model_copy(update={"sku": "CX7-DEAR", "price_usd": cx7.price_usd + 1})
     hungrier = cx7.model_copy(update={"sku": "CX7-HOT", "power_w": cx7.power_w + 1})
     tie = cx7.model_copy(update={"sku": "CX7-TIE", "vendor": "Reseller"})
     other = cx7.model_copy(update={"sku": "CX7-FAST", "price_usd": cx7.price_usd + 1, "speed_gbps": 800.0})
-    kept = [n.sku for n in undominated_nics([cx7, dearer, hungrier, tie, other])]
+    kept = [n.sku for n in undominated([cx7, dearer, hungrier, tie, other])]
     assert kept == ["CX7-400G-OSFP", "CX7-TIE", "CX7-FAST"]
-    assert [n.sku for n in undominated_nics([cx7, dearer], keep={"cx7-dear"})] == ["CX7-400G-OSFP", "CX7-DEAR"]
+    assert [n.sku for n in undominated([cx7, dearer], keep={"cx7-dear"})] == ["CX7-400G-OSFP", "CX7-DEAR"]
+
+
+def test_a_dearer_twin_switch_is_not_designed_unless_the_scenario_names_only_it():
+    """The same rule for compute switches (the shipped FS-NDR-64 is an MQM9790-NS2F at $4,000 more, so it is
+    never in a cheapest plan); a scenario that allows only the dearer twin still gets it."""
+    catalog = load_catalog()
+    scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
+    switches = set(candidates.part_designs(catalog, scenario).multi["switch"])
+    assert "MQM9790-NS2F" in switches and "FS-NDR-64" not in switches
+    only = scenario.model_copy(
+        update={"constraints": scenario.constraints.model_copy(update={"switches": ["FS-NDR-64"]})}
+    )
+    assert set(candidates.part_designs(catalog, only).multi["switch"]) == {"FS-NDR-64"}
