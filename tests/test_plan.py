@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from conftest import CAL, SERVER, scenario, tiny
+from conftest import CAL, NICS, SERVER, SWITCHES, scenario, tiny
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -358,3 +358,18 @@ def test_infeasible_reasons_name_the_real_cause(over, message):
 def test_scenario_with_params_needs_seq_len():
     with pytest.raises(ScenarioError, match="workload.seq_len is required"):
         purchase.run(tiny(), scenario(workload={"params": "1B"}), CAL)
+
+
+def test_dearer_twin_parts_change_nothing_but_the_search():
+    """Re-sellers' dearer offers of the same NIC and switch (identical but for SKU, vendor and price) may
+    not change the plan: the same optimum, objective and bill of materials as without them (the designer
+    drops them before the search, design.undominated; this checks that dropping them is exact)."""
+    twins_nics = [dict(n, sku=f"{n['sku']}-R{i}", vendor=f"Reseller {i}", price_usd=n["price_usd"] + 100 * i)
+                  for n in NICS for i in (1, 2)]  # fmt: skip
+    twins_switches = [dict(s, sku=f"{s['sku']}-R{i}", vendor=f"Reseller {i}", price_usd=s["price_usd"] + 100 * i)
+                      for s in SWITCHES for i in (1, 2)]  # fmt: skip
+    plain = purchase.run(tiny(), scenario(), CAL, alternatives=0)
+    twins = purchase.run(tiny(nics=NICS + twins_nics, switches=SWITCHES + twins_switches), scenario(), CAL,
+                         alternatives=0)  # fmt: skip
+    assert twins.cost.objective_usd == pytest.approx(plain.cost.objective_usd, rel=1e-12)
+    assert [(b.sku, b.quantity) for b in twins.bom] == [(b.sku, b.quantity) for b in plain.bom]
