@@ -104,7 +104,7 @@ def _summary(ws: Worksheet, plan: FleetPlan) -> None:
         "Cost by workload: the discounted cost split by who uses what",
         "Assumptions: what the figures rest on",
     ])  # fmt: skip
-    _fit(ws, {1: 34, 2: 110})
+    _fit(ws, {1: 30, 2: 96})
     print_setup(ws, landscape=False)
 
 
