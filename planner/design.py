@@ -109,18 +109,18 @@ def undominated(parts: list[ProductRow], keep: set[str] = frozenset()) -> list[P
     for part in parts:
         key = json.dumps(part.model_dump(exclude=NOT_TECHNICAL), sort_keys=True, default=str)
         groups.setdefault(key, []).append(part)
-    out = []
-    for group in groups.values():
-        for part in group:
-            dominated = any(
-                o.price_usd <= part.price_usd and o.power_w <= part.power_w
-                and (o.price_usd < part.price_usd or o.power_w < part.power_w)
-                for o in group
-            )  # fmt: skip
-            if not dominated or part.sku.lower() in keep:
-                out.append(part)
-    order = {id(p): i for i, p in enumerate(parts)}
-    return sorted(out, key=lambda p: order[id(p)])
+    dropped = {
+        id(part)
+        for group in groups.values()
+        for part in group
+        if part.sku.lower() not in keep
+        and any(
+            o.price_usd <= part.price_usd and o.power_w <= part.power_w
+            and (o.price_usd < part.price_usd or o.power_w < part.power_w)
+            for o in group
+        )
+    }  # fmt: skip
+    return [part for part in parts if id(part) not in dropped]
 
 
 # ---------------------------------------------------------------- the designs

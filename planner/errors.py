@@ -32,6 +32,17 @@ class SolverError(PlannerError):
     """The solver failed or is unavailable."""
 
 
+def in_field(source: str, where: str, lookup):
+    """lookup(), or a ScenarioError naming the file and the field: "s.yaml: constraints.gpus[0]: unknown GPU
+    'H1000': did you mean H100?" (a message that already starts with the field is not prefixed twice)."""
+    try:
+        return lookup()
+    except PlannerError as exc:
+        message = str(exc)
+        prefix = "" if message.startswith(f"{where}.") else f"{where}: "
+        raise ScenarioError(f"{source}: {prefix}{message}") from None
+
+
 @dataclass(frozen=True)
 class CatalogProblem:
     """One problem in one catalog cell (or header, or file). row is the 1-based line/row a person sees

@@ -654,12 +654,9 @@ def _attribution(m: milp.Model, pools: list[FleetPool], jobs: list[FleetJobRun])
 
 def _serving_cloud_bill(m: milp.Model) -> float:
     """The discounted bill of every serving instance held (the objective's term)."""
-    d = m.data
-    if d.cloud.empty:
-        return 0.0
-    rates, discount = d.cloud.set_index("c")["usd_per_h"], d.periods.set_index("t")["discount"]
-    return sum((i.value() or 0.0) * float(rates[r]) * ft.HOURS_PER_PERIOD * float(discount[t])
-               for (r, t), i in m.instances.items())  # fmt: skip
+    discount = m.data.periods.set_index("t")["discount"]
+    return sum(float(discount[t]) * (i.value() or 0.0) * usd for t, terms in milp.serving_bills(m).items()
+               for i, usd in terms)  # fmt: skip
 
 
 def _usage(m: milp.Model) -> list[dict]:

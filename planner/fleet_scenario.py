@@ -19,8 +19,18 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_
 
 from planner import limits as L
 from planner.errors import ScenarioError
-from planner.rows import Count, Params, PlanFabric, count, error_text, quantity_type
-from planner.scenario import USD, CloudOptions, Layout, Objective, TFLOPs, Workload, read_yaml, validation_messages
+from planner.rows import Count, Params, PlanFabric, count, quantity_type
+from planner.scenario import (
+    USD,
+    CloudOptions,
+    Layout,
+    Objective,
+    TFLOPs,
+    Workload,
+    field_message,
+    read_yaml,
+    validation_messages,
+)
 from planner.scenario import _Strict as _PlanStrict
 from planner.units import parse_quantity
 
@@ -384,7 +394,7 @@ def load_fleet(path: str | Path, settings: dict[str, object] | None = None) -> F
     try:
         fleet = Fleet.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError("\n".join(validation_messages(str(path), exc, _message))) from None
+        raise ScenarioError("\n".join(validation_messages(str(path), exc, _fleet_message))) from None
     try:
         check(fleet)
     except _FieldError as exc:
@@ -418,14 +428,8 @@ def _set(data: dict, dotted: str, value: object, path: Path) -> None:
             node = node.setdefault(key, [] if isinstance(keys[i + 1], int) else {})
 
 
-def _message(path: str, err: dict) -> str:
-    where = _where(err["loc"])
-    message = "Field required" if err["type"] == "missing" else error_text(err)  # "must be at most 100,000"
-    hint = " (see `planner fleet --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
-    if not err["loc"]:  # a rule over the whole file: its message names the fields
-        return f"{path}: {message}{hint}"
-    value = "" if err["type"] == "missing" else f" = {L.short(err.get('input'))}"
-    return f"{path}: {where}{value}: {message}{hint}"
+def _fleet_message(path: str, err: dict) -> str:
+    return field_message(path, err, "fleet", _where)
 
 
 def _where(loc: tuple) -> str:

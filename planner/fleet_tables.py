@@ -31,7 +31,7 @@ from planner.calibration import Calibration
 from planner.candidates import NODE_SHAPE, evaluate_at
 from planner.catalog import Catalog
 from planner.design import Designs, designs
-from planner.errors import PlannerError, ScenarioError
+from planner.errors import ScenarioError, in_field
 from planner.fleet_scenario import Fleet, Periods, resolve_windows, steps
 from planner.resources import display_name
 from planner.rows import CloudRow
@@ -94,7 +94,7 @@ def build(catalog: Catalog, fleet: Fleet, calibration: Calibration, source: str 
     """All tables; errors name the fleet file's field and the fix."""
     periods = Periods(fleet.horizon.periods, fleet.horizon.start)
     names = _offer_names(catalog, fleet, source)
-    installed_names = [_named(source, f"installed[{i}].server", lambda e=e: catalog.server(e.server)).name
+    installed_names = [in_field(source, f"installed[{i}].server", lambda e=e: catalog.server(e.server)).name
                        for i, e in enumerate(fleet.installed)]  # fmt: skip
     parts = _designs(catalog, fleet, names + installed_names)
     offers, stock, tiers = _offers(catalog, fleet, periods, parts.single, names, source)
@@ -176,13 +176,6 @@ def _designs(catalog: Catalog, fleet: Fleet, names: list[str]) -> Designs:
 # ---------------------------------------------------------------- offers: servers for sale
 
 
-def _named(source: str, where: str, lookup):
-    try:
-        return lookup()
-    except PlannerError as exc:
-        raise ScenarioError(f"{source}: {where}: {exc}") from None
-
-
 def _offer_names(catalog: Catalog, fleet: Fleet, source: str) -> list[str]:
     buy = fleet.buy
     if buy.servers is None:
@@ -192,14 +185,16 @@ def _offer_names(catalog: Catalog, fleet: Fleet, source: str) -> list[str]:
             f"{source}: buy.servers is empty: name at least one server the fleet may buy (a fleet that only "
             "reuses installed nodes or only rents is not planned yet)"
         )
-    found = [_named(source, f"buy.servers[{i}]", lambda n=n: catalog.server(n)).name for i, n in enumerate(buy.servers)]
+    found = [
+        in_field(source, f"buy.servers[{i}]", lambda n=n: catalog.server(n)).name for i, n in enumerate(buy.servers)
+    ]
     return list(dict.fromkeys(found))
 
 
 def _offers(catalog: Catalog, fleet: Fleet, periods: Periods, single: pd.DataFrame, names: list[str], source: str):
     terms = {}
     for i, t in enumerate(fleet.buy.terms):
-        name = _named(source, f"buy.terms[{i}].server", lambda t=t: catalog.server(t.server)).name
+        name = in_field(source, f"buy.terms[{i}].server", lambda t=t: catalog.server(t.server)).name
         if name not in names:
             raise ScenarioError(f"{source}: buy.terms[{i}].server = {t.server!r}: not in buy.servers; add it there")
         terms[name] = (i, t)
@@ -372,14 +367,14 @@ def _pools(catalog: Catalog, fleet: Fleet, offers: pd.DataFrame, parts: Designs,
 
 def _installed_pool(catalog: Catalog, fleet: Fleet, entry, parts: Designs, where: str, source: str):
     """The pool of an installed entry: its server's shape and the design of its NICs and switch."""
-    server = _named(source, f"{where}.server", lambda: catalog.server(entry.server))
+    server = in_field(source, f"{where}.server", lambda: catalog.server(entry.server))
     single = parts.single.set_index("server")
     shape = {c: single.at[server.name, c] for c in SHAPE_COLUMNS}
     nic_sku = entry.nic or server.included_nic
     count = entry.nics_per_node if entry.nics_per_node is not None else server.included_nics
     if nic_sku is None or count == 0:
         return shape, _standalone(), entry.power_w or server.power_w
-    nic = _named(source, f"{where}.nic", lambda: catalog.nic(nic_sku))
+    nic = in_field(source, f"{where}.nic", lambda: catalog.nic(nic_sku))
     rows = parts.multi
     rows = rows[(rows["server"] == server.name) & (rows["nic"] == nic.sku) & (rows["nics_per_node"] == count)]
     if entry.fabric is not None:
@@ -669,7 +664,7 @@ def _options(catalog, fleet: Fleet, jobs, pools, cloud, calibration, source: str
     frames = []
     horizon = fleet.horizon.periods
     for j, job in enumerate(fleet.training):
-        work = _named(
+        work = in_field(
             source,
             f"training[{j}].workload",
             lambda job=job: scenario_training(catalog, SimpleNamespace(workload=job.workload)),
@@ -810,7 +805,7 @@ def _serving(catalog, fleet: Fleet, services: pd.DataFrame, pools: pd.DataFrame,
     )[["kind", "resource", "gpu", "hbm_gib", "hbm_gb_per_s", "peak_tflops", "gpus_per_node", "multi_node"]]  # fmt: skip
     frames, demand = [], []
     for s, svc in enumerate(fleet.inference):
-        model = _named(source, f"inference[{s}].model", lambda svc=svc: served_model(catalog, svc))
+        model = in_field(source, f"inference[{s}].model", lambda svc=svc: served_model(catalog, svc))
         cap = capacity(model, machines).assign(s=s)
         if not (cap["tokens_per_s"] > 0).any():
             reasons = "; ".join(sorted(set(cap["reason"])))

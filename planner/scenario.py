@@ -413,19 +413,25 @@ def read_yaml(path: Path, what: str) -> object:
 def validation_messages(label: str, exc: ValidationError, message=None) -> list[str]:
     """One line per problem (the first MAX_ERROR_LINES, then how many more), each naming the field;
     `message(label, error)` words one (default: the plan scenario's)."""
-    errors, message = exc.errors(), message or _message
+    errors, message = exc.errors(), message or field_message
     lines = [message(label, e) for e in errors[: L.MAX_ERROR_LINES]]
     if len(errors) > L.MAX_ERROR_LINES:
         lines.append(f"{label}: ... and {len(errors) - L.MAX_ERROR_LINES:,} more problems")
     return lines
 
 
-def _message(label: str, err: dict) -> str:
-    """file: field = value: what is wrong. The value is cut to MAX_VALUE_CHARS: the input may be huge."""
-    where = ".".join(L.short(x, 40) if not isinstance(x, str) or len(x) > 40 else x for x in err["loc"])
+def _dotted(loc: tuple) -> str:
+    """workload.micro_batches.0, each part cut to 40 characters (a key may be huge)."""
+    return ".".join(L.short(x, 40) if not isinstance(x, str) or len(x) > 40 else x for x in loc)
+
+
+def field_message(label: str, err: dict, command: str = "plan", where_of=_dotted) -> str:
+    """file: field = value: what is wrong. The value is cut to MAX_VALUE_CHARS: the input may be huge.
+    `command` names the schema to see; `where_of` writes the field's location."""
+    where = where_of(err["loc"])
     message = L.cut(error_text(err) if err["type"] != "missing" else str(err["msg"]))
-    hint = " (see `planner plan --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
-    if not where:  # a rule over several fields: its message names them
+    hint = f" (see `planner {command} --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
+    if not err["loc"]:  # a rule over several fields: its message names them
         return f"{label}: {message}{hint}"
     value = "" if err["type"] == "missing" else f" = {L.short(err.get('input'))}"
     return f"{label}: {where}{value}: {message}{hint}"

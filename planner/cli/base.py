@@ -207,7 +207,7 @@ def check_names(catalog, scenario, path) -> None:
     architecture complete), the GPUs, servers and switches its constraints allow and the cloud providers,
     regions and instances it rents from, so a typo names the file and field: "s.yaml:
     constraints.switches[0]: unknown switch 'QM9999': did you mean QM9700?"."""
-    from planner.errors import PlannerError, ScenarioError
+    from planner.errors import in_field
     from planner.workload import scenario_training
 
     c = scenario.constraints
@@ -223,12 +223,7 @@ def check_names(catalog, scenario, path) -> None:
             (f"cloud.{field}[{i}]", lambda n=n, k=known, a=attribute: _known(n, k, a)) for i, n in enumerate(names)
         ]
     for where, lookup in lookups:
-        try:
-            lookup()
-        except PlannerError as exc:
-            message = str(exc)
-            prefix = "" if message.startswith(f"{where}.") else f"{where}: "  # "workload.seq_len is required"
-            raise ScenarioError(f"{path}: {prefix}{message}") from None
+        in_field(path, where, lookup)
 
 
 def named(option: str, lookup):

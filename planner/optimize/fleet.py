@@ -457,10 +457,18 @@ def _cloud_bills(m: Model) -> dict[int, pulp.LpAffineExpression]:
     )
     for row in held[held["kind"] == "cloud"].itertuples(index=False):
         terms[row.t].append((m.run[row.col], row.cloud_usd / row.periods))
-    rates = d.cloud.set_index("c")["usd_per_h"] if not d.cloud.empty else {}
+    for t, serving in serving_bills(m).items():
+        terms[t] += serving
+    return {t: _sum(terms[t]) for t in range(1, d.horizon + 1)}
+
+
+def serving_bills(m: Model) -> dict[int, list[tuple]]:
+    """Per period, the (instances, USD per instance-period) terms of the cloud instances held for serving."""
+    rates = m.data.cloud.set_index("c")["usd_per_h"] if not m.data.cloud.empty else {}
+    terms = defaultdict(list)
     for (r, t), instances in m.instances.items():
         terms[t].append((instances, float(rates[r]) * HOURS_PER_PERIOD))
-    return {t: _sum(terms[t]) for t in range(1, d.horizon + 1)}
+    return terms
 
 
 def define_objective(m: Model) -> None:
