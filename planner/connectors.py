@@ -16,6 +16,7 @@ applies the per-row checks to every catalog row (catalog_problems). The same che
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -297,10 +298,17 @@ class LinkBook:
         self.modules = [o for o in optics if o.kind == "transceiver"]
         self.fibres = [o for o in optics if o.kind == "fiber"]
         self._fits: dict = {}
+        self._links: dict = {}  # searches memoised by the ends' physics: many NICs and switches share a cage
+
+    @staticmethod
+    def _physics(end: End) -> End:
+        """The end without its device name, which only words the checks' messages: a search's valid links
+        depend on the cage, lanes, rates and breakout alone."""
+        return dataclasses.replace(end, device="")
 
     def fitting(self, role: str, end: End) -> list[OpticRow]:
         """Modules, cable heads or cable legs (role) that fit `end`'s cage."""
-        key = (role, end)
+        key = (role, self._physics(end))
         if key not in self._fits:
             plug, rows = {
                 "module": (module_plug, self.modules),
@@ -310,9 +318,17 @@ class LinkBook:
             self._fits[key] = [r for r in rows if not plug_problems(plug(r), end)]
         return self._fits[key]
 
-    def node_links(self, nic: End, switch: End, fabric: str, length_m: float, full_rate: bool = True) -> list[Link]:
+    def node_links(
+        self, nic: End, switch: End, fabric: str, length_m: float, full_rate: bool = True
+    ) -> tuple[Link, ...]:
         """Every valid way to join NIC ports to switch cages over `length_m`: a cable (DAC, ACC, AOC; a
         splitter serves several ports from one cage), or a switch module + fibre per engine + a NIC module."""
+        key = ("node", self._physics(nic), self._physics(switch), fabric, length_m, full_rate)
+        if key not in self._links:
+            self._links[key] = tuple(self._node_links(nic, switch, fabric, length_m, full_rate))
+        return self._links[key]
+
+    def _node_links(self, nic: End, switch: End, fabric: str, length_m: float, full_rate: bool) -> list[Link]:
         links = []
         legs = {id(r) for r in self.fitting("leg", nic)}
         for cable in (c for c in self.fitting("head", switch) if id(c) in legs):
@@ -334,8 +350,14 @@ class LinkBook:
                     links.append(Link("optics", tuple(parts), s.ports * f.breakout, f.breakout, text, (s, f, n)))
         return links
 
-    def switch_links(self, switch: End, fabric: str, length_m: float) -> list[Link]:
+    def switch_links(self, switch: End, fabric: str, length_m: float) -> tuple[Link, ...]:
         """Every valid way to join two cages of this switch model (parts per switch-to-switch link)."""
+        key = ("switch", self._physics(switch), fabric, length_m)
+        if key not in self._links:
+            self._links[key] = tuple(self._switch_links(switch, fabric, length_m))
+        return self._links[key]
+
+    def _switch_links(self, switch: End, fabric: str, length_m: float) -> list[Link]:
         links = []
         legs = {id(r) for r in self.fitting("leg", switch)}
         for cable in (c for c in self.fitting("head", switch) if id(c) in legs):
@@ -377,17 +399,17 @@ def switch_link_problems(parts: list[OpticRow], switch: End, fabric: str, length
 
 def node_links(
     optics: list[OpticRow], nic: End, switch: End, fabric: str, length_m: float, full_rate: bool = True
-) -> list[Link]:
+) -> tuple[Link, ...]:
     """LinkBook.node_links over these optics."""
     return LinkBook(optics).node_links(nic, switch, fabric, length_m, full_rate)
 
 
-def switch_links(optics: list[OpticRow], switch: End, fabric: str, length_m: float) -> list[Link]:
+def switch_links(optics: list[OpticRow], switch: End, fabric: str, length_m: float) -> tuple[Link, ...]:
     """LinkBook.switch_links over these optics."""
     return LinkBook(optics).switch_links(switch, fabric, length_m)
 
 
-def cheapest(links: list[Link], usd_per_w: float = 0.0, unit: str = "endpoint") -> Link | None:
+def cheapest(links: Iterable[Link], usd_per_w: float = 0.0, unit: str = "endpoint") -> Link | None:
     """The cheapest link per NIC port (node links: among those splitting a switch port the most ways, so no
     switch port runs below its rate when a splitter exists) or per uplink; watts priced at usd_per_w; ties by
     name."""

@@ -373,15 +373,20 @@ class _Context:
         if not parts:
             return rows.iloc[0:0]
         rows = pd.concat(parts, ignore_index=True)
-        rows["uplink_skus"] = [
-            tuple(("optics", s, q) for s, q in lk.skus("uplink")) if lk else () for lk in rows["uplink"]
-        ]
-        rows["uplink_usd"] = [lk.usd("uplink") if lk else 0.0 for lk in rows["uplink"]]
-        rows["uplink_w"] = [lk.watts("uplink") if lk else 0.0 for lk in rows["uplink"]]
-        rows["links"] = [
-            lk.text + (f"; uplinks {up.text}" if up is not None else "")
-            for lk, up in zip(rows["link"], rows["uplink"], strict=True)
-        ]
+        uplinks = {id(up): up for up in rows["uplink"]}  # a few distinct links among thousands of rows
+        values = {
+            k: (tuple(("optics", s, q) for s, q in up.skus("uplink")), up.usd("uplink"), up.watts("uplink"))
+            if up is not None
+            else ((), 0.0, 0.0)
+            for k, up in uplinks.items()
+        }
+        for i, column in enumerate(("uplink_skus", "uplink_usd", "uplink_w")):
+            rows[column] = [values[id(up)][i] for up in rows["uplink"]]
+        texts: dict[tuple[int, int], str] = {}
+        for lk, up in zip(rows["link"], rows["uplink"], strict=True):
+            if (id(lk), id(up)) not in texts:
+                texts[id(lk), id(up)] = lk.text + (f"; uplinks {up.text}" if up is not None else "")
+        rows["links"] = [texts[id(lk), id(up)] for lk, up in zip(rows["link"], rows["uplink"], strict=True)]
         return rows
 
     def _regimes(self, switch: str, fabric: str, npr: int) -> list[tuple[int, int, object, float]]:
@@ -569,15 +574,15 @@ class _Context:
         rows["racks_per_row"] = g.racks_per_row
         rows["count_pdus"] = on
         load = rows["nodes_per_rack"] * rows["node_w"]
-        rows["pdus_compute"] = [layout.pdus_per_rack(w, pdu.capacity_kw) if on else 0 for w in load]
+        pdus = {w: layout.pdus_per_rack(w, pdu.capacity_kw) for w in set(load)} if on else {}  # few distinct
+        rows["pdus_compute"] = [pdus.get(w, 0) for w in load]
         rows["pdus_network"] = layout.pdus_per_rack(g.rack_kw * 1e3, pdu.capacity_kw) if on else 0
         for kind, count in (("compute_rack", rows["pdus_compute"]), ("network_rack", rows["pdus_network"])):
             rows[f"{kind}_usd"] = (rack.price_usd + count * pdu.price_usd) if on else 0.0
             rows[f"{kind}_w"] = 0.0
-            rows[f"{kind}_skus"] = [
-                (("infra", rack.sku, 1.0), ("infra", pdu.sku, float(c))) if on else ()
-                for c in np.broadcast_to(count, len(rows))
-            ]
+            counts = np.broadcast_to(count, len(rows)).tolist()
+            skus = {c: (("infra", rack.sku, 1.0), ("infra", pdu.sku, float(c))) if on else () for c in set(counts)}
+            rows[f"{kind}_skus"] = [skus[c] for c in counts]
         rows["racks_note"] = (
             ""
             if on
