@@ -114,17 +114,17 @@ def test_coverage_is_the_fewest_tokens_of_multi_node_runs_and_warns_below():
     rows = [m for _, m in read_measurements(DATABASE) if m.gpus > m.gpus_per_node and m.framework == "fsdp"]
     fewest = min(m.tokens_per_gpu if m.tokens_per_gpu is not None else m.seq_len * m.micro_batch for m in rows)
     cal = Calibration.default()
-    assert cal.coverage["fsdp"] == fewest == 4096  # no multi-node FSDP run in the database below 4K tokens
-    note = cal.extrapolation_note("fsdp", 2048, multi_node=True)
-    assert "extrapolated" in note and "4,096" in note and "--confidence 0.9" in note
-    assert cal.extrapolation_note("fsdp", 4096, multi_node=True) == ""
-    assert cal.extrapolation_note("fsdp", 2048, multi_node=False) == ""  # no network to hide
-    assert Calibration().extrapolation_note("fsdp", 2048, multi_node=True) == ""  # priors claim no coverage
+    assert cal.coverage["fsdp"] == fewest == 512  # DeepCompile's FSDP runs: 4 nodes at 1 x 512 tokens per GPU
+    note = cal.extrapolation_note("fsdp", 256, multi_node=True)
+    assert "extrapolated" in note and "512" in note and "--confidence 0.9" in note
+    assert cal.extrapolation_note("fsdp", 512, multi_node=True) == ""
+    assert cal.extrapolation_note("fsdp", 256, multi_node=False) == ""  # no network to hide
+    assert Calibration().extrapolation_note("fsdp", 256, multi_node=True) == ""  # priors claim no coverage
 
 
 def test_predict_warns_outside_the_measured_range(run):
     args = ["predict", "--model", "Llama-2-70B", "--gpu", "A100-80GB", "--gpus", "64", "--gpus-per-node", "8"]
-    args += ["--node-gbps", "1600", "--framework", "fsdp", "--seq-len", "2048", "--json"]
+    args += ["--node-gbps", "1600", "--framework", "fsdp", "--seq-len", "256", "--json"]
     assert "fewer than any multi-node fsdp run" in json.loads(run(*args, "--micro-batch", "1").stdout)["extrapolation"]
     assert json.loads(run(*args, "--micro-batch", "2").stdout)["extrapolation"] == ""
     assert "warning: extrapolated" in run(*args[:-1], "--micro-batch", "1").stdout
