@@ -178,8 +178,17 @@ def _scan_target(keys, lo, hi, req, work, calibration, chunk: int = 256) -> tupl
     return first, last
 
 
-def node_bounds(keys: pd.DataFrame, work: Training, req: Requirements, max_nodes: int, calibration) -> pd.DataFrame:
-    """n_lo, n_hi per perf key (n_lo > n_hi: no feasible node count) and why the range is what it is."""
+def node_bounds(
+    keys: pd.DataFrame,
+    work: Training,
+    req: Requirements,
+    max_nodes: int,
+    calibration: Calibration,
+    known: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """n_lo, n_hi per perf key (n_lo > n_hi: no feasible node count) and why the range is what it is. `known`:
+    the bounds of these keys under a requirement that differed only in its throughput (a goodput pass), whose
+    memory and target bounds hold as they are."""
     single = keys["single"].to_numpy()
     per_node = keys["gpus_per_node"].to_numpy(dtype=np.int64)
     lo = np.where(single, 1, 2)
@@ -190,11 +199,15 @@ def node_bounds(keys: pd.DataFrame, work: Training, req: Requirements, max_nodes
         lo, hi = np.where(valid, n_fixed, 1), np.where(valid, n_fixed, 0)
 
     c = req.confidence
-    n_memory = _memory_bound(keys, lo, hi, work, calibration)
-    if work.offload == "none":
+    if known is not None and work.offload == "none":
+        n_memory, n_target = known["n_memory_min"].to_numpy(), known["n_target_max"].to_numpy()
+        n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
+    elif work.offload == "none":
+        n_memory = _memory_bound(keys, lo, hi, work, calibration)
         n_target = _bisect(keys, lo, hi, lambda ev: meets_target(ev, req), work, calibration, True, c)
         n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
     else:  # offload time falls with N while communication grows: scan for the interval meeting the target
+        n_memory = _memory_bound(keys, lo, hi, work, calibration)
         n_first, n_target = _scan_target(keys, lo, hi, req, work, calibration)
         n_lo, n_hi = np.maximum.reduce([lo, n_memory, n_first]), np.minimum(hi, n_target)
     n_speed = lo
@@ -459,9 +472,17 @@ COLUMNS = list(
 )
 
 
-def build(catalog: Catalog, scenario: Scenario, calibration: Calibration, parts: Designs | None = None) -> Candidates:
+def build(
+    catalog: Catalog,
+    scenario: Scenario,
+    calibration: Calibration,
+    parts: Designs | None = None,
+    previous: Candidates | None = None,
+) -> Candidates:
     """The priced candidate table (cheapest first) and the bounds table of every performance key. `parts`:
-    the scenario's designs when already built (they depend on its hardware, not on its requirement)."""
+    the scenario's designs when already built (they depend on its hardware, not on its requirement);
+    `previous`: the table of these designs under a requirement that differed only in its throughput (the
+    goodput passes), whose keys and memory and target bounds are reused."""
     work = scenario_training(catalog, scenario)
     req = Requirements.of(scenario)
     if parts is None:
@@ -469,8 +490,9 @@ def build(catalog: Catalog, scenario: Scenario, calibration: Calibration, parts:
     rows = [_single_node_rows(parts.single, scenario)]
     if not parts.multi.empty:
         rows.append(_multi_node_rows(parts.multi, scenario))
-    keys = _performance_keys(parts.single, parts.configs, scenario)
-    bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration)
+    known = previous.bounds if previous is not None else None
+    keys = known[[*KEY, "single"]] if known is not None else _performance_keys(parts.single, parts.configs, scenario)
+    bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration, known)
     table = _attach_bounds(pd.concat(rows, ignore_index=True).copy(), bounds)
     table = _node_range(table, req, scenario.constraints.max_nodes)[COLUMNS]
     priced = _price(table, scenario)

@@ -49,11 +49,18 @@ def run(
         raise SolverError("the MILP found no plan although feasible candidates exist; report this as a bug")
     row = _clean(pool.iloc[sol.k])
     _check_against_table(sol, feasible.iloc[0])
-    head, head_lines = _summary(catalog, scenario, calibration, table.training, row, sol.nodes, "chosen")
+    summaries: dict = {}  # the best per fabric, per NIC speed and the alternatives are often the same rows
+
+    def summary(r, nodes: int, label: str, head: Summary | None = None) -> tuple[Summary, list[BomLine]]:
+        key = (_identity(r), nodes)
+        if key not in summaries:
+            summaries[key] = _summary(catalog, scenario, calibration, table.training, r, nodes, label, head)
+        found, lines = summaries[key]
+        return found.model_copy(update={"label": label}), lines
+
+    head, head_lines = summary(row, sol.nodes, "chosen")
     _check_cost(sol, head)
-    describe = lambda r, label: compare(  # noqa: E731
-        head, head_lines, *_summary(catalog, scenario, calibration, table.training, r, int(r["nodes"]), label, head)
-    )
+    describe = lambda r, label: compare(head, head_lines, *summary(r, int(r["nodes"]), label, head))  # noqa: E731
     chosen_group = {c: row[c] for c in cand.GROUP}
     per_fabric = [describe(r, FABRIC_NAMES.get(v, v)) for v, r in ranking.best_per_value(feasible, "fabric", ("none",))]
     detail = _detail(catalog, scenario, row, sol.nodes)
@@ -98,10 +105,10 @@ def sized_candidates(
         return scenario, cand.build(catalog, scenario, calibration)
     params = scenario_training(catalog, scenario).params
     parts = cand.part_designs(catalog, scenario)  # goodput changes the need, not the hardware
-    fraction, sized_for = 1.0, None
+    fraction, sized_for, table = 1.0, None, None
     while True:
         resolved = reliability.with_goodput(scenario, fraction)
-        table = cand.build(catalog, resolved, calibration, parts)
+        table = cand.build(catalog, resolved, calibration, parts, table)  # goodput changes the throughput only
         if table.feasible.empty:
             return resolved, table
         nodes = int(table.feasible.iloc[0]["nodes"])
@@ -164,6 +171,17 @@ def _clean(row) -> dict:
     row = dict(row)
     optional = ("nic", "switch", "storage_switch", "inband_switch", "storage_nic")
     return {c: (None if c in optional and not isinstance(v, str) else v) for c, v in row.items()}
+
+
+# what tells candidate rows apart: the configuration, its fabric's variant, and the node range of its regime
+IDENTITY = [
+    *cand.GROUP, "tier", "topology", "oversubscription", "placement", "n_lo", "n_hi", "su_local", "uplink_run_m"
+]  # fmt: skip
+
+
+def _identity(row) -> tuple:
+    """A candidate row as a key (a row of the table and the same row cleaned are one)."""
+    return tuple(str(row[c]) if isinstance(row[c], str) or not pd.isna(row[c]) else "" for c in IDENTITY)
 
 
 def _geometry(scenario: Scenario) -> layout.Geometry:

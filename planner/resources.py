@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from importlib.resources import files
 from pathlib import Path
 
@@ -33,12 +35,17 @@ def data_dir() -> Path:
 def display_name(path: str | Path) -> str:
     """A catalog file as a reader should see it: `catalogs/servers.csv` for a shipped one (not the install
     path), else the path relative to the working folder when it lies inside it, else as given."""
-    path = Path(path)
+    return _display_name(str(path), os.getcwd())
+
+
+@functools.lru_cache(maxsize=256)  # every bill-of-materials line names its file: resolve each file once
+def _display_name(name: str, cwd: str) -> str:
+    path = Path(name)
     try:
         return "catalogs/" + path.resolve().relative_to(catalogs_dir().resolve()).as_posix()
     except ValueError:
         pass
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return path.resolve().relative_to(Path(cwd).resolve()).as_posix()
     except (ValueError, OSError):
         return str(path)
