@@ -316,17 +316,16 @@ class _Context:
         """The cheapest valid NIC-to-leaf link for each row's run; rows no link joins are dropped."""
         g, override = self.geometry, self.scenario.cabling.node_leaf_reach_m
         rows = self._one_rack(rows)
-        codes, unique = pd.factorize(pd.MultiIndex.from_frame(rows[["placement", "nodes_per_rack", "server_units"]]))
+        codes, unique = _distinct(rows, ["placement", "nodes_per_rack", "server_units"])
         runs = [override or layout.longest_node_run_m(p, npr, u or None, g.racks_per_row, g) for p, npr, u in unique]
         rows["node_run_m"] = np.asarray(runs, dtype=float)[codes]
-        keys = pd.MultiIndex.from_frame(rows[["server", "nic", "switch", "fabric", "node_run_m"]])
-        codes, unique = pd.factorize(keys)  # a few dozen distinct links among thousands of rows
+        codes, unique = _distinct(rows, ["server", "nic", "switch", "fabric", "node_run_m"])  # a few dozen links
         distinct = [self._link(*k) for k in unique]
-        links = [distinct[c] for c in codes]
-        rows["link"] = links
-        rows = rows[[lk is not None for lk in links]].reset_index(drop=True)
-        rows["breakout"] = [lk.breakout for lk in rows["link"]]
-        rows["cage_endpoints"] = [lk.endpoints_per_cage for lk in rows["link"]]
+        joined = np.array([lk is not None for lk in distinct], dtype=bool)[codes]
+        rows, codes = rows[joined].reset_index(drop=True), codes[joined]
+        rows["link"] = [distinct[c] for c in codes]
+        rows["breakout"] = np.array([lk.breakout if lk else 0 for lk in distinct], dtype=np.int64)[codes]
+        rows["cage_endpoints"] = np.array([lk.endpoints_per_cage if lk else 0 for lk in distinct], np.int64)[codes]
         rows["endpoints_per_node"] = rows["nics_per_node"] * rows["nic_ports"]
         rows["rail"] = rows["topology"] == "rail"
         rows["rails"] = np.where(rows["rail"], rows["nics_per_node"], 1)
@@ -335,15 +334,16 @@ class _Context:
         rows["tor"] = rows["placement"] == "top-of-rack"
         per_rack = rows["nodes_per_rack"] * rows["endpoints_per_node"]
         rows["rack_leaves"] = -(-per_rack // np.maximum(rows["leaf_down"] * rows["breakout"], 1))
-        per_link = {id(lk): lk for lk in rows["link"]}
-        for unit in ("endpoint", "cage"):
-            values = {
-                k: (tuple(("optics", s, q) for s, q in lk.skus(unit)), lk.usd(unit), lk.watts(unit))
-                for k, lk in per_link.items()
-            }
-            for i, column in enumerate((f"{unit}_skus", f"{unit}_usd", f"{unit}_w")):
-                rows[column] = [values[id(lk)][i] for lk in rows["link"]]
-        rows["switch_skus"] = [(("switches", sw, 1.0),) for sw in rows["switch"]]
+        for unit in ("endpoint", "cage"):  # per distinct link, then spread over its rows
+            parts = [
+                (tuple(("optics", s, q) for s, q in lk.skus(unit)), lk.usd(unit), lk.watts(unit)) if lk else ((), 0, 0)
+                for lk in distinct
+            ]
+            rows[f"{unit}_skus"] = [parts[c][0] for c in codes]
+            rows[f"{unit}_usd"] = np.array([p[1] for p in parts], dtype=float)[codes]
+            rows[f"{unit}_w"] = np.array([p[2] for p in parts], dtype=float)[codes]
+        switch_skus = {sw: (("switches", sw, 1.0),) for sw in set(rows["switch"])}
+        rows["switch_skus"] = [switch_skus[sw] for sw in rows["switch"]]
         return rows
 
     def _decision_length(self, run_m: float) -> float:
@@ -445,7 +445,7 @@ class _Context:
     def _storage(self, rows: pd.DataFrame) -> pd.DataFrame:
         g = self.geometry
         columns = ["server", "fabric", "switch", "nodes_per_rack", "server_units", "uplink_run_m"]
-        codes, unique = pd.factorize(pd.MultiIndex.from_frame(rows[columns]))  # designed once per distinct key
+        codes, unique = _distinct(rows, columns)  # designed once per distinct key
         out = []
         for server, fabric, switch, npr, units, uplink_run_m in unique:
             run = layout.longest_node_run_m("middle-of-row", npr, units or None, g.racks_per_row, g)
@@ -591,6 +591,15 @@ class _Context:
             else "no rack or PDU row in the catalog (infra.csv)"
         )
         return rows
+
+
+def _distinct(rows: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, list[tuple]]:
+    """Each row's code and the distinct value tuples of `columns`, in order of first appearance (what
+    pd.factorize of a MultiIndex gives, without building one)."""
+    index: dict[tuple, int] = {}
+    keys = zip(*(rows[c].tolist() for c in columns), strict=True)
+    codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(rows))
+    return codes, list(index)
 
 
 def _zero_params(rows: pd.DataFrame) -> pd.DataFrame:

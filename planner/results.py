@@ -7,7 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # validators are built at a class's first use, not at import: a command builds only its own results
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class BomLine(_Frozen):
