@@ -351,28 +351,43 @@ class _Context:
         return self.limits[at] if at < len(self.limits) else run_m
 
     def _link(self, server: str, nic: str, switch: str, fabric: str, run_m: float):
-        row = self._server(server)
-        run_m = self._decision_length(run_m)
-        key = ("node", row.name if row.nic_cage else None, nic, switch, fabric, run_m)
+        key = ("node", self._nic_end(server, nic), self._switch_end(switch), fabric, self._decision_length(run_m))
         if key not in self.memo:
-            end = connectors.nic_end(self.catalog.nic(nic), row)
-            sw = connectors.switch_end(self.catalog.rows["switches"][(switch.lower(),)])
-            self.memo[key] = connectors.cheapest(self.book.node_links(end, sw, fabric, run_m), self.usd_per_w)
+            self.memo[key] = connectors.cheapest(self.book.node_links(*key[1:]), self.usd_per_w)
+        return self.memo[key]
+
+    def _nic_end(self, server: str, nic: str) -> connectors.End:
+        """The NIC port's end (the card's cage, or the server's own: DGX), once per server and NIC."""
+        key = ("nic end", server, nic)
+        if key not in self.memo:
+            self.memo[key] = connectors.nic_end(self.catalog.nic(nic), self._server(server))
+        return self.memo[key]
+
+    def _switch_end(self, switch: str) -> connectors.End:
+        key = ("switch end", switch)
+        if key not in self.memo:
+            self.memo[key] = connectors.switch_end(self.catalog.rows["switches"][(switch.lower(),)])
         return self.memo[key]
 
     def _uplink_regimes(self, rows: pd.DataFrame) -> pd.DataFrame:
         """Tier 2/3 rows, one per reach regime: the cheapest switch-to-switch link valid for every row the
         spine row serves at that size (longer reach, dearer link, for more rows); node caps follow."""
         one = rows[rows["tier"] == 1].assign(uplink=None, uplink_run_m=0.0)
-        parts = [one]
         multi = rows[rows["tier"] > 1]
-        for key, group in multi.groupby(["switch", "fabric", "nodes_per_rack"], sort=False):
-            for lo, hi, link, run in self._regimes(*key):
-                parts.append(group.assign(uplink=link, uplink_run_m=run, cap_lo=lo, cap_hi=hi))
-        parts = [p for p in parts if not p.empty]
-        if not parts:
+        codes, keys = _distinct(multi, ["switch", "fabric", "nodes_per_rack"])
+        take, regime = [], []  # each group's rows once per regime, group by group (one take, not a frame each)
+        for code, key in enumerate(keys):
+            members = np.flatnonzero(codes == code)
+            for values in self._regimes(*key):
+                take.append(members)
+                regime += [values] * len(members)
+        if one.empty and not take:
             return rows.iloc[0:0]
-        rows = pd.concat(parts, ignore_index=True)
+        spread = multi.iloc[np.concatenate(take)] if take else multi.iloc[0:0]
+        lo, hi, links, runs = zip(*regime, strict=True) if regime else ((), (), (), ())
+        spread = spread.assign(cap_lo=np.array(lo, np.int64), cap_hi=np.array(hi, np.int64), uplink=list(links))
+        spread = spread.assign(uplink_run_m=np.array(runs, dtype=float))
+        rows = pd.concat([p for p in (one, spread) if not p.empty], ignore_index=True)
         uplinks = {id(up): up for up in rows["uplink"]}  # a few distinct links among thousands of rows
         values = {
             k: (tuple(("optics", s, q) for s, q in up.skus("uplink")), up.usd("uplink"), up.watts("uplink"))
@@ -395,7 +410,7 @@ class _Context:
         if key in self.memo:
             return self.memo[key]
         g, override = self.geometry, self.scenario.cabling.switch_reach_m
-        sw = connectors.switch_end(self.catalog.rows["switches"][(switch.lower(),)])
+        sw = self._switch_end(switch)
         per_row = g.racks_per_row * npr
         rows_needed = layout.rows_of(layout.rows_of(self.scenario.constraints.max_nodes, npr), g.racks_per_row)
         regimes, lo, offset = [], 1, 0
