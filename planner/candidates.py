@@ -60,6 +60,7 @@ class Candidates:
     bounds: pd.DataFrame
     training: Training
     requirements: Requirements
+    designs: pd.DataFrame | None = None  # every design once (no micro-batch), with its fabric's capacity
 
     @property
     def feasible(self) -> pd.DataFrame:
@@ -224,19 +225,32 @@ def node_bounds(
 # ---------------------------------------------------------------- the table
 
 
-def _multi_node_rows(multi: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
-    """Every multi-node design at every micro-batch; performance at node bandwidth / o, except where a
-    rail-optimised fabric keeps a job within one scalable unit (design._su_split)."""
-    rows = multi.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
-    rows["node_gbps_eff"] = np.where(rows["su_local"], rows["node_gbps"], rows["node_gbps"] / rows["oversubscription"])
-    rows["single"] = False
-    return rows
+def _design_table(parts: Designs, scenario: Scenario) -> pd.DataFrame:
+    """Every design once, single nodes first: performance at node bandwidth / o, except where a
+    rail-optimised fabric keeps a job within one scalable unit (design._su_split); a single node has no
+    network, so its key is evaluated at a nominal 1 Gbps of IB (no traffic crosses it). `capacity`: the most
+    nodes its fabric holds within max_nodes."""
+    single = parts.single.assign(node_gbps_eff=1.0, single=True)
+    tables = [single]
+    if not parts.multi.empty:
+        multi = parts.multi
+        effective = np.where(multi["su_local"], multi["node_gbps"], multi["node_gbps"] / multi["oversubscription"])
+        tables.append(multi.assign(node_gbps_eff=effective, single=False))
+    table = pd.concat(tables, ignore_index=True).copy()  # the copy consolidates the designs' many columns
+    table["node_gbps_eff"] = table["node_gbps_eff"].astype(float).round(9)  # keys match at 9 decimals
+    table["cap_hi"] = np.minimum(table["cap_hi"].to_numpy(np.int64), scenario.constraints.max_nodes)
+    table["capacity"] = np.where(table["single"], 1, _capacity_nodes(table))
+    return table
 
 
-def _single_node_rows(single: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
-    rows = single.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
-    # a single node has no network: its key is evaluated at a nominal 1 Gbps (no traffic crosses it)
-    return rows.assign(node_gbps_eff=1.0, single=True)
+def _with_micro_batches(designs: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    """Every design at every micro-batch, design by design, in the columns the node range needs; `design`
+    is the row of the design table."""
+    batches = np.asarray(scenario.workload.micro_batches, dtype=np.int64)
+    at = np.repeat(np.arange(len(designs)), len(batches))
+    columns = [c for c in (*KEY, "single", "cap_lo", "capacity", "rack_fits") if c != "micro_batch"]
+    rows = designs[columns].iloc[at].reset_index(drop=True)
+    return rows.assign(design=at, micro_batch=np.tile(batches, len(designs)))
 
 
 def _performance_keys(servers: pd.DataFrame, configs: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
@@ -262,8 +276,7 @@ def _performance_keys(servers: pd.DataFrame, configs: pd.DataFrame, scenario: Sc
 
 def _attach_bounds(rows: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
     """The node bounds of each row's performance key (single nodes: the key at a nominal 1 Gbps IB)."""
-    rows = rows.assign(node_gbps_eff=rows["node_gbps_eff"].astype(float).round(9))
-    rows["key_fabric"] = np.where(rows["single"], "ib", rows["fabric"])
+    rows = rows.assign(key_fabric=np.where(rows["single"], "ib", rows["fabric"]))
     columns = [*KEY, "single", "n_lo", "n_hi"]
     renamed = bounds[columns].rename(columns={"fabric": "key_fabric", "n_lo": "key_lo", "n_hi": "key_hi"})
     on = [c if c != "fabric" else "key_fabric" for c in KEY] + ["single"]
@@ -283,12 +296,10 @@ def _capacity_nodes(rows: pd.DataFrame) -> np.ndarray:
     return lo
 
 
-def _node_range(rows: pd.DataFrame, req: Requirements, max_nodes: int) -> pd.DataFrame:
+def _node_range(rows: pd.DataFrame, req: Requirements) -> pd.DataFrame:
     """[n_lo, n_hi] per row: the key's bounds within the fabric's capacity and the row's regime caps; with a
     global batch, only node counts giving a whole grad_accum (divisors of global_batch / (G x micro_batch))."""
-    rows = rows.assign(cap_hi=np.minimum(rows["cap_hi"].to_numpy(np.int64), max_nodes))
-    cap = np.where(rows["single"], 1, _capacity_nodes(rows))
-    hi = np.minimum(rows["key_hi"].to_numpy(np.int64), cap)
+    hi = np.minimum(rows["key_hi"].to_numpy(np.int64), rows["capacity"].to_numpy(np.int64))
     lo = np.maximum(rows["key_lo"].to_numpy(np.int64), rows["cap_lo"].to_numpy(np.int64))
     if req.global_batch is not None:
         per_step = rows["gpus_per_node"].to_numpy(np.int64) * rows["micro_batch"].to_numpy(np.int64)
@@ -487,17 +498,17 @@ def build(
     req = Requirements.of(scenario)
     if parts is None:
         parts = part_designs(catalog, scenario)
-    rows = [_single_node_rows(parts.single, scenario)]
-    if not parts.multi.empty:
-        rows.append(_multi_node_rows(parts.multi, scenario))
     known = previous.bounds if previous is not None else None
     keys = known[[*KEY, "single"]] if known is not None else _performance_keys(parts.single, parts.configs, scenario)
     bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration, known)
-    table = _attach_bounds(pd.concat(rows, ignore_index=True).copy(), bounds)
-    table = _node_range(table, req, scenario.constraints.max_nodes)[COLUMNS]
-    priced = _price(table, scenario)
+    table = previous.designs if previous is not None else _design_table(parts, scenario)
+    rows = _node_range(_attach_bounds(_with_micro_batches(table, scenario), bounds), req)
+    # the wide columns only for the rows that have a node range (a few hundred of thousands)
+    wide = table.iloc[rows["design"].to_numpy()].reset_index(drop=True)
+    wide = wide.assign(micro_batch=rows["micro_batch"].to_numpy(), n_lo=rows["n_lo"].to_numpy())
+    priced = _price(wide.assign(n_hi=rows["n_hi"].to_numpy())[COLUMNS], scenario)
     priced = priced.sort_values(["objective_usd", "capex_usd", "power_w"], kind="stable", ignore_index=True)
-    return Candidates(priced, bounds, work, req)
+    return Candidates(priced, bounds, work, req, table)
 
 
 def leaf_split_columns(row: dict) -> tuple[int, int, int]:
