@@ -49,20 +49,14 @@ def run(
         raise SolverError("the MILP found no plan although feasible candidates exist; report this as a bug")
     row = _clean(pool.iloc[sol.k])
     _check_against_table(sol, feasible.iloc[0])
-    summaries: dict = {}  # the best per fabric, per NIC speed and the alternatives are often the same rows
-
-    def summary(r, nodes: int, label: str, head: Summary | None = None) -> tuple[Summary, list[BomLine]]:
-        key = (_identity(r), nodes)
-        if key not in summaries:
-            summaries[key] = _summary(catalog, scenario, calibration, table.training, r, nodes, label, head)
-        found, lines = summaries[key]
-        return found.model_copy(update={"label": label}), lines
-
-    head, head_lines = summary(row, sol.nodes, "chosen")
+    listed = _listed(feasible, row, alternatives)
+    summarize = _Summaries(catalog, scenario, calibration, table.training, [(row, sol.nodes), *_listed_rows(listed)])
+    head, head_lines = summarize(row, sol.nodes, "chosen")
     _check_cost(sol, head)
-    describe = lambda r, label: compare(head, head_lines, *summary(r, int(r["nodes"]), label, head))  # noqa: E731
-    chosen_group = {c: row[c] for c in cand.GROUP}
-    per_fabric = [describe(r, FABRIC_NAMES.get(v, v)) for v, r in ranking.best_per_value(feasible, "fabric", ("none",))]
+    described_as = {
+        name: [compare(head, head_lines, *summarize(r, int(r["nodes"]), label, head)) for label, r in rows]
+        for name, rows in listed.items()
+    }
     detail = _detail(catalog, scenario, row, sol.nodes)
     return Plan(
         scenario=scenario.name,
@@ -80,15 +74,8 @@ def run(
         not_priced=detail["not_priced"],
         why=why(scenario, row, head, table.training, calibration)
         + nic_note(catalog, scenario, calibration, table, row, head)
-        + tie_notes(head, per_fabric),
-        per_fabric=per_fabric,
-        per_nic_speed=[
-            describe(r, f"{v:g}G NICs") for v, r in ranking.best_per_value(feasible, "nic_speed_gbps", (0.0,))
-        ],
-        alternatives=[
-            describe(r, f"#{i + 2}")
-            for i, (_, r) in enumerate(ranking.next_best(feasible, cand.GROUP, alternatives, chosen_group).iterrows())
-        ],
+        + tie_notes(head, described_as["per_fabric"]),
+        **described_as,
         candidates=len(table.frame),
         calibration=calibration.source,
         schedule=plan_schedule(scenario, table.training, head),
@@ -115,6 +102,43 @@ def sized_candidates(
         if sized_for is not None and nodes <= sized_for:
             return resolved, table
         fraction, sized_for = reliability.goodput(scenario.reliability, params, nodes).fraction, nodes
+
+
+def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, list[tuple[str, pd.Series]]]:
+    """(label, row) of the best plan per fabric, per NIC speed, and the next-best distinct configurations."""
+    chosen_group = {c: row[c] for c in cand.GROUP}
+    best_fabric = ranking.best_per_value(feasible, "fabric", ("none",))
+    best_speed = ranking.best_per_value(feasible, "nic_speed_gbps", (0.0,))
+    next_best = ranking.next_best(feasible, cand.GROUP, alternatives, chosen_group)
+    return {
+        "per_fabric": [(FABRIC_NAMES.get(v, v), r) for v, r in best_fabric],
+        "per_nic_speed": [(f"{v:g}G NICs", r) for v, r in best_speed],
+        "alternatives": [(f"#{i + 2}", r) for i, (_, r) in enumerate(next_best.iterrows())],
+    }
+
+
+def _listed_rows(listed: dict) -> list[tuple[dict, int]]:
+    return [(_clean(r), int(r["nodes"])) for rows in listed.values() for _, r in rows]
+
+
+class _Summaries:
+    """Summaries of candidate rows at their node counts, each distinct row once (the best InfiniBand plan is
+    often the chosen one), the model evaluated for all of them in one call."""
+
+    def __init__(self, catalog, scenario, calibration, work: Training, rows: list[tuple[dict, int]]):
+        self.catalog, self.scenario, self.work = catalog, scenario, work
+        distinct = {(_identity(r), n): (r, n) for r, n in rows}
+        evaluated = performances(list(distinct.values()), work, calibration, scenario)
+        self.figures = dict(zip(distinct, evaluated, strict=True))
+        self.done: dict = {}
+
+    def __call__(self, row, nodes: int, label: str, head: Summary | None = None) -> tuple[Summary, list[BomLine]]:
+        key = (_identity(row), nodes)
+        if key not in self.done:
+            figures = self.figures[key]
+            self.done[key] = _summary(self.catalog, self.scenario, self.work, row, nodes, label, figures, head)
+        found, lines = self.done[key]
+        return found.model_copy(update={"label": label}), lines
 
 
 def plan_schedule(scenario: Scenario, work: Training, head: Summary) -> Schedule | None:
@@ -223,17 +247,16 @@ def _longest(links, segment: str) -> float:
     return max(runs, default=0.0)
 
 
-def summarize(catalog, scenario, calibration, work: Training, row, nodes: int, label, head=None) -> Summary:
-    return _summary(catalog, scenario, calibration, work, row, nodes, label, head)[0]
-
-
-def _summary(catalog, scenario, calibration, work, row, nodes: int, label, head=None) -> tuple[Summary, list[BomLine]]:
-    """A plan's summary and its bill of materials (kept beside it for the tie check, not in the JSON)."""
+def _summary(
+    catalog, scenario, work, row, nodes: int, label, figures: dict, head=None
+) -> tuple[Summary, list[BomLine]]:
+    """A plan's summary from the model's `figures` at its node count, and its bill of materials (kept beside
+    it for the tie check, not in the JSON)."""
     row = _clean(row)
     q = cand.quantities_at(row, nodes)
     lines = bom.bill_of_materials(catalog, row, nodes, q, _geometry(scenario), _override(scenario))
     cost = _cost(row, nodes, q, scenario.objective, lines)
-    choice, metrics = _choice_and_metrics(scenario, calibration, work, row, nodes, q)
+    choice, metrics = _choice_and_metrics(scenario, work, row, nodes, q, figures)
     delta = cost.objective_usd - head.cost.objective_usd if head else 0.0
     return Summary(label=label, choice=choice, metrics=metrics, cost=cost, delta_usd=delta), lines
 
@@ -300,17 +323,26 @@ def _cost(row: dict, nodes: int, q: dict, objective, lines: list[BomLine]) -> Co
 
 def performance(row: dict, nodes: int, work: Training, calibration: Calibration, confidence=None) -> dict:
     """The model's figures for a candidate at this node count (as scalars)."""
-    keys = pd.DataFrame([row]).assign(
-        node_gbps_eff=row["node_gbps_eff"] if row["tier"] else 1.0,
-        fabric=row["fabric"] if row["tier"] else "ib",
-    )
-    figures = cand.evaluate_at(keys, np.array([nodes]), work, calibration, confidence)
-    return {k: np.asarray(v)[0] for k, v in figures.items()}
+    return _figures([(row, nodes)], work, calibration, confidence)[0]
 
 
-def _choice_and_metrics(scenario, calibration, work, row, nodes: int, q: dict) -> tuple[Choice, Metrics]:
+def performances(rows: list[tuple[dict, int]], work: Training, calibration: Calibration, scenario) -> list[dict]:
+    """performance() of each (candidate, node count), at the scenario's confidence, in one evaluation."""
+    return _figures(rows, work, calibration, Requirements.of(scenario).confidence)
+
+
+def _figures(rows: list[tuple[dict, int]], work: Training, calibration: Calibration, confidence) -> list[dict]:
+    keys = pd.DataFrame([row for row, _ in rows])
+    single = keys["tier"].to_numpy() == 0  # a single node's key: a nominal 1 Gbps of IB (no traffic crosses it)
+    keys["node_gbps_eff"] = np.where(single, 1.0, keys["node_gbps_eff"].to_numpy(float))
+    keys["fabric"] = np.where(single, "ib", keys["fabric"].to_numpy(object))
+    nodes = np.array([n for _, n in rows], dtype=np.int64)
+    figures = cand.evaluate_at(keys, nodes, work, calibration, confidence)
+    return [{k: np.broadcast_to(v, len(rows))[i] for k, v in figures.items()} for i in range(len(rows))]
+
+
+def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tuple[Choice, Metrics]:
     req = Requirements.of(scenario)
-    r = performance(row, nodes, work, calibration, req.confidence)
     gpus = nodes * int(row["gpus_per_node"])
     accum = req.global_batch // (gpus * int(row["micro_batch"])) if req.global_batch else None
     tiers = {1: ("leaf",), 2: ("leaf", "spine"), 3: ("leaf", "spine", "core")}.get(int(row["tier"]), ())
