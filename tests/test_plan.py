@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import CAL, NICS, SERVER, SWITCHES, scenario, tiny
@@ -373,3 +374,28 @@ def test_dearer_twin_parts_change_nothing_but_the_search():
                          alternatives=0)  # fmt: skip
     assert twins.cost.objective_usd == pytest.approx(plain.cost.objective_usd, rel=1e-12)
     assert [(b.sku, b.quantity) for b in twins.bom] == [(b.sku, b.quantity) for b in plain.bom]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), st.sampled_from([None, 0.9]))
+def test_speed_bound_is_the_smallest_node_count_fast_enough(problem, confidence):
+    """The speed bound jumps from below (a node's throughput never rises with N); exhaustive evaluation of
+    every node count of every performance key must find the same smallest count."""
+    catalog, sc = problem
+    sc = sc.model_copy(update={"confidence": confidence})
+    req = workload.Requirements.of(sc)
+    if req.tokens_per_s is None:
+        return
+    parts = candidates.part_designs(catalog, sc)
+    keys = candidates._performance_keys(parts.single, parts.configs, sc)
+    work = workload.scenario_training(catalog, sc)
+    single = keys["single"].to_numpy()
+    lo, hi = np.where(single, 1, 2), np.where(single, 1, sc.constraints.max_nodes)
+    found = candidates._speed_bound(keys, lo, hi, req, work, CAL)
+    counts = np.arange(1, sc.constraints.max_nodes + 1)
+    at = np.repeat(np.arange(len(keys)), len(counts))
+    every = candidates.evaluate_at(keys.iloc[at], np.tile(counts, len(keys)), work, CAL, req.confidence)
+    fast = workload.fast_enough(every, req).reshape(len(keys), -1)
+    fast &= (counts >= lo[:, None]) & (counts <= hi[:, None])
+    expected = np.where(fast.any(axis=1), counts[fast.argmax(axis=1)], hi + 1)
+    assert (found == expected).all()
