@@ -233,6 +233,19 @@ def cable_link_problems(cable: OpticRow, nic: End, switch: End, fabric: str, len
     return problems + _fabric_problems([cable], fabric) + _length_problems(cable, length_m)
 
 
+def _reach_problems(link_rows: tuple[OpticRow, ...], length_m: float) -> list[str]:
+    """The length checks of a node link's parts (cable_link_problems' and optics_link_problems' last ones):
+    a cable, or switch module + fibre + NIC module."""
+    if len(link_rows) == 1:
+        return _length_problems(link_rows[0], length_m)
+    switch_module, fibre, nic_module = link_rows
+    reach = min(switch_module.reach_m, nic_module.reach_m)
+    problems = []
+    if length_m > reach + 1e-9:
+        problems.append(f"{switch_module.sku} / {nic_module.sku} reach {reach:g} m; the run is {length_m:.1f} m")
+    return problems + _length_problems(fibre, length_m)
+
+
 def optics_link_problems(
     switch_module: OpticRow,
     fibre: OpticRow,
@@ -261,10 +274,7 @@ def optics_link_problems(
             f"{fibre.sku} splits a port {fibre.breakout} ways; {switch.device} allows {switch.max_breakout}"
         )
     problems += _fabric_problems([switch_module, fibre, nic_module], fabric)
-    reach = min(switch_module.reach_m, nic_module.reach_m)
-    if length_m > reach + 1e-9:
-        problems.append(f"{switch_module.sku} / {nic_module.sku} reach {reach:g} m; the run is {length_m:.1f} m")
-    return problems + _length_problems(fibre, length_m)
+    return problems + _reach_problems((switch_module, fibre, nic_module), length_m)
 
 
 def _optical_problems(a: OpticRow, fibre: OpticRow, b: OpticRow) -> list[str]:
@@ -323,10 +333,10 @@ class LinkBook:
     ) -> tuple[Link, ...]:
         """Every valid way to join NIC ports to switch cages over `length_m`: a cable (DAC, ACC, AOC; a
         splitter serves several ports from one cage), or a switch module + fibre per engine + a NIC module."""
-        key = ("node", self._physics(nic), self._physics(switch), fabric, length_m, full_rate)
-        if key not in self._links:
-            self._links[key] = tuple(self._node_links(nic, switch, fabric, length_m, full_rate))
-        return self._links[key]
+        key = ("node", self._physics(nic), self._physics(switch), fabric, full_rate)
+        if key not in self._links:  # every length shares the checks but the reach: made once, at 0 m
+            self._links[key] = tuple(self._node_links(nic, switch, fabric, 0.0, full_rate))
+        return tuple(link for link in self._links[key] if not _reach_problems(link.rows, length_m))
 
     def _node_links(self, nic: End, switch: End, fabric: str, length_m: float, full_rate: bool) -> list[Link]:
         links = []
