@@ -234,8 +234,8 @@ def cable_link_problems(cable: OpticRow, nic: End, switch: End, fabric: str, len
 
 
 def _reach_problems(link_rows: tuple[OpticRow, ...], length_m: float) -> list[str]:
-    """The length checks of a node link's parts (cable_link_problems' and optics_link_problems' last ones):
-    a cable, or switch module + fibre + NIC module."""
+    """The length checks of a link's parts (the last checks of cable_link_problems, optics_link_problems and
+    switch_link_problems): a cable, or module + fibre + module."""
     if len(link_rows) == 1:
         return _length_problems(link_rows[0], length_m)
     switch_module, fibre, nic_module = link_rows
@@ -362,10 +362,10 @@ class LinkBook:
 
     def switch_links(self, switch: End, fabric: str, length_m: float) -> tuple[Link, ...]:
         """Every valid way to join two cages of this switch model (parts per switch-to-switch link)."""
-        key = ("switch", self._physics(switch), fabric, length_m)
-        if key not in self._links:
-            self._links[key] = tuple(self._switch_links(switch, fabric, length_m))
-        return self._links[key]
+        key = ("switch", self._physics(switch), fabric)
+        if key not in self._links:  # as node_links: the checks once at 0 m, the reach per length
+            self._links[key] = tuple(self._switch_links(switch, fabric, 0.0))
+        return tuple(link for link in self._links[key] if not _reach_problems(link.rows, length_m))
 
     def _switch_links(self, switch: End, fabric: str, length_m: float) -> list[Link]:
         links = []

@@ -488,11 +488,10 @@ class _Context:
         return result
 
     def _inband_oob_ufm(self, rows: pd.DataFrame) -> pd.DataFrame:
-        inband = [
-            self._inband(server, self._row_run(npr, units))
-            for server, npr, units in zip(rows["server"], rows["nodes_per_rack"], rows["server_units"], strict=True)
-        ]
-        rows = pd.concat([rows, pd.DataFrame.from_records(inband, index=rows.index)], axis=1)
+        codes, unique = _distinct(rows, ["server", "nodes_per_rack", "server_units"])  # designed once per key
+        inband = [self._inband(server, self._row_run(npr, units)) for server, npr, units in unique]
+        inband = pd.DataFrame.from_records(inband).iloc[codes].set_axis(rows.index)
+        rows = pd.concat([rows, inband], axis=1)
         oob = self.oob if self.include.oob_network else None
         rows["oob_ports_per_switch"] = oob.ports if oob else 0
         rows["oob_switch_usd"], rows["oob_switch_w"] = (oob.price_usd, oob.power_w) if oob else (0.0, 0.0)
