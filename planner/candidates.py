@@ -111,17 +111,22 @@ def nic_counts(server: ServerRow, scenario: Scenario) -> list[int]:
 # ---------------------------------------------------------------- performance over node counts
 
 
-def evaluate_at(keys: pd.DataFrame, nodes, work: Training, calibration: Calibration, confidence=None) -> dict:
-    """The model for each key at `nodes` nodes (array or scalar): the arrays of perf.evaluate_arrays (at the
-    pessimistic outcome of `confidence` when given)."""
-    columns = {c: keys[c].to_numpy() for c in KEY}
+def evaluate_at(keys, nodes, work: Training, calibration: Calibration, confidence=None) -> dict:
+    """The model for each key (a frame, or its KEY columns as arrays: key_arrays) at `nodes` nodes (array or
+    scalar): the arrays of perf.evaluate_arrays (at the pessimistic outcome of `confidence` when given)."""
+    columns = {c: np.asarray(keys[c]) for c in KEY}
     columns["node_gbps"] = columns.pop("node_gbps_eff")
-    columns["gpus"] = np.asarray(nodes, dtype=np.int64) * keys["gpus_per_node"].to_numpy(dtype=np.int64)
+    columns["gpus"] = np.asarray(nodes, dtype=np.int64) * columns["gpus_per_node"].astype(np.int64)
     for name, value in work.perf_columns().items():
         columns.setdefault(name, value)
-    out = perf.evaluate_arrays(columns, calibration, len(keys), confidence)
+    out = perf.evaluate_arrays(columns, calibration, len(columns["fabric"]), confidence)
     out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], columns["node_gbps"]
     return out
+
+
+def key_arrays(keys: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The KEY columns as arrays: searches index these, not the frame (a frame's rows cost more to take)."""
+    return {c: keys[c].to_numpy() for c in KEY}
 
 
 def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=None) -> np.ndarray:
@@ -129,10 +134,11 @@ def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=No
     false beyond), else lo - 1; otherwise the smallest N whose test is true (false, then true), else hi + 1."""
     lo, hi = lo.astype(np.int64).copy(), hi.astype(np.int64).copy()
     found = lo - 1 if want_max else hi + 1
+    arrays = key_arrays(keys)
     while (active := lo <= hi).any():
         rows = np.flatnonzero(active)
         mid = (lo[rows] + hi[rows]) // 2
-        ok = test(evaluate_at(keys.iloc[rows], mid, work, calibration, confidence))
+        ok = test(evaluate_at({c: a[rows] for c, a in arrays.items()}, mid, work, calibration, confidence))
         found[rows] = np.where(ok, mid, found[rows])
         if want_max:
             lo[rows], hi[rows] = np.where(ok, mid + 1, lo[rows]), np.where(ok, hi[rows], mid - 1)
@@ -199,11 +205,12 @@ def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration, r
     n, found = lo.astype(np.int64).copy(), hi.astype(np.int64) + 1
     active = n <= hi
     need = req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
+    arrays = key_arrays(keys)
     for _ in range(rounds):
         rows = np.flatnonzero(active)
         if not rows.size:
             return found
-        ev = evaluate_at(keys.iloc[rows], n[rows], work, calibration, req.confidence)
+        ev = evaluate_at({c: a[rows] for c, a in arrays.items()}, n[rows], work, calibration, req.confidence)
         ok = want(ev)
         found[rows[ok]] = n[rows[ok]]
         per_node = np.asarray(ev["tokens_per_s"], dtype=float) / n[rows]
