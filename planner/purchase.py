@@ -104,21 +104,25 @@ def sized_candidates(
         fraction, sized_for = reliability.goodput(scenario.reliability, params, nodes).fraction, nodes
 
 
-def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, list[tuple[str, pd.Series]]]:
-    """(label, row) of the best plan per fabric, per NIC speed, and the next-best distinct configurations."""
+def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, list[tuple[str, dict]]]:
+    """(label, row) of the best plan per fabric, per NIC speed, and the next-best distinct configurations;
+    rows as cleaned dicts, read from the table in one go."""
     chosen_group = {c: row[c] for c in cand.GROUP}
-    best_fabric = ranking.best_per_value(feasible, "fabric", ("none",))
-    best_speed = ranking.best_per_value(feasible, "nic_speed_gbps", (0.0,))
-    next_best = ranking.next_best(feasible, cand.GROUP, alternatives, chosen_group)
-    return {
-        "per_fabric": [(FABRIC_NAMES.get(v, v), r) for v, r in best_fabric],
-        "per_nic_speed": [(f"{v:g}G NICs", r) for v, r in best_speed],
-        "alternatives": [(f"#{i + 2}", r) for i, (_, r) in enumerate(next_best.iterrows())],
+    picks = {
+        "per_fabric": [(FABRIC_NAMES.get(v, v), at) for v, at in ranking.best_per_value(feasible, "fabric", ("none",))],
+        "per_nic_speed": [(f"{v:g}G NICs", at) for v, at in ranking.best_per_value(feasible, "nic_speed_gbps", (0.0,))],
+        "alternatives": [
+            (f"#{i + 2}", at)
+            for i, at in enumerate(ranking.next_best(feasible, cand.GROUP, alternatives, chosen_group).index)
+        ],
     }
+    labels = list(dict.fromkeys(at for rows in picks.values() for _, at in rows))
+    records = dict(zip(labels, feasible.loc[labels].to_dict("records"), strict=True))
+    return {name: [(label, _clean(records[at])) for label, at in rows] for name, rows in picks.items()}
 
 
 def _listed_rows(listed: dict) -> list[tuple[dict, int]]:
-    return [(_clean(r), int(r["nodes"])) for rows in listed.values() for _, r in rows]
+    return [(r, int(r["nodes"])) for rows in listed.values() for _, r in rows]
 
 
 class _Summaries:

@@ -26,8 +26,7 @@ def next_best(priced: pd.DataFrame, group: list[str], count: int, exclude: dict 
     return bests.head(max(count, 0))
 
 
-def best_per_value(priced: pd.DataFrame, column: str, skip=()) -> list[tuple[object, pd.Series]]:
-    """(value, cheapest row) for each value of `column`, in sorted order of the values."""
-    bests = priced.drop_duplicates([column], keep="first")
-    values = sorted(v for v in bests[column] if v not in skip and not pd.isna(v))
-    return [(v, bests[bests[column] == v].iloc[0]) for v in values]
+def best_per_value(priced: pd.DataFrame, column: str, skip=()) -> list[tuple[object, object]]:
+    """(value, index label of its cheapest row) for each value of `column`, in sorted order of the values."""
+    firsts = priced[column].drop_duplicates(keep="first")
+    return sorted((v, at) for at, v in firsts.items() if v not in skip and not pd.isna(v))
