@@ -31,15 +31,7 @@ from planner.design import Designs, designs
 from planner.errors import ScenarioError
 from planner.rows import ServerRow
 from planner.scenario import Scenario
-from planner.workload import (
-    THROUGHPUT_TOLERANCE,
-    Requirements,
-    Training,
-    fast_enough,
-    fits_memory,
-    meets_target,
-    scenario_training,
-)
+from planner.workload import Requirements, Training, fast_enough, fits_memory, meets_target, scenario_training
 
 # A node's shape as the performance model sees it (the fleet's pools share it), then a performance key:
 # the shape, the micro-batch and the network.
@@ -193,36 +185,12 @@ def _scan_target(keys, lo, hi, req, work, calibration, chunk: int = 256) -> tupl
     return first, last
 
 
-def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration, rounds: int = 8) -> np.ndarray:
-    """The smallest N in [lo, hi] whose cluster throughput meets the need (hi + 1 when none). Without offload
-    a node's throughput r(N) never rises with N (achieved TFLOPs/GPU never does), so N r(N) >= need implies
-    N >= need / r(n) for every n <= N: from n = lo, jump to that bound until it is met, every iterate a lower
-    bound (exact, and 2-4 evaluations instead of bisection's ~10). With offload, or after `rounds`, bisection
-    from the bound reached."""
+def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration) -> np.ndarray:
+    """The smallest N in [lo, hi] whose cluster throughput meets the need (hi + 1 when none), by bisection:
+    cluster throughput never falls with N. (Jumping to need / r(n) from below, or to the secant's crossing,
+    took as many evaluations on the shipped examples: a node's throughput falls slowly, then fast.)"""
     want = lambda ev: fast_enough(ev, req)  # noqa: E731
-    if work.offload != "none":
-        return _bisect(keys, lo, hi, want, work, calibration, False, req.confidence)
-    n, found = lo.astype(np.int64).copy(), hi.astype(np.int64) + 1
-    active = n <= hi
-    need = req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
-    arrays = key_arrays(keys)
-    for _ in range(rounds):
-        rows = np.flatnonzero(active)
-        if not rows.size:
-            return found
-        ev = evaluate_at({c: a[rows] for c, a in arrays.items()}, n[rows], work, calibration, req.confidence)
-        ok = want(ev)
-        found[rows[ok]] = n[rows[ok]]
-        per_node = np.asarray(ev["tokens_per_s"], dtype=float) / n[rows]
-        with np.errstate(divide="ignore", invalid="ignore"):  # rounded down a hair: never past the answer
-            bound = np.floor(np.nan_to_num(need / per_node * (1 - 1e-9), nan=np.inf, posinf=np.inf))
-        step = np.maximum(n[rows] + 1, np.minimum(bound, hi[rows] + 1)).astype(np.int64)
-        n[rows] = np.where(ok, n[rows], step)
-        active[rows] = ~ok & (n[rows] <= hi[rows])
-    rest = np.flatnonzero(active)
-    if rest.size:
-        found[rest] = _bisect(keys.iloc[rest], n[rest], hi[rest], want, work, calibration, False, req.confidence)
-    return found
+    return _bisect(keys, lo, hi, want, work, calibration, False, req.confidence)
 
 
 def node_bounds(

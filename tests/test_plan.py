@@ -376,11 +376,11 @@ def test_dearer_twin_parts_change_nothing_but_the_search():
     assert [(b.sku, b.quantity) for b in twins.bom] == [(b.sku, b.quantity) for b in plain.bom]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.sampled_from([None, 0.9]))
 def test_speed_bound_is_the_smallest_node_count_fast_enough(problem, confidence):
-    """The speed bound jumps from below (a node's throughput never rises with N); exhaustive evaluation of
-    every node count of every performance key must find the same smallest count."""
+    """The deadline's node bound: exhaustive evaluation of every node count of every performance key must find
+    the same smallest count as the search (which assumes cluster throughput never falls with N)."""
     catalog, sc = problem
     sc = sc.model_copy(update={"confidence": confidence})
     req = workload.Requirements.of(sc)
@@ -398,4 +398,5 @@ def test_speed_bound_is_the_smallest_node_count_fast_enough(problem, confidence)
     fast = workload.fast_enough(every, req).reshape(len(keys), -1)
     fast &= (counts >= lo[:, None]) & (counts <= hi[:, None])
     expected = np.where(fast.any(axis=1), counts[fast.argmax(axis=1)], hi + 1)
-    assert (found == expected).all()
+    bad = found != expected
+    assert not bad.any(), (found[bad], expected[bad], lo[bad], hi[bad])
