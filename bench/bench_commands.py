@@ -51,23 +51,28 @@ def cpu_seconds(command: list[str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(runs: int) -> list[tuple[str, float, float, float]]:
-    """(label, median, min, max) per command; the runs interleave, so load drifts hit every command alike."""
+def measure(runs: int) -> list[tuple[str, list[float]]]:
+    """(label, CPU seconds of each run) per command; the runs interleave (every command once per round, the
+    floor first), so a drift of the machine's speed hits every command of a round alike."""
     samples: dict[str, list[float]] = {label: [] for label, _ in COMMANDS}
     for _, command in COMMANDS:  # one unmeasured run each: the module caches are written, disks warm
         cpu_seconds(command)
     for _ in range(runs):
         for label, command in COMMANDS:
             samples[label].append(cpu_seconds(command))
-    return [(label, statistics.median(s), min(s), max(s)) for label, s in samples.items()]
+    return list(samples.items())
 
 
-def table(rows: list[tuple[str, float, float, float]]) -> str:
+def table(rows: list[tuple[str, list[float]]]) -> str:
+    """Median (min-max) of each command, and its excess over the floor: the median over rounds of (command
+    - floor of the same round), which a machine drifting between rounds moves less than a difference of
+    medians."""
     floor = rows[0][1]
     lines = ["| command | CPU s median (min-max) | over the floor |", "| --- | --- | --- |"]
-    for label, median, low, high in rows:
-        over = "" if label.startswith("import floor") else f"{median - floor:+.2f}"
-        lines.append(f"| `{label}` | {median:.2f} ({low:.2f}-{high:.2f}) | {over} |")
+    for label, runs in rows:
+        excess = statistics.median([c - f for c, f in zip(runs, floor, strict=True)])
+        over = "" if label.startswith("import floor") else f"{excess:+.2f}"
+        lines.append(f"| `{label}` | {statistics.median(runs):.2f} ({min(runs):.2f}-{max(runs):.2f}) | {over} |")
     return "\n".join(lines)
 
 

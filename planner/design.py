@@ -195,33 +195,16 @@ class _Context:
     # -- single nodes
 
     def single(self, servers: pd.DataFrame) -> pd.DataFrame:
-        rows = servers.assign(
-            nic=None,
-            nics_per_node=0,
-            nic_speed_gbps=0.0,
-            nic_port_gbps=0.0,
-            nic_ports=0,
-            nic_ports_total=0,
-            nic_usable_gbps=0.0,
-            nic_pcie="",
-            node_gbps=0.0,
-            nics_bought=0,
-            fabric="none",
-            switch=None,
-            tier=0,
-            oversubscription=1.0,
-            topology="single node",
-            placement="",
-            links="",
-            cap_lo=1,
-            cap_hi=1,
-            su_local=False,
-        )
+        no_nics = dict(
+            nic=None, nics_per_node=0, nic_speed_gbps=0.0, nic_port_gbps=0.0, nic_ports=0, nic_ports_total=0,
+            nic_usable_gbps=0.0, nic_pcie="", node_gbps=0.0, nics_bought=0, fabric="none", switch=None, tier=0,
+            oversubscription=1.0, topology="single node", placement="", links="", cap_lo=1, cap_hi=1, su_local=False,
+        )  # fmt: skip
         # a single node joins no network of ours: no storage NICs bought for it
-        rows = rows.assign(storage_bought=0, storage_usd=0.0, storage_w=0.0)
+        no_storage = dict(storage_bought=0, storage_usd=0.0, storage_w=0.0)
+        rows = _assign(servers, no_nics | no_storage | _zero_params())
         rows["node_usd"] = rows["server_usd"]
         rows["node_w"] = rows["server_w"]
-        rows = _zero_params(rows)
         return self._racks(rows)
 
     # -- multi-node designs
@@ -616,7 +599,7 @@ def _distinct(rows: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, list[
     return codes, list(index)
 
 
-def _zero_params(rows: pd.DataFrame) -> pd.DataFrame:
+def _zero_params() -> dict:
     """A single node's network parameters: no fabric, no other networks."""
     zeros = dict(
         switch_ports=0, ports_per_cage=1, breakout=1, cage_endpoints=1, endpoints_per_node=0, rail=False, rails=1,
@@ -625,24 +608,19 @@ def _zero_params(rows: pd.DataFrame) -> pd.DataFrame:
         inband_switch_units=0, inband_switch_w=0.0, ufm_count=0, ufm_units=0, ufm_w=0.0, row_network_rack=False,
         oob_ports_per_switch=0,
     )  # fmt: skip
-    rows = _assign(rows, {**zeros, **_storage_zero()})
-    for column in SKU_COLUMNS:
-        rows[column] = [()] * len(rows)
+    zeros |= _storage_zero() | {column: () for column in SKU_COLUMNS}
     for prefix in ("endpoint", *PRICED.values()):
         if prefix not in ("compute_rack", "network_rack"):
-            rows[f"{prefix}_usd"], rows[f"{prefix}_w"] = 0.0, 0.0
-    rows = rows.assign(
-        storage_note="", inband_note="", oob_note="", ufm_note="", inband_switch=None, uplink=None, link=None
-    )
-    return rows.assign(inband_link=None)
+            zeros |= {f"{prefix}_usd": 0.0, f"{prefix}_w": 0.0}
+    notes = dict(storage_note="", inband_note="", oob_note="", ufm_note="")
+    return zeros | notes | dict(inband_switch=None, uplink=None, link=None, inband_link=None)
 
 
 def _assign(rows: pd.DataFrame, values: dict) -> pd.DataFrame:
-    """Set constant columns; tuple values (SKU lists) are repeated per row, not spread."""
-    rows = rows.copy()
-    for name, value in values.items():
-        rows[name] = [value] * len(rows) if isinstance(value, tuple) else value
-    return rows
+    """Set constant columns, all in one frame (one insert each would copy the frame's blocks each time);
+    tuple values (SKU lists) are repeated per row, not spread."""
+    block = pd.DataFrame({name: [value] * len(rows) for name, value in values.items()}, index=rows.index)
+    return pd.concat([rows.drop(columns=[c for c in values if c in rows.columns]), block], axis=1)
 
 
 def _storage_zero() -> dict:
