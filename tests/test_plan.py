@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -380,7 +382,8 @@ def test_dearer_twin_parts_change_nothing_but_the_search():
 @given(problems(), st.sampled_from([None, 0.9]))
 def test_speed_bound_is_the_smallest_node_count_fast_enough(problem, confidence):
     """The deadline's node bound: exhaustive evaluation of every node count of every performance key must find
-    the same smallest count as the search (which assumes cluster throughput never falls with N)."""
+    the same smallest count as the search (which assumes cluster throughput never falls with N), from scratch
+    and galloping from the bound of a smaller need (a goodput pass)."""
     catalog, sc = problem
     sc = sc.model_copy(update={"confidence": confidence})
     req = workload.Requirements.of(sc)
@@ -392,6 +395,9 @@ def test_speed_bound_is_the_smallest_node_count_fast_enough(problem, confidence)
     single = keys["single"].to_numpy()
     lo, hi = np.where(single, 1, 2), np.where(single, 1, sc.constraints.max_nodes)
     found = candidates._speed_bound(keys, lo, hi, req, work, CAL)
+    smaller = dataclasses.replace(req, tokens_per_s=req.tokens_per_s * 0.9)  # a goodput pass's earlier need
+    start = candidates._speed_bound(keys, lo, hi, smaller, work, CAL)
+    galloped = candidates._speed_bound(keys, lo, hi, req, work, CAL, start)
     counts = np.arange(1, sc.constraints.max_nodes + 1)
     at = np.repeat(np.arange(len(keys)), len(counts))
     every = candidates.evaluate_at(keys.iloc[at], np.tile(counts, len(keys)), work, CAL, req.confidence)
@@ -400,3 +406,4 @@ def test_speed_bound_is_the_smallest_node_count_fast_enough(problem, confidence)
     expected = np.where(fast.any(axis=1), counts[fast.argmax(axis=1)], hi + 1)
     bad = found != expected
     assert not bad.any(), (found[bad], expected[bad], lo[bad], hi[bad])
+    assert (galloped == expected).all()
