@@ -249,7 +249,7 @@ class _Context:
         if not pairs:
             return pd.DataFrame()
         rows = configs.merge(pd.DataFrame(pairs), how="cross")
-        keep = [f in fabrics for f, fabrics in zip(rows["fabric"], rows["nic_fabrics"], strict=True)]
+        keep = [f in fabrics for f, fabrics in zip(rows["fabric"].tolist(), rows["nic_fabrics"].tolist(), strict=True)]
         return rows[keep].reset_index(drop=True)
 
     def _tiers_and_topologies(self, rows: pd.DataFrame) -> pd.DataFrame:
@@ -325,8 +325,9 @@ class _Context:
             rows[f"{unit}_skus"] = [parts[c][0] for c in codes]
             rows[f"{unit}_usd"] = np.array([p[1] for p in parts], dtype=float)[codes]
             rows[f"{unit}_w"] = np.array([p[2] for p in parts], dtype=float)[codes]
-        switch_skus = {sw: (("switches", sw, 1.0),) for sw in set(rows["switch"])}
-        rows["switch_skus"] = [switch_skus[sw] for sw in rows["switch"]]
+        switches = rows["switch"].tolist()
+        switch_skus = {sw: (("switches", sw, 1.0),) for sw in set(switches)}
+        rows["switch_skus"] = [switch_skus[sw] for sw in switches]
         return rows
 
     def _decision_length(self, run_m: float) -> float:
@@ -486,10 +487,9 @@ class _Context:
             if not self.include.oob_network
             else "no out-of-band switch (uses oob) in the catalog"
         )
-        keys = list(zip(rows["fabric"], rows["switch"], rows["storage_switch"], strict=True))
-        found = {k: self._ufm_count(*k) for k in set(keys)}
-        counts, notes = zip(*(found[k] for k in keys), strict=True)
-        rows["ufm_count"], rows["ufm_note"] = list(counts), list(notes)
+        codes, unique = _distinct(rows, ["fabric", "switch", "storage_switch"])
+        counts, notes = zip(*(self._ufm_count(*k) for k in unique), strict=True)
+        rows["ufm_count"], rows["ufm_note"] = np.array(counts, dtype=np.int64)[codes], np.array(notes, object)[codes]
         u = self.ufm
         rows["ufm_usd"], rows["ufm_w"] = (u.price_usd, u.power_w) if u else (0.0, 0.0)
         rows["ufm_units"] = (u.rack_units or 1) if u else 0
