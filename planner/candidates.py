@@ -46,6 +46,8 @@ NODE_SHAPE = [
     "host_dram_gb_per_s",
 ]
 KEY = [*NODE_SHAPE, "micro_batch", "node_gbps_eff", "fabric"]
+# A single node has no network: its performance key is the node at a nominal 1 Gbps of IB (no traffic crosses it).
+SINGLE_NODE_GBPS, SINGLE_NODE_FABRIC = 1.0, "ib"
 # A distinct configuration (what alternatives and no-good cuts tell apart): tiers are variants of one; a
 # rail-optimised fabric is a configuration of its own.
 GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "micro_batch"]
@@ -114,6 +116,15 @@ def evaluate_at(keys, nodes, work: Training, calibration: Calibration, confidenc
     out = perf.evaluate_arrays(columns, calibration, len(columns["fabric"]), confidence)
     out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], columns["node_gbps"]
     return out
+
+
+def network_key(single, node_gbps_eff, fabric) -> tuple[np.ndarray, np.ndarray]:
+    """The (node_gbps_eff, fabric) of performance keys: a single node's at the nominal network."""
+    single = np.asarray(single, dtype=bool)
+    return (
+        np.where(single, SINGLE_NODE_GBPS, np.asarray(node_gbps_eff, dtype=float)),
+        np.where(single, SINGLE_NODE_FABRIC, np.asarray(fabric, dtype=object)),
+    )
 
 
 def key_arrays(keys: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -225,13 +236,13 @@ def node_bounds(
     req: Requirements,
     max_nodes: int,
     calibration: Calibration,
-    known: pd.DataFrame | None = None,
-    known_need: float | None = None,
+    previous: Candidates | None = None,
 ) -> pd.DataFrame:
-    """n_lo, n_hi per perf key (n_lo > n_hi: no feasible node count) and why the range is what it is. `known`:
-    the bounds of these keys under a requirement that differed only in its throughput `known_need` (a goodput
-    pass), whose memory and target bounds hold as they are (and whose speed bound, for a need no larger, is a
-    lower bound)."""
+    """n_lo, n_hi per perf key (n_lo > n_hi: no feasible node count) and why the range is what it is.
+    `previous`: the table of these keys under a requirement that differed only in its throughput (a goodput
+    pass), whose memory and target bounds hold as they are, and whose speed bound, for a need no larger, is a
+    lower bound."""
+    known = previous.bounds if previous is not None else None
     single = keys["single"].to_numpy()
     per_node = keys["gpus_per_node"].to_numpy(dtype=np.int64)
     lo = np.where(single, 1, 2)
@@ -255,8 +266,8 @@ def node_bounds(
         n_lo, n_hi = np.maximum.reduce([lo, n_memory, n_first]), np.minimum(hi, n_target)
     n_speed = lo
     if req.tokens_per_s is not None:
-        smaller = known is not None and known_need is not None and known_need <= req.tokens_per_s
-        start = known["n_speed_min"].to_numpy() if smaller and work.offload == "none" else None
+        need = previous.requirements.tokens_per_s if previous is not None else None
+        start = known["n_speed_min"].to_numpy() if need is not None and need <= req.tokens_per_s else None
         n_speed = _speed_bound(keys, lo, hi, req, work, calibration, start)
         n_lo = np.maximum(n_lo, n_speed)
     out = keys.copy()
@@ -271,10 +282,9 @@ def node_bounds(
 
 def _design_table(parts: Designs, scenario: Scenario) -> pd.DataFrame:
     """Every design once, single nodes first: performance at node bandwidth / o, except where a
-    rail-optimised fabric keeps a job within one scalable unit (design._su_split); a single node has no
-    network, so its key is evaluated at a nominal 1 Gbps of IB (no traffic crosses it). `capacity`: the most
-    nodes its fabric holds within max_nodes."""
-    single = parts.single.assign(node_gbps_eff=1.0, single=True)
+    rail-optimised fabric keeps a job within one scalable unit (design._su_split); a single node at the
+    nominal SINGLE_NODE_GBPS. `capacity`: the most nodes its fabric holds within max_nodes."""
+    single = parts.single.assign(node_gbps_eff=SINGLE_NODE_GBPS, single=True)
     tables = [single]
     if not parts.multi.empty:
         multi = parts.multi
@@ -288,13 +298,14 @@ def _design_table(parts: Designs, scenario: Scenario) -> pd.DataFrame:
 
 
 def _with_micro_batches(designs: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
-    """Every design at every micro-batch, design by design, in the columns the node range needs; `design`
-    is the row of the design table."""
+    """Every design at every micro-batch, design by design, as its performance key (network_key) and the
+    columns the node range needs; `design` is the row of the design table."""
     batches = np.asarray(scenario.workload.micro_batches, dtype=np.int64)
     at = np.repeat(np.arange(len(designs)), len(batches))
     columns = [c for c in (*KEY, "single", "cap_lo", "capacity", "rack_fits") if c != "micro_batch"]
     rows = designs[columns].iloc[at].reset_index(drop=True)
-    return rows.assign(design=at, micro_batch=np.tile(batches, len(designs)))
+    _, fabric = network_key(rows["single"], rows["node_gbps_eff"], rows["fabric"])
+    return rows.assign(fabric=fabric, design=at, micro_batch=np.tile(batches, len(designs)))
 
 
 def _performance_keys(servers: pd.DataFrame, configs: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
@@ -303,7 +314,7 @@ def _performance_keys(servers: pd.DataFrame, configs: pd.DataFrame, scenario: Sc
     the bounds of every speed), plus the single-node key of each server."""
     c = scenario.constraints
     servers = servers[["server", *(k for k in KEY if k not in ("micro_batch", "node_gbps_eff", "fabric"))]]
-    parts = [servers.assign(node_gbps_eff=1.0, fabric="ib", single=True)]
+    parts = [servers.assign(node_gbps_eff=SINGLE_NODE_GBPS, fabric=SINGLE_NODE_FABRIC, single=True)]
     if not configs.empty:
         multi = configs.merge(servers, on="server")
         multi = multi.explode("nic_fabrics").rename(columns={"nic_fabrics": "fabric"})
@@ -319,12 +330,9 @@ def _performance_keys(servers: pd.DataFrame, configs: pd.DataFrame, scenario: Sc
 
 
 def _attach_bounds(rows: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
-    """The node bounds of each row's performance key (single nodes: the key at a nominal 1 Gbps IB)."""
-    rows = rows.assign(key_fabric=np.where(rows["single"], "ib", rows["fabric"]))
-    columns = [*KEY, "single", "n_lo", "n_hi"]
-    renamed = bounds[columns].rename(columns={"fabric": "key_fabric", "n_lo": "key_lo", "n_hi": "key_hi"})
-    on = [c if c != "fabric" else "key_fabric" for c in KEY] + ["single"]
-    return rows.merge(renamed, on=on, how="left").drop(columns="key_fabric")
+    """The node bounds of each row's performance key (key_lo, key_hi)."""
+    renamed = bounds[[*KEY, "single", "n_lo", "n_hi"]].rename(columns={"n_lo": "key_lo", "n_hi": "key_hi"})
+    return rows.merge(renamed, on=[*KEY, "single"], how="left")
 
 
 def _capacity_nodes(rows: pd.DataFrame) -> np.ndarray:
@@ -542,16 +550,16 @@ def build(
     req = Requirements.of(scenario)
     if parts is None:
         parts = part_designs(catalog, scenario)
-    known = previous.bounds if previous is not None else None
-    keys = known[[*KEY, "single"]] if known is not None else _performance_keys(parts.single, parts.configs, scenario)
-    known_need = previous.requirements.tokens_per_s if previous is not None else None
-    bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration, known, known_need)
-    table = previous.designs if previous is not None else _design_table(parts, scenario)
+    if previous is None:
+        keys, table = _performance_keys(parts.single, parts.configs, scenario), _design_table(parts, scenario)
+    else:
+        keys, table = previous.bounds[[*KEY, "single"]], previous.designs
+    bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration, previous)
     rows = _node_range(_attach_bounds(_with_micro_batches(table, scenario), bounds), req)
     # the wide columns only for the rows that have a node range (a few hundred of thousands)
     wide = table.iloc[rows["design"].to_numpy()].reset_index(drop=True)
-    wide = wide.assign(micro_batch=rows["micro_batch"].to_numpy(), n_lo=rows["n_lo"].to_numpy())
-    priced = _price(wide.assign(n_hi=rows["n_hi"].to_numpy())[COLUMNS], scenario)
+    wide = wide.assign(**{c: rows[c].to_numpy() for c in ("micro_batch", "n_lo", "n_hi")})
+    priced = _price(wide[COLUMNS], scenario)
     priced = priced.sort_values(["objective_usd", "capex_usd", "power_w"], kind="stable", ignore_index=True)
     return Candidates(priced, bounds, work, req, table)
 

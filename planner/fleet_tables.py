@@ -28,7 +28,7 @@ import pandas as pd
 from planner import cloud as renting
 from planner import costing, fabric
 from planner.calibration import Calibration
-from planner.candidates import NODE_SHAPE, evaluate_at
+from planner.candidates import NODE_SHAPE, evaluate_at, network_key
 from planner.catalog import Catalog
 from planner.design import Designs, designs
 from planner.errors import ScenarioError, in_field
@@ -605,11 +605,12 @@ def _workloads(fleet: Fleet) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _resources(pools: pd.DataFrame, cloud: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
     """Where a job can run: each pool (node counts up to its size; one node when standalone) and each cloud
     offering (instances up to its quota; one when it has no inter-node fabric), as perf keys."""
+    gbps, fabric = network_key(~pools["networked"], pools["node_gbps"], pools["fabric"])
     own = pools.assign(
         kind="pool",
         resource=pools["p"],
-        node_gbps_eff=np.where(pools["networked"], pools["node_gbps"], 1.0),
-        key_fabric=np.where(pools["networked"], pools["fabric"], "ib"),
+        node_gbps_eff=gbps,
+        key_fabric=fabric,
         n_max=np.where(pools["networked"], pools["max_nodes"], 1),
     )[["kind", "resource", *SHAPE_COLUMNS, "node_gbps_eff", "key_fabric", "n_max"]]
     if cloud.empty:

@@ -337,9 +337,7 @@ def performances(rows: list[tuple[dict, int]], work: Training, calibration: Cali
 
 def _figures(rows: list[tuple[dict, int]], work: Training, calibration: Calibration, confidence) -> list[dict]:
     keys = pd.DataFrame([row for row, _ in rows])
-    single = keys["tier"].to_numpy() == 0  # a single node's key: a nominal 1 Gbps of IB (no traffic crosses it)
-    keys["node_gbps_eff"] = np.where(single, 1.0, keys["node_gbps_eff"].to_numpy(float))
-    keys["fabric"] = np.where(single, "ib", keys["fabric"].to_numpy(object))
+    keys["node_gbps_eff"], keys["fabric"] = cand.network_key(keys["tier"] == 0, keys["node_gbps_eff"], keys["fabric"])
     nodes = np.array([n for _, n in rows], dtype=np.int64)
     figures = cand.evaluate_at(keys, nodes, work, calibration, confidence)
     return [{k: np.broadcast_to(v, len(rows))[i] for k, v in figures.items()} for i in range(len(rows))]
