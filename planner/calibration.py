@@ -150,8 +150,9 @@ class Calibration(BaseModel):
             return ""
         return (
             f"extrapolated: {tokens_per_gpu:,.0f} tokens per GPU per micro-step, fewer than any multi-node "
-            f"{framework} run the model was fitted to ({least:,.0f}); held-out runs in that regime were up to 1.9x "
-            "slower than predicted (docs/model.md section 6): size with --confidence 0.9 and benchmark before buying"
+            f"{framework} run the model was fitted to ({least:,.0f}); even at 2K tokens per GPU held-out runs were up "
+            "to 1.7x (FSDP) and 2.3x (DeepSpeed of 2021) slower than predicted (docs/model.md section 6): size with "
+            "--confidence 0.9 and benchmark before buying"
         )
 
     def pessimistic_factor(self, gpu: str, framework: str, fabric: str, confidence: float) -> float:
