@@ -129,6 +129,18 @@ ETA_COMP = {
     "H100-PCIe": Constant("eta_comp[H100-PCIe]", 0.50, "fraction of peak", "estimate: the H100-SXM prior"),
     "H200": Constant("eta_comp[H200]", 0.52, "fraction of peak", MFU + ": KempnerForge H200 MFU 0.44-0.54"),
 }
+# A variant on the same die as a measured GPU (a PCIe board, fewer HBM stacks, an export part with less NVLink)
+# sustains the same fraction of its own peak, so it takes that GPU's fitted eta_comp; its own peak and HBM
+# bandwidth (catalog) still set its speed and its width term. Names as in catalogs/gpus.csv and
+# docs/holdout/holdout_gpus.csv; any other GPU without measurements gets its prior, else ETA_COMP_DEFAULT.
+SAME_DIE = {
+    "H100-PCIe": "H100-SXM",  # GH100, 114 of 132 SMs enabled at a lower clock: its catalog peak is already lower
+    "H100-NVL": "H100-SXM",  # GH100 on a dual PCIe board
+    "H800": "H100-SXM",  # GH100 with NVLink cut to 400 GB/s (China export part)
+    "H100-64GB": "H100-SXM",  # MareNostrum 5's SXM5 with 4 HBM2e stacks
+    "A800-80GB": "A100-80GB",  # GA100 with NVLink cut to 400 GB/s
+    "A100-64GB": "A100-80GB",  # Leonardo's custom SXM4 with 4 HBM2e stacks
+}
 ETA_COMP_DEFAULT = Constant(
     "eta_comp[other]",
     0.45,

@@ -104,9 +104,13 @@ class Calibration(BaseModel):
         return value
 
     def eta_comp_for(self, gpu: str) -> float:
-        if gpu in self.eta_comp:
-            return self.eta_comp[gpu]
-        return A.ETA_COMP.get(gpu, A.ETA_COMP_DEFAULT).value
+        """The GPU's fitted value, else that of a measured GPU on the same die (assumptions.SAME_DIE), else
+        its prior (or the die sibling's), else the default prior."""
+        sibling = A.SAME_DIE.get(gpu, "")
+        for name in (gpu, sibling):
+            if name in self.eta_comp:
+                return self.eta_comp[name]
+        return A.ETA_COMP.get(gpu, A.ETA_COMP.get(sibling, A.ETA_COMP_DEFAULT)).value
 
     def framework_efficiency_for(self, framework: str) -> float:
         return self.framework_efficiency.get(framework, A.FRAMEWORK_EFFICIENCY_PRIOR[framework].value)

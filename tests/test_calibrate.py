@@ -103,6 +103,19 @@ def test_leave_one_source_out_is_the_reported_figure(shipped):
     assert len(bands) == 4 and (bands["abs_error"] < 0.01).all()
 
 
+def test_a_gpu_without_measurements_takes_its_die_siblings_fit():
+    # H100-PCIe is the GH100 die of the H100-SXM: the SXM's fitted 0.61 applies, not its own prior 0.50
+    fitted = Calibration(eta_comp={"H100-SXM": 0.61, "A100-80GB": 0.72})
+    assert fitted.eta_comp_for("H100-PCIe") == pytest.approx(0.61)
+    assert fitted.eta_comp_for("A100-64GB") == pytest.approx(0.72)
+    # its own fit wins over the sibling's; an unrelated GPU keeps the 0.45 default prior
+    assert Calibration(eta_comp={"H100-SXM": 0.61, "H100-PCIe": 0.4}).eta_comp_for("H100-PCIe") == pytest.approx(0.4)
+    assert fitted.eta_comp_for("MI300X") == pytest.approx(0.45)
+    # nothing fitted: a sibling with no prior of its own starts from its die's prior (A100: 0.65)
+    assert Calibration().eta_comp_for("A100-64GB") == pytest.approx(0.65)
+    assert Calibration().eta_comp_for("H100-PCIe") == pytest.approx(0.50)
+
+
 def test_uncertainty_quantiles_are_ordered():
     q = Calibration.default().uncertainty["all"]
     assert q["p5"] <= q["p10"] <= q["p50"] <= q["p90"] <= q["p95"]
