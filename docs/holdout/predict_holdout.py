@@ -32,6 +32,7 @@ from planner.fitting import Measurement, measurement_frame, predicted
 HERE = Path(__file__).resolve().parent
 CSV = HERE / "holdout.csv"
 MODELS = HERE / "holdout_models.csv"
+GPUS = HERE / "holdout_gpus.csv"  # GPUs of the held-out clusters that are not for sale (Leonardo, MareNostrum 5)
 SCHEMA = list(Measurement.model_fields)  # the database columns (params is aliased model_params)
 CLI = [sys.executable, "-m", "planner"]
 
@@ -53,7 +54,7 @@ def measurements(rows: list[dict], overrides: dict | None = None) -> list[tuple[
 
 
 def predict(rows: list[dict], overrides: dict | None = None) -> pd.DataFrame:
-    catalog = load_catalog([MODELS])
+    catalog = load_catalog([MODELS, GPUS])
     cal = load_calibration(None)  # the shipped planner/data/calibration_default.json
     frame = measurement_frame(catalog, measurements(rows, overrides), None, str(CSV))
     cols = lambda fr: {c: fr[c].to_numpy() for c in fr.columns}  # noqa: E731
@@ -105,8 +106,9 @@ def summary(res: pd.DataFrame) -> dict:
 
 
 def cli_check(rows: list[dict]) -> None:
-    """Re-predict each full/none row with the CLI (models not in the shipped catalog come from
-    holdout_models.csv via --catalog) and compare with the library figure."""
+    """Re-predict each full/none row with the CLI (models and GPUs not in the shipped catalog come from
+    holdout_models.csv and holdout_gpus.csv via --catalog; a run without a published shape by --params) and
+    compare with the library figure."""
     names = {
         ("174600000000", "96"): "Megatron-GPT-174.6B",
         ("529600000000", "105"): "Megatron-GPT-529.6B",
@@ -116,14 +118,15 @@ def cli_check(rows: list[dict]) -> None:
     for r in rows:
         if r["ckpt_fraction"]:
             continue
-        model = r["model"] or names[(r["params"], r["layers"])]
+        model = r["model"] or names.get((r["params"], r["layers"]))
         args = [
             *CLI,
             "predict",
             "--catalog",
             str(MODELS),
-            "--model",
-            model,
+            "--catalog",
+            str(GPUS),
+            *(["--model", model] if model else ["--params", r["params"]]),
             "--gpu",
             r["gpu"],
             "--gpus",
