@@ -4,6 +4,7 @@ module per family; none of them holds modelling logic."""
 from __future__ import annotations
 
 import errno
+import gc
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -189,6 +190,14 @@ confidence_option = click.option(
 )
 
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress or 'wrote FILE' messages on stderr.")
+
+
+def imports_done() -> None:
+    """Called by each long-running command once its modules are imported. Importing pandas, scipy, pulp and
+    building pydantic's validators leaves ~1M long-lived objects that every garbage collection during the run
+    would scan again; gc.freeze moves them out of the collector's reach (they live until exit anyway), which
+    takes 0.1-0.2 s of CPU off a plan. Objects made afterwards are collected as usual."""
+    gc.freeze()
 
 
 def stderr_progress(quiet: bool):

@@ -14,6 +14,7 @@ from planner.cli.base import (
     check_names,
     command_inputs,
     confidence_option,
+    imports_done,
     main,
     micro_batches_option,
     parse_settings,
@@ -65,6 +66,7 @@ def cloud(scenario: str, **kw) -> None:
     from planner.report.jsonout import dumps
     from planner.scenario import load_scenario
 
+    imports_done()
     output = kw.pop("output")
     if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
         raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")

@@ -13,6 +13,7 @@ from planner.cli.base import (
     calibration_option,
     catalog_option,
     command_inputs,
+    imports_done,
     main,
     parse_settings,
     set_option,
@@ -82,6 +83,7 @@ def _run(path: str, kw: dict) -> None:
     from planner.report.fleet_text import render
     from planner.report.jsonout import dumps
 
+    imports_done()
     output = kw.pop("output")
     if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
         raise UsageError(f"-o {output}: write .xlsx (workbook with charts) or .json (the whole plan)")

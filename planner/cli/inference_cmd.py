@@ -12,6 +12,7 @@ from planner.cli.base import (
     calibration_option,
     catalog_option,
     command_inputs,
+    imports_done,
     main,
     named,
     quiet_option,
@@ -80,6 +81,7 @@ def inference(**kw) -> None:
     from planner.report.jsonout import dumps
     from planner.workload import Serving
 
+    imports_done()
     catalogs, output = kw.pop("catalog_paths"), kw.pop("output")
     outputs = Outputs(command_inputs(catalogs=catalogs, calibration=kw["calibration"]))
     outputs.check("-o", output)

@@ -15,6 +15,7 @@ from planner.cli.base import (
     check_names,
     command_inputs,
     confidence_option,
+    imports_done,
     main,
     micro_batches_option,
     parse_settings,
@@ -119,6 +120,8 @@ def _run_plan(path: str, kw: dict) -> None:
     from planner.report.jsonout import dumps
     from planner.report.plan_text import bom_csv, render
     from planner.scenario import load_scenario
+
+    imports_done()
 
     output, csv_path = kw.pop("output"), kw.pop("csv_path")
     if csv_path and Path(csv_path).suffix.lower() != ".csv":
