@@ -134,7 +134,7 @@ ETA_COMP = {
 # bandwidth (catalog) still set its speed and its width term. Names as in catalogs/gpus.csv and
 # docs/holdout/holdout_gpus.csv; any other GPU without measurements gets its prior, else ETA_COMP_DEFAULT.
 SAME_DIE = {
-    "H100-PCIe": "H100-SXM",  # GH100, 114 of 132 SMs enabled at a lower clock: its catalog peak is already lower
+    "H100-PCIe": "H100-SXM",  # GH100 with 114 SMs (SXM5: 132) at a lower clock: its catalog peak is already lower
     "H100-NVL": "H100-SXM",  # GH100 on a dual PCIe board
     "H800": "H100-SXM",  # GH100 with NVLink cut to 400 GB/s (China export part)
     "H100-64GB": "H100-SXM",  # MareNostrum 5's SXM5 with 4 HBM2e stacks

@@ -67,6 +67,7 @@ def cloud(scenario: str, **kw) -> None:
     from planner.scenario import load_scenario
 
     imports_done()
+
     output = kw.pop("output")
     if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
         raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")

@@ -84,6 +84,7 @@ def _run(path: str, kw: dict) -> None:
     from planner.report.jsonout import dumps
 
     imports_done()
+
     output = kw.pop("output")
     if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
         raise UsageError(f"-o {output}: write .xlsx (workbook with charts) or .json (the whole plan)")

@@ -82,6 +82,7 @@ def inference(**kw) -> None:
     from planner.workload import Serving
 
     imports_done()
+
     catalogs, output = kw.pop("catalog_paths"), kw.pop("output")
     outputs = Outputs(command_inputs(catalogs=catalogs, calibration=kw["calibration"]))
     outputs.check("-o", output)
