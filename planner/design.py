@@ -318,10 +318,7 @@ class _Context:
         per_rack = rows["nodes_per_rack"] * rows["endpoints_per_node"]
         rows["rack_leaves"] = -(-per_rack // np.maximum(rows["leaf_down"] * rows["breakout"], 1))
         for unit in ("endpoint", "cage"):  # per distinct link, then spread over its rows
-            parts = [
-                (tuple(("optics", s, q) for s, q in lk.skus(unit)), lk.usd(unit), lk.watts(unit)) if lk else ((), 0, 0)
-                for lk in distinct
-            ]
+            parts = [_link_parts(lk, unit) for lk in distinct]
             rows[f"{unit}_skus"] = [parts[c][0] for c in codes]
             rows[f"{unit}_usd"] = np.array([p[1] for p in parts], dtype=float)[codes]
             rows[f"{unit}_w"] = np.array([p[2] for p in parts], dtype=float)[codes]
@@ -373,12 +370,7 @@ class _Context:
         spread = spread.assign(uplink_run_m=np.array(runs, dtype=float))
         rows = pd.concat([p for p in (one, spread) if not p.empty], ignore_index=True)
         uplinks = {id(up): up for up in rows["uplink"]}  # a few distinct links among thousands of rows
-        values = {
-            k: (tuple(("optics", s, q) for s, q in up.skus("uplink")), up.usd("uplink"), up.watts("uplink"))
-            if up is not None
-            else ((), 0.0, 0.0)
-            for k, up in uplinks.items()
-        }
+        values = {k: _link_parts(up, "uplink") for k, up in uplinks.items()}
         for i, column in enumerate(("uplink_skus", "uplink_usd", "uplink_w")):
             rows[column] = [values[id(up)][i] for up in rows["uplink"]]
         texts: dict[tuple[int, int], str] = {}
@@ -588,6 +580,13 @@ class _Context:
             else "no rack or PDU row in the catalog (infra.csv)"
         )
         return rows
+
+
+def _link_parts(link: connectors.Link | None, unit: str) -> tuple[tuple, float, float]:
+    """A link's parts of one unit (endpoint, cage or uplink) as SKU lines, USD and watts; nothing without one."""
+    if link is None:
+        return (), 0.0, 0.0
+    return tuple(("optics", s, q) for s, q in link.skus(unit)), link.usd(unit), link.watts(unit)
 
 
 def _distinct(rows: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, list[tuple]]:
