@@ -3,7 +3,9 @@ source-out validation, the measurement database itself, and the CLI round trips.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -229,3 +231,21 @@ def test_validate_cli_prints_out_of_source_error(run):
     assert result.exit_code == 0, result.output
     assert "leave-one-source-out: median |error|" in result.stdout and "mosaicml-a100-40gb" in result.stdout
     assert "leave-one-publication-out (a whole document out)" in result.stdout
+
+
+def test_a_held_out_set_exports_as_database_rows(tmp_path):
+    """docs/holdout's --export writes a set in the database's columns: read back as measurements, every row
+    keeps its measured figure (so `planner validate FILE` judges the fit with the set as one more source)."""
+    script = Path(__file__).resolve().parents[1] / "docs" / "holdout" / "predict_holdout.py"
+    spec = importlib.util.spec_from_file_location("predict_holdout", script)
+    holdout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(holdout)
+    rows = holdout.read_rows()
+    path = tmp_path / "megatron.csv"
+    holdout.export(rows, "megatron-sc21-zero3", path)
+    read = read_measurements(path)
+    # Megatron-LM SC21 Table 2: 144, 88, 44 TFLOPs (175B) and 138, 98, 48 (530B) -> tokens/s per GPU
+    assert [m.tokens_per_s_per_gpu for _, m in read] == [100.42, 61.37, 30.68, 32.06, 22.77, 11.15]
+    assert {m.source_group for _, m in read} == {"megatron-sc21-zero3"}
+    with pytest.raises(SystemExit, match="choose a new file name"):  # never over an existing file
+        holdout.export(rows, "megatron-sc21-zero3", path)

@@ -4,6 +4,9 @@ planner's shipped calibration and report predicted/measured - 1 on tokens/s per 
     python docs/holdout/predict_holdout.py            # report
     python docs/holdout/predict_holdout.py --write    # also fill holdout.csv's predicted columns
     python docs/holdout/predict_holdout.py --cli      # cross-check each row through `planner predict`
+    python docs/holdout/predict_holdout.py --calibration my-cal.json   # judge another fit (`planner calibrate`)
+    python docs/holdout/predict_holdout.py --export megatron-sc21-zero3 m.csv   # one set as a measurements CSV:
+    planner validate --catalog docs/holdout/holdout_gpus.csv m.csv              # ... the fit with it as a source
 
 Rows are read exactly like the database (planner.fitting.Measurement -> measurement_frame) and predicted with
 planner.fitting.point_report's path (perf.decompose + perf.combine with Calibration.default()). The one
@@ -42,6 +45,22 @@ def read_rows() -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def export(rows: list[dict], source_group: str, path: Path) -> None:
+    """Write one held-out set in the database's columns, for `planner calibrate/validate PATH`."""
+    chosen = [r for r in rows if r["source_group"] == source_group and r["headline"] == "1"]
+    if not chosen:
+        sys.exit(f"no headline rows of source_group {source_group!r} in {CSV.name}")
+    columns = [c for c in SCHEMA if c in chosen[0]]
+    try:
+        with path.open("x", newline="") as f:  # never over an existing file
+            writer = csv.DictWriter(f, columns, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(chosen)
+    except OSError as e:
+        sys.exit(f"cannot write {path}: {e.strerror}; choose a new file name")
+    print(f"wrote {len(chosen)} rows of {source_group} to {path}")
+
+
 def measurements(rows: list[dict], overrides: dict | None = None) -> list[tuple[int, Measurement]]:
     out = []
     for i, r in enumerate(rows, start=2):
@@ -53,9 +72,9 @@ def measurements(rows: list[dict], overrides: dict | None = None) -> list[tuple[
     return out
 
 
-def predict(rows: list[dict], overrides: dict | None = None) -> pd.DataFrame:
+def predict(rows: list[dict], overrides: dict | None = None, calibration: Path | None = None) -> pd.DataFrame:
     catalog = load_catalog([MODELS, GPUS])
-    cal = load_calibration(None)  # the shipped planner/data/calibration_default.json
+    cal = load_calibration(calibration)  # None: the shipped planner/data/calibration_default.json
     frame = measurement_frame(catalog, measurements(rows, overrides), None, str(CSV))
     cols = lambda fr: {c: fr[c].to_numpy() for c in fr.columns}  # noqa: E731
     parts = perf.decompose(cols(frame), len(frame))
@@ -160,9 +179,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true", help="fill the predicted/error columns of holdout.csv")
     ap.add_argument("--cli", action="store_true", help="cross-check every non-partial row with `planner predict`")
+    ap.add_argument(
+        "--calibration",
+        type=Path,
+        help="judge this calibration instead of the shipped one (--write and --cli stay on the shipped one)",
+    )
+    ap.add_argument("--export", nargs=2, metavar=("SOURCE_GROUP", "PATH"), help="write one set as a measurements CSV")
     a = ap.parse_args()
+    if a.export:
+        export(read_rows(), a.export[0], Path(a.export[1]))
+        return
+    if a.write and a.calibration:
+        ap.error("--write records the shipped calibration's predictions; drop --calibration")
     rows = read_rows()
-    res = predict(rows)
+    res = predict(rows, calibration=a.calibration)
     pd.set_option("display.width", 200)
     show = res[["id", "measured", "predicted", "error", "binding", "fits_memory", "headline"]]
     print(show.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
@@ -175,13 +205,13 @@ def main() -> None:
     )
     # sensitivity: the YaFSDP network is assumed (1600 Gb/s IB); the same rows at 800 Gb/s
     ya = [r for r in rows if r["source_group"] == "yafsdp-readme-fsdp"]
-    s800 = predict(ya, {"node_gbps": 800})
+    s800 = predict(ya, {"node_gbps": 800}, a.calibration)
     print(
         "YaFSDP set at 800 Gb/s instead of 1600: median |error| "
         f"{s800['abs_error'].median():.4f}, signed median {s800['error'].median():+.4f}"
     )
     ib = [r for r in rows if r["source_group"] == "ibm-compile-blog-h100-464"]
-    sro = predict(ib, {"fabric": "roce"})
+    sro = predict(ib, {"fabric": "roce"}, a.calibration)
     print("IBM H100-464 set with fabric roce instead of ib: errors " + ", ".join(f"{e:+.3f}" for e in sro["error"]))
     # the ambiguous HF rows, both readings
     hf = res[res["source_group"] == "hf-blog-fsdp-vs-deepspeed"]
