@@ -274,6 +274,7 @@ def extract(solved: Solved, build_s: float, calibration: Calibration) -> FleetPl
         name=d.fleet.name,
         status=solved.result.status,
         solver=solved.result.solver,
+        solver_threads=solved.result.threads or 1,
         gap_requested=solved.result.gap,
         gap_proven=solved.gap_proven,
         solve_seconds=solved.result.seconds,
@@ -778,7 +779,8 @@ def assumptions(d: ft.FleetData) -> list[str]:
 
 def _empty(data, solved: Solved, build_s, calibration, failures, relaxations) -> FleetPlan:
     return FleetPlan(
-        name=data.fleet.name, status="infeasible", solver=solved.result.solver, gap_requested=solved.result.gap,
+        name=data.fleet.name, status="infeasible", solver=solved.result.solver,
+        solver_threads=solved.result.threads or 1, gap_requested=solved.result.gap,
         gap_proven=None, solve_seconds=solved.result.seconds, build_seconds=build_s, objective_usd=None,
         residual_usd=0.0, penalties_usd=0.0, model_size=model_size(solved.model),
         enumeration_log10=ft.enumeration_log10(data), periods=data.labels, purchases=[], network=[], pools=[],

@@ -432,6 +432,9 @@ class FleetPlan(_Frozen):
     name: str
     status: str = Field(description="optimal, feasible (gap or time limit), infeasible (see relaxations)")
     solver: str
+    solver_threads: int = Field(
+        description="threads the solver searched with; the search is repeatable: one input and thread count, one plan"
+    )
     gap_requested: float
     gap_proven: float | None
     solve_seconds: float

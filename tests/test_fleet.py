@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import zipfile
 
 import numpy as np
@@ -19,6 +20,7 @@ from planner.errors import ScenarioError
 from planner.fleet import run, solve_model
 from planner.fleet_scenario import Fleet, check
 from planner.optimize import fleet as milp
+from planner.optimize.solver import make_solver
 from planner.resources import examples_dir
 
 CAL = Calibration(eta_comp={"T1": 0.5, "T2": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
@@ -250,6 +252,17 @@ def test_all_units_tier_buys_more_when_the_order_is_cheaper(catalog):
     assert any("tier's threshold" in line for line in plan.binding)
 
 
+def test_parallel_cbc_search_is_repeatable(catalog):
+    """CBC's parallel branch and bound is opportunistic: runs may stop at different plans within the gap. Asked
+    for 100 + n threads it searches n repeatably (`cbc -threads??`); the plan records the threads."""
+    assert [make_solver("cbc", threads=n).optionsDict["threads"] for n in (1, 2)] == [1, 102]
+    spec = random_fleet(3)
+    first, second = (run(catalog, spec, CAL, solver="cbc", threads=2) for _ in range(2))
+    assert first.solver_threads == 2
+    timing = {"solve_seconds", "build_seconds"}
+    assert first.model_dump(exclude=timing) == second.model_dump(exclude=timing)
+
+
 def test_attribution_sums_to_the_objective_and_periods_add_up(catalog):
     spec = random_fleet(3)
     plan = run(catalog, spec, CAL, solver="cbc", gap=0.0, threads=1)
@@ -415,6 +428,7 @@ def test_startup_example_end_to_end(run, tmp_path):
     for heading in ("Purchase schedule", "Training timetable", "Inference capacity", "Cash flow", "What binds"):
         assert heading in result.output
     assert "site power: 2026Q2 uses" in result.output  # the 1 MW hall binds in 2026
+    assert f"(CBC, {os.cpu_count()} thread" in result.output  # every core, repeatably: the plan depends on it
     book = openpyxl.load_workbook(xlsx)
     assert book.sheetnames == ["Summary", "Purchases", "Timetable", "Capacity", "Inference", "Cash flow",
                                "Cost by workload", "Assumptions"]  # fmt: skip

@@ -42,7 +42,9 @@ from planner.limits import MAX_SOLVER_THREADS
     help="Relative gap at which to stop (0.01 = within 1% of the optimum; 0 = the optimum).",
 )
 @click.option(
-    "--threads", type=click.IntRange(min=1, max=MAX_SOLVER_THREADS), help="Solver threads (default: every core)."
+    "--threads",
+    type=click.IntRange(min=1, max=MAX_SOLVER_THREADS),
+    help="Solver threads (default: every core); one input and thread count give one plan.",
 )
 @calibration_option
 @click.option("-o", "--output", type=click.Path(), help="Write a workbook (.xlsx, with charts) or the plan (.json).")

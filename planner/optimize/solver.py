@@ -23,13 +23,15 @@ EXACT_GAP = 0.0  # the default: the optimum, not within 1e-4 of it (HiGHS' defau
 @dataclass(frozen=True)
 class SolveResult:
     """What the solver said: status "optimal", "feasible" (stopped by the time limit or the gap with a
-    solution) or "infeasible"; the solver used, the relative gap asked for, wall seconds, the objective."""
+    solution) or "infeasible"; the solver used, the relative gap asked for, wall seconds, the objective, and
+    the threads it searched with (None: the solver's default, one)."""
 
     status: str
     solver: str
     gap: float
     seconds: float
     objective: float | None
+    threads: int | None = None
 
     @property
     def solved(self) -> bool:
@@ -89,6 +91,10 @@ def make_solver(
     with warnings.catch_warnings():  # CBC as bundled with PuLP 3.x (pyproject pins pulp < 4, which unbundles it)
         warnings.simplefilter("ignore", DeprecationWarning)
         options = {"logPath": log_path} if log_path else {}
+        # CBC's parallel search is opportunistic: two runs may stop at different plans within the gap. Its
+        # "100 + n" setting runs n threads repeatably (cbc -threads??), so one input gives one plan.
+        # (HiGHS's MIP search is deterministic at any thread count.)
+        threads = 100 + threads if threads and threads > 1 else threads
         return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=threads, **options)
 
 
@@ -112,14 +118,15 @@ def solve(
     seconds = time.perf_counter() - start
     gap = EXACT_GAP if gap is None else gap
     if pulp.LpStatus[status] == "Infeasible" or problem.sol_status == pulp.LpSolutionInfeasible:
-        return SolveResult("infeasible", name, gap, seconds, None)
+        return SolveResult("infeasible", name, gap, seconds, None, threads)
     if problem.sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
         raise SolverError(
             f"solver {name} ended with status {pulp.LpStatus[status]!r} and no feasible solution; "
             "raise --time-limit or try the other solver (--solver cbc|highs)"
         )
     optimal = problem.sol_status == pulp.LpSolutionOptimal
-    return SolveResult("optimal" if optimal else "feasible", name, gap, seconds, pulp.value(problem.objective))
+    objective = pulp.value(problem.objective)
+    return SolveResult("optimal" if optimal else "feasible", name, gap, seconds, objective, threads)
 
 
 def new_var(

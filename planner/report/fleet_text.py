@@ -34,11 +34,16 @@ def _gap(plan: FleetPlan) -> str:
     return f"proven gap {proven}, asked {plan.gap_requested:.2%}"
 
 
+def _solver(plan: FleetPlan) -> str:
+    """The solver and its threads: its search is repeatable, so the plan is a function of the input and them."""
+    return f"{plan.solver.upper()}, {plan.solver_threads} thread{'s' if plan.solver_threads > 1 else ''}"
+
+
 def _header(plan: FleetPlan) -> list[str]:
     size = plan.model_size
     out = [
         f"Fleet plan: {plan.name} ({plan.periods[0]}..{plan.periods[-1]}, {len(plan.periods)} quarters)",
-        f"  status     {plan.status} ({plan.solver.upper()}, {_gap(plan)}); built in {plan.build_seconds:.1f} s, "
+        f"  status     {plan.status} ({_solver(plan)}, {_gap(plan)}); built in {plan.build_seconds:.1f} s, "
         f"solved in {plan.solve_seconds:.1f} s",
     ]
     if plan.objective_usd is not None:

@@ -78,7 +78,7 @@ def _summary(ws: Worksheet, plan: FleetPlan) -> None:
     size = plan.model_size
     items = [
         ("Status", plan.status),
-        ("Solver", plan.solver.upper()),
+        ("Solver", f"{plan.solver.upper()}, {plan.solver_threads} thread(s), repeatable search"),
         ("Gap asked", (plan.gap_requested, PCT)),
         ("Gap proven", (proven, PCT) if plan.gap_proven is not None else proven),
         ("Solve seconds", (plan.solve_seconds, NUM1)),
