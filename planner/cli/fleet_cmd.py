@@ -44,7 +44,7 @@ from planner.limits import MAX_SOLVER_THREADS
 @click.option(
     "--threads",
     type=click.IntRange(min=1, max=MAX_SOLVER_THREADS),
-    help="Solver threads (default: every core); one input and thread count give one plan.",
+    help="Solver threads (default: every core); CBC repeats a plan exactly only on one.",
 )
 @calibration_option
 @click.option("-o", "--output", type=click.Path(), help="Write a workbook (.xlsx, with charts) or the plan (.json).")

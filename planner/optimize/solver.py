@@ -91,10 +91,9 @@ def make_solver(
     with warnings.catch_warnings():  # CBC as bundled with PuLP 3.x (pyproject pins pulp < 4, which unbundles it)
         warnings.simplefilter("ignore", DeprecationWarning)
         options = {"logPath": log_path} if log_path else {}
-        # CBC's parallel search is opportunistic: two runs may stop at different plans within the gap. Its
-        # "100 + n" setting runs n threads repeatably (cbc -threads??), so one input gives one plan.
-        # (HiGHS's MIP search is deterministic at any thread count.)
-        threads = 100 + threads if threads and threads > 1 else threads
+        # CBC's parallel search is opportunistic (two runs may stop at different plans within the gap); its
+        # repeatable "-threads 100+n" mode crashes CBC 2.10.3 on some fleet models (bench_fleet 8x12x8), so
+        # callers say so instead (fleet.repeatable)
         return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=threads, **options)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from planner.report.terminal import format_table
-from planner.results import FleetPlan
+from planner.results import REPEAT_NOTE, FleetPlan
 from planner.units import format_usd
 
 RUNNING, IDLE = "#", "."
@@ -35,7 +35,6 @@ def _gap(plan: FleetPlan) -> str:
 
 
 def _solver(plan: FleetPlan) -> str:
-    """The solver and its threads: its search is repeatable, so the plan is a function of the input and them."""
     return f"{plan.solver.upper()}, {plan.solver_threads} thread{'s' if plan.solver_threads > 1 else ''}"
 
 
@@ -46,6 +45,8 @@ def _header(plan: FleetPlan) -> list[str]:
         f"  status     {plan.status} ({_solver(plan)}, {_gap(plan)}); built in {plan.build_seconds:.1f} s, "
         f"solved in {plan.solve_seconds:.1f} s",
     ]
+    if not plan.repeatable:
+        out.append(f"  repeat     {REPEAT_NOTE}")
     if plan.objective_usd is not None:
         out.append(
             f"  cost       {format_usd(plan.objective_usd)} discounted over the horizon, net of "
