@@ -159,7 +159,8 @@ def _serving(plan: FleetPlan) -> list[str]:
         }
         for p in plan.placements
     ]
-    return _section("Inference capacity per quarter", [format_table(rows, list(rows[0]), max_width=44)])
+    title = "Inference capacity per quarter (a fraction of a replica is a share of its GPU time)"
+    return _section(title, [format_table(rows, list(rows[0]), max_width=44)])
 
 
 def _cash_flow(plan: FleetPlan) -> list[str]:
