@@ -224,6 +224,28 @@ COLLECTIVE_OVERHEAD_PRIOR = {
     ),
 }
 
+# Host time per rank of the group, per gradient reduce-scatter: a Python loop over the world size.
+RANK_OVERHEAD_PRIOR = {
+    "deepspeed": Constant(
+        "rank_overhead_s[deepspeed]",
+        1e-5,
+        "s per rank per gradient reduce-scatter",
+        "measured: before each gradient bucket's reduce-scatter DeepSpeed ZeRO-3 slices every tensor per rank "
+        "in Python and concatenates the slices (reduce_scatter_coalesced in runtime/comm/coalesced_collectives.py, "
+        "deepspeedai/DeepSpeed 2022-2026): 5-9 us per rank for two tensors at 256-1,024 ranks "
+        "(bench/bench_deepspeed_rank_loop.py, torch 2.13 on this project's CPU); a bucket holds one to a few "
+        "tensors; fitted. (Its all-gathers loop over the ranks too, 6-21 us, but only when one call gathers "
+        "several tensors, as a weight with its bias: not counted, since it depends on the model.)",
+    ),
+    "fsdp": Constant(
+        "rank_overhead_s[fsdp]",
+        0.0,
+        "s per rank per gradient reduce-scatter",
+        "PyTorch FSDP reduces flat buffers in one call (FSDP1 flat parameters, FSDP2 one copy-in for all "
+        "ranks): no loop over ranks",
+    ),
+}
+
 # ---- ZeRO++ quantisation kernels (memory-bound roofline) ----
 ZEROPP_QWZ_BYTES = Constant(
     "qwz_kernel_bytes_per_param",
@@ -400,7 +422,7 @@ def all_constants() -> list[Constant]:
         ACTIVATION_BYTES,
     ]
     tables = (FABRIC_LATENCY_RATIO, ETA_NET_PRIOR, ETA_COMP, FRAMEWORK_EFFICIENCY_PRIOR, OVERLAP_PRIOR)
-    tables += (STEP_OVERHEAD_PRIOR, COLLECTIVE_OVERHEAD_PRIOR, PCIE_X16_GBPS)
+    tables += (STEP_OVERHEAD_PRIOR, COLLECTIVE_OVERHEAD_PRIOR, RANK_OVERHEAD_PRIOR, PCIE_X16_GBPS)
     return singles + [c for table in tables for c in table.values()]
 
 

@@ -2,7 +2,8 @@
 
 Fitted (planner/fitting.py, `planner calibrate`): eta_comp per GPU (the ceiling of compute efficiency at large
 width), hidden_half (the width at which GEMMs run at half that ceiling), eta_net per fabric, overlap and a
-fixed per-micro-step overhead per framework, and latency_scale (a multiplier on NCCL's own latency model).
+fixed per-micro-step overhead per framework, host time per collective and (DeepSpeed) per rank of a
+reduce-scatter, and latency_scale (a multiplier on NCCL's own latency model).
 Missing entries fall back to the priors in planner.assumptions. `uncertainty` holds quantiles of the
 leave-one-source-out log residuals log(predicted / measured), per group, which `range_factors` turns into
 a p10-p90 range and the pessimistic factor `--confidence` buys for.
@@ -63,6 +64,9 @@ class Calibration(BaseModel):
     )
     collective_overhead_s: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
         default_factory=dict, description="framework -> host seconds per collective call (hooks, bookkeeping)"
+    )
+    rank_overhead_s: dict[str, Annotated[float, Field(ge=0, le=1e-2)]] = Field(
+        default_factory=dict, description="framework -> host seconds per rank of the group per gradient reduce-scatter"
     )
     source: str = "priors of planner.assumptions (no fit)"
     fit: dict = Field(default_factory=dict, description="how it was fitted: inputs, errors")
@@ -131,6 +135,9 @@ class Calibration(BaseModel):
 
     def collective_overhead_for(self, framework: str) -> float:
         return self.collective_overhead_s.get(framework, A.COLLECTIVE_OVERHEAD_PRIOR[framework].value)
+
+    def rank_overhead_for(self, framework: str) -> float:
+        return self.rank_overhead_s.get(framework, A.RANK_OVERHEAD_PRIOR[framework].value)
 
     def step_overhead_for(self, framework: str) -> float:
         return self.step_overhead_s.get(framework, A.STEP_OVERHEAD_PRIOR[framework].value)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import PydanticCustomError
 from scipy.optimize import least_squares
 
+from planner import assumptions as A
 from planner import perf
 from planner.calibration import QUANTILES, Calibration
 from planner.catalog import Catalog, problem_from_pydantic
@@ -69,6 +70,7 @@ PRIOR_SIGMA = {
     "overhead": 0.05,
     "cpu_adam": 60.0,
     "per_call": 3e-4,
+    "per_rank": 5e-6,  # about the prior's measured spread (5-9 us per rank for two tensors)
 }
 BOUNDS = {
     "eta_comp": (0.05, 1.0),
@@ -82,6 +84,7 @@ BOUNDS = {
     "net_ratio": (0.3, 1.0),
     "cpu_adam": (10.0, 2000.0),
     "per_call": (0.0, 5e-3),
+    "per_rank": (0.0, 1e-4),
 }
 MIN_GROUP_POINTS = 8  # fewer validation points than this: the range falls back to a broader group
 
@@ -308,6 +311,8 @@ class Parameters:
         names += [("latency", "")] if multi.any() else []
         names += [("overhead", fw) for fw in sorted(frame["framework"].unique())]
         names += [("per_call", fw) for fw in sorted(frame["framework"].unique())]
+        # only frameworks that loop over ranks (FSDP does not: its prior is 0)
+        names += [("per_rank", fw) for fw in sorted(frame["framework"].unique()) if A.RANK_OVERHEAD_PRIOR[fw].value]
         names += [("cpu_adam", "")] if (frame["offload"] != "none").any() else []
         return cls(names)
 
@@ -325,6 +330,7 @@ class Parameters:
             "cpu_adam": lambda _: priors.cpu_adam_bytes_per_param,
             "attention": lambda _: priors.attention_cost,
             "per_call": priors.collective_overhead_for,
+            "per_rank": priors.rank_overhead_for,
         }
         return np.array([lookup[kind](key) for kind, key in self.names])
 
@@ -336,7 +342,7 @@ class Parameters:
 
     def calibration(self, x: np.ndarray, source: str = "") -> Calibration:
         fields: dict = {"eta_comp": {}, "eta_net": {}, "overlap": {}, "step_overhead_s": {}, "source": source}
-        fields["framework_efficiency"], fields["collective_overhead_s"] = {}, {}
+        fields["framework_efficiency"], fields["collective_overhead_s"], fields["rank_overhead_s"] = {}, {}, {}
         ratios: dict[str, float] = {}
         for (kind, key), value in zip(self.names, map(float, x), strict=True):
             if kind == "width_k":
@@ -352,7 +358,7 @@ class Parameters:
             else:
                 target = {"eta_comp": "eta_comp", "eta_net": "eta_net", "overlap": "overlap"}
                 target |= {"overhead": "step_overhead_s", "framework": "framework_efficiency"}
-                target |= {"per_call": "collective_overhead_s"}
+                target |= {"per_call": "collective_overhead_s", "per_rank": "rank_overhead_s"}
                 fields[target[kind]][key] = min(value, 1.0) if kind in ("eta_comp", "eta_net") else value
         ib = fields["eta_net"].get("ib", Calibration.priors().eta_net_for("ib"))
         fields["eta_net"] |= {f: min(1.0, ib * r) for f, r in ratios.items()}
@@ -484,6 +490,7 @@ def _value(cal: Calibration, kind: str, key: str) -> float:
         "cpu_adam": lambda: cal.cpu_adam_bytes_per_param,
         "attention": lambda: cal.attention_cost,
         "per_call": lambda: cal.collective_overhead_for(key),
+        "per_rank": lambda: cal.rank_overhead_for(key),
     }[kind]()
 
 

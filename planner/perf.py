@@ -71,10 +71,18 @@ def collectives_per_step(framework, layers, params):
     """Collective calls per micro-step. FSDP: one all-gather forward, one backward and one reduce-scatter
     per wrapped block, plus the root group (embeddings, head). DeepSpeed ZeRO-3: an all-gather per
     nn.Linear in each pass, and the gradients reduce-scattered in buckets of reduce_bucket_size."""
+    layers = np.asarray(layers, float)
+    fsdp_gathers = (A.FSDP_COLLECTIVES_PER_LAYER.value - 1) * (layers + 1)
+    gathers = np.where(np.asarray(framework) == "fsdp", fsdp_gathers, 2 * A.DEEPSPEED_GATHERS_PER_LAYER.value * layers)
+    return gathers + reduce_scatters_per_step(framework, layers, params)
+
+
+def reduce_scatters_per_step(framework, layers, params):
+    """Gradient reduce-scatter calls per micro-step: FSDP one per wrapped block and the root, DeepSpeed one
+    per reduce_bucket_size of gradients."""
     layers, params = np.asarray(layers, float), np.asarray(params, float)
-    fsdp = A.FSDP_COLLECTIVES_PER_LAYER.value * (layers + 1)
-    deepspeed = 2 * A.DEEPSPEED_GATHERS_PER_LAYER.value * layers + np.ceil(params / A.DEEPSPEED_REDUCE_BUCKET.value)
-    return np.where(np.asarray(framework) == "fsdp", fsdp, deepspeed)
+    deepspeed = np.ceil(params / A.DEEPSPEED_REDUCE_BUCKET.value)
+    return np.where(np.asarray(framework) == "fsdp", layers + 1, deepspeed)
 
 
 # ------------------------------------------------------------------ time (docs/model.md section 2)
@@ -348,7 +356,9 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         t_net = np.where(parts["nodes"] > 1, parts["t_network_line_s"] / eta_net, 0.0)
     t_bandwidth = np.maximum(t_net, parts["t_comm_nvlink_s"])
     per_call = _per_value(framework, cal.collective_overhead_for)  # host-side cost of each gather or reduce
-    t_latency = parts["t_latency_unscaled_s"] * cal.latency_scale + parts["collectives_per_step"] * per_call
+    per_rank = _per_value(framework, cal.rank_overhead_for)  # and of each rank a reduce-scatter loops over
+    t_host = parts["collectives_per_step"] * per_call + parts["rank_calls_per_step"] * per_rank
+    t_latency = parts["t_latency_unscaled_s"] * cal.latency_scale + t_host
     t_comm = t_bandwidth + t_latency
     overlap = _per_value(framework, cal.overlap_for)
     overhead = _per_value(framework, cal.step_overhead_for)
@@ -419,6 +429,8 @@ def _traffic(c: dict, nodes, quant: dict) -> dict:
         "t_network_line_s": t_line,
         "t_comm_nvlink_s": t_nvlink,
         "t_latency_unscaled_s": collectives * ring_latency_s(c["gpus"], nodes, net_step),
+        "rank_calls_per_step": reduce_scatters_per_step(c["framework"].astype(str), c["layers"], c["params"])
+        * np.where(c["gpus"] > 1, c["gpus"], 0),  # DeepSpeed's reduce-scatter loops over the ranks
     }
 
 

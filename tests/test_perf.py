@@ -117,6 +117,7 @@ def test_end_to_end_by_hand():
         latency_scale=1.0,
         step_overhead_s={"deepspeed": 0.0},
         collective_overhead_s={"deepspeed": 0.0},
+        rank_overhead_s={"deepspeed": 1e-5},
     )
     r = evaluated(cal, layers=70, hidden=14336, heads=112, vocab=250880, hbm_gb_per_s=900.0)
     f_model = 6 * 176e9 * 2048 + 12 * 70 * 14336 * 2048 * 2048
@@ -127,6 +128,7 @@ def test_end_to_end_by_hand():
     # DeepSpeed: an all-gather per nn.Linear (4 per block) in each pass, gradients in 5e8-parameter buckets
     collectives = 2 * 4 * 70 + 352
     t_lat = collectives * (8.4 + 3.4 * 360 + 14.0 * 23) * 1e-6
+    t_lat += 352 * 384 * 1e-5  # DeepSpeed's Python loop over the 384 ranks around each gradient reduce-scatter
     assert r["collectives_per_step"] == collectives
     assert r["t_compute_s"] == pytest.approx(t_comp)
     assert r["t_comm_s"] == pytest.approx(t_net + t_lat)
@@ -135,10 +137,24 @@ def test_end_to_end_by_hand():
     assert r["binding"] == "bandwidth"
 
 
+def test_deepspeeds_host_time_per_rank_grows_with_the_gpus_fsdps_does_not():
+    """DeepSpeed loops over every rank in Python around each gradient reduce-scatter (13B: 26 buckets of 5e8;
+    assumptions.RANK_OVERHEAD_PRIOR); FSDP reduces flat buffers. Doubling the GPUs at a fixed per-GPU batch
+    adds the ring's extra steps to every collective, and for DeepSpeed 26 x 256 more ranks x the cost."""
+    cal = Calibration(rank_overhead_s={"deepspeed": 2e-5})
+    kw = dict(params=13e9, layers=40, hidden=5120, gpus_per_node=8, node_gbps=1600.0)
+    for framework, rank_s in (("deepspeed", 26 * 256 * 2e-5), ("fsdp", 0.0)):
+        small, large = (evaluated(cal, framework=framework, gpus=n, **kw) for n in (256, 512))
+        collectives = small["collectives_per_step"]  # the same at both sizes
+        ring = (8.4 + 3.4 * (512 - 64) + 14.0 * 63 - 8.4 - 3.4 * (256 - 32) - 14.0 * 31) * 1e-6 * cal.latency_scale
+        added = collectives * ring + rank_s
+        assert large["t_comm_latency_s"] - small["t_comm_latency_s"] == pytest.approx(added)
+
+
 def test_fsdp_hides_communication_deepspeed_does_not():
     """The fitted overlap per framework: FSDP prefetches the next all-gather, ZeRO-3 mostly does not."""
     cal = Calibration.default()
-    assert cal.overlap_for("fsdp") > 0.6 > 0.3 > cal.overlap_for("deepspeed")
+    assert cal.overlap_for("fsdp") > 0.6 > 0.4 > cal.overlap_for("deepspeed")
     kw = dict(params=70e9, layers=80, hidden=8192, gpu="H100-SXM", peak_tflops=989.0, hbm_gib=80.0, gpus=256)
     kw |= dict(gpus_per_node=8, node_gbps=800.0, seq_len=4096)
     fsdp, deepspeed = evaluated(framework="fsdp", **kw), evaluated(framework="deepspeed", **kw)

@@ -102,6 +102,10 @@ def predict(rows: list[dict], overrides: dict | None = None, calibration: Path |
             "memory_gib": figures["memory_per_gpu_gib"],
         }
     )
+    gpus = frame["gpus"].to_numpy()  # the printed p10-p90 range, per GPU
+    out["inside_p10_p90"] = (figures["tokens_per_s_p10"] / gpus <= out["measured"]) & (
+        out["measured"] <= figures["tokens_per_s_p90"] / gpus
+    )
     out["error"] = out["predicted"] / out["measured"] - 1
     out["abs_error"] = out["error"].abs()
     out["headline"] = [int(r["headline"]) for r in rows]
@@ -118,6 +122,8 @@ def summary(res: pd.DataFrame) -> dict:
         "per_set_signed_median": {
             k: round(float(v), 4) for k, v in head.groupby("source_group")["error"].median().items()
         },
+        "inside_p10_p90": {k: f"{int(v.sum())} of {len(v)}" for k, v in head.groupby("source_group")["inside_p10_p90"]}
+        | {"all": f"{int(head['inside_p10_p90'].sum())} of {len(head)}"},
         "median_abs_error_all_rows": round(float(head["abs_error"].median()), 4),
         "median_of_per_set_medians": round(float(per_set.median()), 4),
         "signed_median_all_rows": round(float(head["error"].median()), 4),
