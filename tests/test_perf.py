@@ -341,11 +341,12 @@ def test_fewer_gpus_never_lower_per_gpu_throughput(p, n1, n2, g, bw, f, fw):
 
 def test_throughput_at_fixed_batch_falls_with_scale():
     """DeepSpeed on Azure NDm A100 v4 (175B, micro-batch 1, seq 1024): 66.9 tokens/s/GPU on 128 GPUs, 34.6 on
-    1024 (docs/_posts/2022-07-26-deepspeed-azure.md): ring latency grows with the GPU count."""
+    1024 (docs/_posts/2022-07-26-deepspeed-azure.md), a fall of 48%: ring latency and DeepSpeed's host time per
+    rank grow with the GPU count (without the latter the model fell 28%)."""
     kw = dict(params=175e9, layers=96, hidden=12288, gpu="A100-80GB", peak_tflops=312.0, hbm_gib=80.0)
     kw |= dict(gpus_per_node=8, node_gbps=1600.0, seq_len=1024, micro_batch=1, hbm_gb_per_s=2039.0)
     small, large = evaluated(gpus=128, **kw), evaluated(gpus=1024, **kw)
-    assert large["tokens_per_s"] / 1024 < 0.85 * small["tokens_per_s"] / 128
+    assert large["tokens_per_s"] / 1024 < 0.65 * small["tokens_per_s"] / 128
 
 
 def test_confidence_plans_for_the_pessimistic_outcome():
