@@ -385,6 +385,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         "t_comm_nvlink_s": parts["t_comm_nvlink_s"],
         "t_comm_bandwidth_s": t_bandwidth,
         "t_comm_latency_s": t_latency,
+        "t_comm_host_s": t_host,
         "t_comm_s": t_comm,
         "t_compute_s": t_comp,
         "t_offload_s": t_offload,

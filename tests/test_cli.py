@@ -123,6 +123,23 @@ def test_predict_text_explains_the_step(run):
         assert word in result.output
 
 
+def test_predict_text_splits_latency_and_flags_a_range_beside_the_point(run, write):
+    """The latency line: NCCL's ring and the host time (hooks per call, DeepSpeed's loop over the ranks per
+    reduce-scatter), by hand; a range that out-of-source errors put wholly below the point says so."""
+    optimistic = {"p5": 0.2, "p10": 0.2, "p25": 0.25, "p50": 0.3, "p75": 0.35, "p90": 0.4, "p95": 0.45}
+    cal = {"latency_scale": 1.0, "collective_overhead_s": {"deepspeed": 1e-4}, "rank_overhead_s": {"deepspeed": 1e-5}}
+    path = write("cal.json", json.dumps(cal | {"uncertainty": {"all": optimistic}}))
+    text = run("predict", *DS2928, "--node-gbps", "100", "--calibration", path).output
+    # 176B estimated as 96 layers (GPT-3's shape): a gather per Linear per pass, 5e8-parameter gradient buckets
+    calls = 2 * 4 * 96 + 352
+    ring = calls * (8.4 + 3.4 * (384 - 24) + 14.0 * (24 - 1)) * 1e-6
+    host = calls * 1e-4 + 352 * 384 * 1e-5
+    assert f"ring {ring:.3g} s ({calls} collectives x NCCL ring latency) + host {host:.3g} s" in text
+    assert "runs like this measured below the point" in text
+    path = write("even.json", json.dumps(cal | {"uncertainty": {"all": dict.fromkeys(optimistic, 0.0)}}))
+    assert "measured below" not in run("predict", *DS2928, "--calibration", path).output
+
+
 LLAMA_64_H100 = [
     "--model",
     "Llama-2-70B",

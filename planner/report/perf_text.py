@@ -61,9 +61,10 @@ def explain(r: dict, calibration_source: str) -> str:
         f"x eta_comp {r['eta_comp']:.3f} (h = {r['hidden']:,.0f}), {r['checkpointing']} activation checkpointing"
     )
     fits = "fits" if r["fits_memory"] else "DOES NOT FIT"
-    collectives = r["collectives_per_step"]
     per_gpu = r["tokens_per_s_point"] / r["gpus"]
     low, high = r["tokens_per_s_p10"] / r["gpus"], r["tokens_per_s_p90"] / r["gpus"]
+    side = "below" if per_gpu > high else "above"
+    beside = "" if low <= per_gpu <= high else f": runs like this measured {side} the point"
     extra = []
     if r.get("t_offload_s", 0) > 0:
         extra.append(_line("offload", _s(r["t_offload_s"]), "PCIe copies and CPU-Adam, per micro-step"))
@@ -78,7 +79,7 @@ def explain(r: dict, calibration_source: str) -> str:
         ),
         _line("  network", _s(r["t_comm_network_s"]), network),
         _line("  NVLink", _s(r["t_comm_nvlink_s"]), nvlink),
-        _line("  latency", _s(r["t_comm_latency_s"]), f"{collectives:.0f} collectives x NCCL ring latency"),
+        _line("  latency", _s(r["t_comm_latency_s"]), _latency_text(r)),
         _line("overlap", f"{r['overlap']:.2f}", "of the shorter phase hidden behind the longer"),
         _line("exposed comm", _s(r["t_comm_exposed_s"])),
         *extra,
@@ -88,7 +89,7 @@ def explain(r: dict, calibration_source: str) -> str:
         _line(
             "tokens/s/GPU",
             f"{per_gpu:,.0f}",
-            f"range {low:,.0f} - {high:,.0f} (p10-p90 of out-of-source errors for this GPU, framework, fabric)",
+            f"range {low:,.0f} - {high:,.0f} (p10-p90 of out-of-source errors for this GPU, framework, fabric{beside})",
         ),
         *([f"  warning: {r['extrapolation']}"] if r.get("extrapolation") else []),
         _line(
@@ -105,6 +106,14 @@ def explain(r: dict, calibration_source: str) -> str:
         f"  calibration: {calibration_source}",
     ]
     return "\n".join(lines)
+
+
+def _latency_text(r) -> str:
+    """The latency term's two parts: NCCL's ring latency and the framework's host time around each call."""
+    ring, host = r["t_comm_latency_s"] - r["t_comm_host_s"], r["t_comm_host_s"]
+    loop = ", a loop over every rank per reduce-scatter" if r["framework"] == "deepspeed" else ""
+    calls = f"{r['collectives_per_step']:.0f} collectives"
+    return f"ring {_s(ring)} ({calls} x NCCL ring latency) + host {_s(host)} (hooks per collective{loop})"
 
 
 def sweep_table(table: pd.DataFrame) -> str:

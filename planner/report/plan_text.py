@@ -127,6 +127,9 @@ def _tco_lines(cost) -> list[str]:
 def _range_text(m) -> str:
     """The throughput's validated range, and what the plan was sized for."""
     span = f"{m.tokens_per_s_p10:,.0f} - {m.tokens_per_s_p90:,.0f} tokens/s (p10-p90 of out-of-source errors)"
+    if not m.tokens_per_s_p10 <= m.tokens_per_s_point <= m.tokens_per_s_p90:
+        side = "below" if m.tokens_per_s_point > m.tokens_per_s_p90 else "above"
+        span += f"; runs like this measured {side} the point prediction"
     if m.confidence is None:
         return span + "; sized for the point prediction (--confidence 0.9 sizes for the p10)"
     share = m.tokens_per_s / m.tokens_per_s_point
