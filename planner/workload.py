@@ -216,10 +216,8 @@ def perf_frame(work: Training, clusters: Mapping[str, object] | pd.DataFrame) ->
     columns (gpu, peak_tflops, hbm_gib, gpus, gpus_per_node, node_gbps, fabric, intra_node_gb_per_s, and
     micro_batch where rows differ in it)."""
     frame = pd.DataFrame(clusters).reset_index(drop=True)
-    for name, value in work.perf_columns().items():
-        if name not in frame.columns:
-            frame[name] = value
-    return frame
+    shared = {name: value for name, value in work.perf_columns().items() if name not in frame.columns}
+    return pd.concat([frame, pd.DataFrame(shared, index=frame.index)], axis=1)  # one block, not column by column
 
 
 def cluster_record(catalog: Catalog, work: Training, cluster: Cluster) -> dict:
