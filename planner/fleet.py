@@ -132,11 +132,20 @@ def polish(solved: Solved, time_limit_s=None, threads: int | None = None) -> Sol
     return Solved(m, replace(solved.result, seconds=seconds, objective=result.objective), solved.gap_proven)
 
 
-def repeatable(result: SolveResult) -> bool:
-    """Whether a rerun returns the same plan. CBC's parallel tree search is opportunistic (its repeatable mode,
-    -threads 100+n, crashes CBC 2.10.3 on fleet models); one CBC thread and HiGHS's MIP search are
-    deterministic. A solve stopped by the time limit also depends on the machine's speed."""
-    return result.solver != "cbc" or (result.threads or 1) == 1
+REPEAT_THREADS = (
+    "CBC's parallel search is opportunistic: a rerun may return another plan within the proven gap; "
+    "--threads 1 repeats exactly (slower on large fleets)"
+)
+REPEAT_TIME = "stopped at the time limit: a rerun on a faster or busier machine may return another plan"
+
+
+def repeat_note(result: SolveResult) -> str:
+    """Why a rerun may not return this plan ('' when it does). CBC's parallel tree search is opportunistic
+    (its repeatable mode, -threads 100+n, crashes CBC 2.10.3 on fleet models); one CBC thread and HiGHS's MIP
+    search are deterministic, unless the time limit stopped them."""
+    if result.solver == "cbc" and (result.threads or 1) > 1:
+        return REPEAT_THREADS
+    return REPEAT_TIME if result.status == "feasible" else ""
 
 
 def solve_model(model: milp.Model, solver: str, time_limit_s, gap, threads: int | None = None) -> Solved:
@@ -282,7 +291,8 @@ def extract(solved: Solved, build_s: float, calibration: Calibration) -> FleetPl
         status=solved.result.status,
         solver=solved.result.solver,
         solver_threads=solved.result.threads or 1,
-        repeatable=repeatable(solved.result),
+        repeatable=not repeat_note(solved.result),
+        repeat_note=repeat_note(solved.result),
         gap_requested=solved.result.gap,
         gap_proven=solved.gap_proven,
         solve_seconds=solved.result.seconds,
@@ -786,12 +796,13 @@ def assumptions(d: ft.FleetData) -> list[str]:
 
 
 def _empty(data, solved: Solved, build_s, calibration, failures, relaxations) -> FleetPlan:
-    result = solved.result
+    result, note = solved.result, repeat_note(solved.result)
     return FleetPlan(
         name=data.fleet.name, status="infeasible", solver=result.solver, solver_threads=result.threads or 1,
-        repeatable=repeatable(result), gap_requested=result.gap, gap_proven=None, solve_seconds=result.seconds,
-        build_seconds=build_s, objective_usd=None, residual_usd=0.0, penalties_usd=0.0,
-        model_size=model_size(solved.model), enumeration_log10=ft.enumeration_log10(data), periods=data.labels,
-        purchases=[], network=[], pools=[], jobs=[], placements=[], cash_flow=[], attribution=[], binding=[],
-        infeasible=failures, relaxations=relaxations, assumptions=assumptions(data), calibration=calibration.source,
+        repeatable=not note, repeat_note=note, gap_requested=result.gap, gap_proven=None,
+        solve_seconds=result.seconds, build_seconds=build_s, objective_usd=None, residual_usd=0.0,
+        penalties_usd=0.0, model_size=model_size(solved.model), enumeration_log10=ft.enumeration_log10(data),
+        periods=data.labels, purchases=[], network=[], pools=[], jobs=[], placements=[], cash_flow=[],
+        attribution=[], binding=[], infeasible=failures, relaxations=relaxations, assumptions=assumptions(data),
+        calibration=calibration.source,
     )  # fmt: skip

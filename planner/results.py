@@ -428,22 +428,13 @@ class FleetRelaxation(_Frozen):
     objective_usd: float | None
 
 
-# what the reports say when a plan is not repeatable (FleetPlan.repeatable)
-REPEAT_NOTE = (
-    "CBC's parallel search is opportunistic: a rerun may return another plan within the proven gap; "
-    "--threads 1 repeats exactly (slower on large fleets)"
-)
-
-
 class FleetPlan(_Frozen):
     name: str
     status: str = Field(description="optimal, feasible (gap or time limit), infeasible (see relaxations)")
     solver: str
     solver_threads: int = Field(description="threads the solver searched with")
-    repeatable: bool = Field(
-        description="a rerun of the same input returns this plan; false for CBC on several threads, whose parallel "
-        "search is opportunistic: a rerun may stop at another plan within the proven gap"
-    )
+    repeatable: bool = Field(description="a rerun of the same input returns this plan")
+    repeat_note: str = Field(description="why a rerun may return another plan ('' when repeatable)")
     gap_requested: float
     gap_proven: float | None
     solve_seconds: float

@@ -17,11 +17,11 @@ from fleet_reference import brute_force
 from planner import fleet_tables as ft
 from planner.calibration import Calibration
 from planner.errors import ScenarioError
-from planner.fleet import run, solve_model
+from planner.fleet import REPEAT_THREADS, REPEAT_TIME, repeat_note, run, solve_model
 from planner.fleet_scenario import Fleet, check
 from planner.optimize import fleet as milp
+from planner.optimize.solver import SolveResult
 from planner.resources import examples_dir
-from planner.results import REPEAT_NOTE
 
 CAL = Calibration(eta_comp={"T1": 0.5, "T2": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
 GPU2 = dict(GPU, name="T2", peak_bf16_tflops=200, hbm_gb_per_s=3000, tdp_w=700)
@@ -262,10 +262,13 @@ def test_a_plan_says_whether_a_rerun_repeats_it(catalog):
     one, again = (run(catalog, spec, CAL, solver="cbc", threads=1) for _ in range(2))
     timing = {"solve_seconds", "build_seconds"}
     assert one.repeatable and one.model_dump(exclude=timing) == again.model_dump(exclude=timing)
-    assert REPEAT_NOTE not in render(one)
+    assert REPEAT_THREADS not in render(one)
     parallel = run(catalog, spec, CAL, solver="cbc", threads=2)
     assert (parallel.repeatable, parallel.solver_threads) == (False, 2)
-    assert "(CBC, 2 threads, proven gap" in render(parallel) and REPEAT_NOTE in render(parallel)
+    assert "(CBC, 2 threads, proven gap" in render(parallel) and REPEAT_THREADS in render(parallel)
+    # a solve the time limit stopped depends on the machine's speed, whatever the solver
+    assert repeat_note(SolveResult("feasible", "highs", 0.01, 60.0, 1.0, None)) == REPEAT_TIME
+    assert repeat_note(SolveResult("optimal", "highs", 0.01, 6.0, 1.0, 2)) == ""
 
 
 def test_attribution_sums_to_the_objective_and_periods_add_up(catalog):
@@ -443,7 +446,7 @@ def test_startup_example_end_to_end(run, tmp_path):
     assert cash["G5"].value == "=SUM(B5:F5)" and cash["J6"].value == "=J5+G6"
     summary = {row[0]: row[1] for row in book["Summary"].iter_rows(values_only=True) if row[0]}
     assert summary["Solver"] == f"CBC, {os.cpu_count()} thread(s)"
-    assert summary["Repeatable"] == ("yes" if os.cpu_count() == 1 else f"no: {REPEAT_NOTE}")
+    assert summary["Repeatable"] == ("yes" if os.cpu_count() == 1 else f"no: {REPEAT_THREADS}")
     result = run("fleet", "examples/fleet-startup.yaml", "-q", "--json", "-o", out)
     plan = json.loads(result.output)
     assert plan["status"] == "optimal" and json.loads(out.read_text())["objective_usd"] == plan["objective_usd"]

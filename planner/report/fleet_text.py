@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from planner.report.terminal import format_table
-from planner.results import REPEAT_NOTE, FleetPlan
+from planner.results import FleetPlan
 from planner.units import format_usd
 
 RUNNING, IDLE = "#", "."
@@ -45,8 +45,8 @@ def _header(plan: FleetPlan) -> list[str]:
         f"  status     {plan.status} ({_solver(plan)}, {_gap(plan)}); built in {plan.build_seconds:.1f} s, "
         f"solved in {plan.solve_seconds:.1f} s",
     ]
-    if not plan.repeatable:
-        out.append(f"  repeat     {REPEAT_NOTE}")
+    if plan.repeat_note:
+        out.append(f"  repeat     {plan.repeat_note}")
     if plan.objective_usd is not None:
         out.append(
             f"  cost       {format_usd(plan.objective_usd)} discounted over the horizon, net of "

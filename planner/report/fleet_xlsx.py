@@ -31,7 +31,7 @@ from planner.report.xlsx import (
     sheet,
     title,
 )
-from planner.results import REPEAT_NOTE, FleetPlan
+from planner.results import FleetPlan
 
 MAX_TEXT_WIDTH = 60  # characters: a column of longer text wraps instead
 RUN_FILL = PatternFill("solid", fgColor="4F81BD")
@@ -79,7 +79,7 @@ def _summary(ws: Worksheet, plan: FleetPlan) -> None:
     items = [
         ("Status", plan.status),
         ("Solver", f"{plan.solver.upper()}, {plan.solver_threads} thread(s)"),
-        ("Repeatable", "yes" if plan.repeatable else f"no: {REPEAT_NOTE}"),
+        ("Repeatable", f"no: {plan.repeat_note}" if plan.repeat_note else "yes"),
         ("Gap asked", (plan.gap_requested, PCT)),
         ("Gap proven", (proven, PCT) if plan.gap_proven is not None else proven),
         ("Solve seconds", (plan.solve_seconds, NUM1)),
