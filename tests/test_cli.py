@@ -133,11 +133,19 @@ def test_predict_text_splits_latency_and_flags_a_range_beside_the_point(run, wri
     # 176B estimated as 96 layers (GPT-3's shape): a gather per Linear per pass, 5e8-parameter gradient buckets
     calls = 2 * 4 * 96 + 352
     ring = calls * (8.4 + 3.4 * (384 - 24) + 14.0 * (24 - 1)) * 1e-6
-    host = calls * 1e-4 + 352 * 384 * 1e-5
+    loop = (96 * 10 + 3) * 384 * 1e-5  # each of 963 gradient tensors sliced once per rank
+    host = calls * 1e-4 + loop
     assert f"ring {ring:.3g} s ({calls} collectives x NCCL ring latency) + host {host:.3g} s" in text
-    assert "runs like this measured below the point" in text
+    assert f"a loop over every rank per gradient tensor {loop:.3g} s" in text
+    # measured / predicted at p10 and p90: exp(-0.4) = 0.67 and exp(-0.2) = 0.82, so 18% to 33% below
+    assert "came in 18%-33% below the model's point figure" in text
+    pessimistic = {"p5": -0.45, "p10": -0.4, "p25": -0.35, "p50": -0.3, "p75": -0.25, "p90": -0.2, "p95": -0.2}
+    path = write("low.json", json.dumps(cal | {"uncertainty": {"all": pessimistic}}))
+    text = run("predict", *DS2928, "--node-gbps", "100", "--calibration", path).output
+    assert "came in 22%-49% above the model's point figure" in text  # exp(0.2) = 1.22, exp(0.4) = 1.49
     path = write("even.json", json.dumps(cal | {"uncertainty": {"all": dict.fromkeys(optimistic, 0.0)}}))
-    assert "measured below" not in run("predict", *DS2928, "--calibration", path).output
+    text = run("predict", *DS2928, "--node-gbps", "100", "--calibration", path).output
+    assert "tokens/s/GPU" in text and "came in" not in text
 
 
 LLAMA_64_H100 = [

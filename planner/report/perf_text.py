@@ -63,8 +63,7 @@ def explain(r: dict, calibration_source: str) -> str:
     fits = "fits" if r["fits_memory"] else "DOES NOT FIT"
     per_gpu = r["tokens_per_s_point"] / r["gpus"]
     low, high = r["tokens_per_s_p10"] / r["gpus"], r["tokens_per_s_p90"] / r["gpus"]
-    side = "below" if per_gpu > high else "above"
-    beside = "" if low <= per_gpu <= high else f": runs like this measured {side} the point"
+    beside = outside_range_note(per_gpu, low, high)
     extra = []
     if r.get("t_offload_s", 0) > 0:
         extra.append(_line("offload", _s(r["t_offload_s"]), "PCIe copies and CPU-Adam, per micro-step"))
@@ -89,8 +88,9 @@ def explain(r: dict, calibration_source: str) -> str:
         _line(
             "tokens/s/GPU",
             f"{per_gpu:,.0f}",
-            f"range {low:,.0f} - {high:,.0f} (p10-p90 of out-of-source errors for this GPU, framework, fabric{beside})",
+            f"range {low:,.0f} - {high:,.0f} (p10-p90 of out-of-source errors for this GPU, framework, fabric)",
         ),
+        *([f"  note: {beside}"] if beside else []),
         *([f"  warning: {r['extrapolation']}"] if r.get("extrapolation") else []),
         _line(
             "achieved", f"{r['achieved_tflops_per_gpu']:.1f}", "TFLOPs per GPU (hardware FLOPs, as DeepSpeed reports)"
@@ -109,11 +109,24 @@ def explain(r: dict, calibration_source: str) -> str:
 
 
 def _latency_text(r) -> str:
-    """The latency term's two parts: NCCL's ring latency and the framework's host time around each call."""
-    ring, host = r["t_comm_latency_s"] - r["t_comm_host_s"], r["t_comm_host_s"]
-    loop = ", a loop over every rank per reduce-scatter" if r["framework"] == "deepspeed" else ""
-    calls = f"{r['collectives_per_step']:.0f} collectives"
-    return f"ring {_s(ring)} ({calls} x NCCL ring latency) + host {_s(host)} (hooks per collective{loop})"
+    """The latency term's parts: NCCL's ring latency and the framework's host time around the collectives."""
+    ring, host, loop = r["t_comm_latency_s"] - r["t_comm_host_s"], r["t_comm_host_s"], r["t_comm_rank_loop_s"]
+    calls = f"{r['collectives_per_step']:.0f} collectives x NCCL ring latency"
+    parts = f"hooks per collective {_s(host - loop)} + a loop over every rank per gradient tensor {_s(loop)}"
+    return f"ring {_s(ring)} ({calls}) + host {_s(host)} ({parts if loop else 'hooks per collective'})"
+
+
+def outside_range_note(point: float, low: float, high: float) -> str:
+    """When the validated range lies wholly below (or above) the point prediction, how far measured runs of
+    this kind were from the model, in words a buyer can act on."""
+    if low <= point <= high:
+        return ""
+    side = "below" if point > high else "above"
+    near, far = sorted((abs(1 - high / point), abs(1 - low / point)))
+    return (
+        f"measured runs of this GPU, framework and fabric came in {near:.0%}-{far:.0%} {side} the model's point "
+        "figure: plan for the range (--confidence 0.9)"
+    )
 
 
 def sweep_table(table: pd.DataFrame) -> str:

@@ -6,7 +6,7 @@ import csv
 import io
 
 from planner.report.csvtext import csv_cell as _text  # the CSV-injection guard of every CSV output
-from planner.report.perf_text import FABRIC_LABEL
+from planner.report.perf_text import FABRIC_LABEL, outside_range_note
 from planner.report.terminal import format_table
 from planner.results import Plan, Summary
 from planner.units import format_usd
@@ -127,9 +127,8 @@ def _tco_lines(cost) -> list[str]:
 def _range_text(m) -> str:
     """The throughput's validated range, and what the plan was sized for."""
     span = f"{m.tokens_per_s_p10:,.0f} - {m.tokens_per_s_p90:,.0f} tokens/s (p10-p90 of out-of-source errors)"
-    if not m.tokens_per_s_p10 <= m.tokens_per_s_point <= m.tokens_per_s_p90:
-        side = "below" if m.tokens_per_s_point > m.tokens_per_s_p90 else "above"
-        span += f"; runs like this measured {side} the point prediction"
+    note = outside_range_note(m.tokens_per_s_point, m.tokens_per_s_p10, m.tokens_per_s_p90)
+    span += f"; {note}" if note else ""
     if m.confidence is None:
         return span + "; sized for the point prediction (--confidence 0.9 sizes for the p10)"
     share = m.tokens_per_s / m.tokens_per_s_point
