@@ -1,4 +1,4 @@
-"""Host time per rank of DeepSpeed ZeRO-3's Python loops over the world size, the prior of
+"""Host time per rank and tensor of DeepSpeed ZeRO-3's Python loops over the world size, the prior of
 planner.assumptions.RANK_OVERHEAD_PRIOR["deepspeed"] (docs/model.md section 2).
 
 Around each collective ZeRO-3 builds one view per rank and tensor, then concatenates them:
@@ -52,16 +52,18 @@ def main() -> None:
     except ImportError:
         sys.exit("needs PyTorch: pip install torch (planner itself does not use it)")
     torch.set_num_threads(1)
-    print(f"torch {torch.__version__}; two tensors per collective (a Linear's weight and bias)")
+    print(f"torch {torch.__version__}; us per rank, and per rank and tensor")
     for world in (256, 1024):
-        numels = [4 * world, 2 * world]  # tiny: a few elements per rank, so no copy is timed
-        size = sum(math.ceil(n / world) for n in numels)
-        flat = torch.zeros(size * world)
-        partitions = [flat.narrow(0, size * r, size) for r in range(world)]
-        tensors = [torch.zeros(n) for n in numels]
-        gather = per_rank_us(partial(gather_wait, torch, partitions, numels, world), world)
-        reduce = per_rank_us(partial(reduce_scatter_views, torch, tensors, world), world)
-        print(f"world {world:5d}: all-gather wait {gather:5.1f} us per rank, reduce-scatter {reduce:5.1f} us per rank")
+        for count in (1, 2, 4, 20):
+            numels = [4 * world if i % 2 == 0 else 2 * world for i in range(count)]  # a few elements per rank
+            size = sum(math.ceil(n / world) for n in numels)
+            flat = torch.zeros(size * world)
+            partitions = [flat.narrow(0, size * r, size) for r in range(world)]
+            tensors = [torch.zeros(n) for n in numels]
+            gather = per_rank_us(partial(gather_wait, torch, partitions, numels, world), world)
+            reduce = per_rank_us(partial(reduce_scatter_views, torch, tensors, world), world)
+            rs = f"reduce-scatter {reduce:6.1f} ({reduce / count:4.1f} per tensor)"
+            print(f"world {world:5d}, {count:2d} tensors: {rs}, all-gather wait {gather:6.1f} ({gather / count:4.1f})")
 
 
 if __name__ == "__main__":

@@ -224,27 +224,36 @@ COLLECTIVE_OVERHEAD_PRIOR = {
     ),
 }
 
-# Host time per rank of the group, per gradient reduce-scatter: a Python loop over the world size.
+# Host time per rank of the group and per gradient tensor: a Python loop over the world size.
 RANK_OVERHEAD_PRIOR = {
     "deepspeed": Constant(
         "rank_overhead_s[deepspeed]",
-        1e-5,
-        "s per rank per gradient reduce-scatter",
-        "measured: before each gradient bucket's reduce-scatter DeepSpeed ZeRO-3 slices every tensor per rank "
-        "in Python and concatenates the slices (reduce_scatter_coalesced in runtime/comm/coalesced_collectives.py, "
-        "deepspeedai/DeepSpeed 2022-2026): 5-9 us per rank for two tensors at 256-1,024 ranks "
-        "(bench/bench_deepspeed_rank_loop.py, torch 2.13 on this project's CPU); a bucket holds one to a few "
-        "tensors; fitted. (Its all-gathers loop over the ranks too, 6-21 us, but only when one call gathers "
-        "several tensors, as a weight with its bias: not counted, since it depends on the model.)",
+        4e-6,
+        "s per rank per gradient tensor",
+        "measured: before each gradient bucket's reduce-scatter DeepSpeed ZeRO-3 slices every tensor of the bucket "
+        "once per rank in Python and concatenates the slices (reduce_scatter_coalesced in "
+        "runtime/comm/coalesced_collectives.py, called by stage3's __avg_scatter_grads, deepspeedai/DeepSpeed "
+        "2022-2026): 2-5 us per rank and tensor at 256-1,024 ranks and 1-20 tensors, typically 3.5-4.3 "
+        "(bench/bench_deepspeed_rank_loop.py, torch 2.13 on this project's CPU); fitted. Multi-node qgZ "
+        "reduces its weight matrices by all-to-all instead (no loop: not counted). Its all-gathers loop over "
+        "the ranks too when one call gathers several tensors (prefetching): not counted",
     ),
     "fsdp": Constant(
         "rank_overhead_s[fsdp]",
         0.0,
-        "s per rank per gradient reduce-scatter",
-        "PyTorch FSDP reduces flat buffers in one call (FSDP1 flat parameters, FSDP2 one copy-in for all "
-        "ranks): no loop over ranks",
+        "s per rank per gradient tensor",
+        "PyTorch FSDP reduces a flat buffer per unit in one call, without a Python loop per tensor (FSDP1 "
+        "chunks the flat gradient per rank, ~1.4 us per rank per unit: not counted; FSDP2 one copy-in)",
     ),
 }
+TENSORS_PER_LAYER = Constant(
+    "parameter_tensors_per_layer",
+    10.0,
+    "parameter tensors per transformer block",
+    "a Llama block holds 9 (q, k, v, o, gate, up and down weights, two RMSNorm weights), a GPT block with "
+    "biases 12 (four Linear weights and biases, two LayerNorms' weights and biases); the embedding, final "
+    "norm and head add 3 per model",
+)
 
 # ---- ZeRO++ quantisation kernels (memory-bound roofline) ----
 ZEROPP_QWZ_BYTES = Constant(
@@ -394,6 +403,7 @@ def all_constants() -> list[Constant]:
         FSDP_COLLECTIVES_PER_LAYER,
         DEEPSPEED_GATHERS_PER_LAYER,
         DEEPSPEED_REDUCE_BUCKET,
+        TENSORS_PER_LAYER,
         ASPECT_RATIO,
         ETA_COMP_DEFAULT,
         WIDTH_K,

@@ -2,8 +2,8 @@
 
 Fitted (planner/fitting.py, `planner calibrate`): eta_comp per GPU (the ceiling of compute efficiency at large
 width), hidden_half (the width at which GEMMs run at half that ceiling), eta_net per fabric, overlap and a
-fixed per-micro-step overhead per framework, host time per collective and (DeepSpeed) per rank of a
-reduce-scatter, and latency_scale (a multiplier on NCCL's own latency model).
+fixed per-micro-step overhead per framework, host time per collective and (DeepSpeed) per rank and gradient
+tensor, and latency_scale (a multiplier on NCCL's own latency model).
 Missing entries fall back to the priors in planner.assumptions. `uncertainty` holds quantiles of the
 leave-one-source-out log residuals log(predicted / measured), per group, which `range_factors` turns into
 a p10-p90 range and the pessimistic factor `--confidence` buys for.
@@ -66,7 +66,7 @@ class Calibration(BaseModel):
         default_factory=dict, description="framework -> host seconds per collective call (hooks, bookkeeping)"
     )
     rank_overhead_s: dict[str, Annotated[float, Field(ge=0, le=1e-2)]] = Field(
-        default_factory=dict, description="framework -> host seconds per rank of the group per gradient reduce-scatter"
+        default_factory=dict, description="framework -> host seconds per rank of the group per gradient tensor"
     )
     source: str = "priors of planner.assumptions (no fit)"
     fit: dict = Field(default_factory=dict, description="how it was fitted: inputs, errors")

@@ -70,7 +70,7 @@ PRIOR_SIGMA = {
     "overhead": 0.05,
     "cpu_adam": 60.0,
     "per_call": 3e-4,
-    "per_rank": 5e-6,  # about the prior's measured spread (5-9 us per rank for two tensors)
+    "per_rank": 2e-6,  # about the prior's measured spread (2-5 us per rank and tensor)
 }
 BOUNDS = {
     "eta_comp": (0.05, 1.0),
@@ -84,7 +84,7 @@ BOUNDS = {
     "net_ratio": (0.3, 1.0),
     "cpu_adam": (10.0, 2000.0),
     "per_call": (0.0, 5e-3),
-    "per_rank": (0.0, 1e-4),
+    "per_rank": (0.0, 5e-5),
 }
 MIN_GROUP_POINTS = 8  # fewer validation points than this: the range falls back to a broader group
 

@@ -85,6 +85,12 @@ def reduce_scatters_per_step(framework, layers, params):
     return np.where(np.asarray(framework) == "fsdp", layers + 1, deepspeed)
 
 
+def gradient_tensors(layers):
+    """Parameter tensors of the model, each one gradient: a block's (assumptions.TENSORS_PER_LAYER) plus the
+    embedding, the final norm and the head."""
+    return np.asarray(layers, float) * A.TENSORS_PER_LAYER.value + 3
+
+
 # ------------------------------------------------------------------ time (docs/model.md section 2)
 
 
@@ -357,8 +363,9 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         t_net = np.where(parts["nodes"] > 1, parts["t_network_line_s"] / eta_net, 0.0)
     t_bandwidth = np.maximum(t_net, parts["t_comm_nvlink_s"])
     per_call = _per_value(framework, cal.collective_overhead_for)  # host-side cost of each gather or reduce
-    per_rank = _per_value(framework, cal.rank_overhead_for)  # and of each rank a reduce-scatter loops over
-    t_host = parts["collectives_per_step"] * per_call + parts["rank_calls_per_step"] * per_rank
+    per_rank = _per_value(framework, cal.rank_overhead_for)  # and per rank and gradient tensor
+    t_rank_loop = parts["rank_tensors_per_step"] * per_rank
+    t_host = parts["collectives_per_step"] * per_call + t_rank_loop
     t_latency = parts["t_latency_unscaled_s"] * cal.latency_scale + t_host
     t_comm = t_bandwidth + t_latency
     overlap = _per_value(framework, cal.overlap_for)
@@ -387,6 +394,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         "t_comm_bandwidth_s": t_bandwidth,
         "t_comm_latency_s": t_latency,
         "t_comm_host_s": t_host,
+        "t_comm_rank_loop_s": t_rank_loop,
         "t_comm_s": t_comm,
         "t_compute_s": t_comp,
         "t_offload_s": t_offload,
@@ -431,8 +439,10 @@ def _traffic(c: dict, nodes, quant: dict) -> dict:
         "t_network_line_s": t_line,
         "t_comm_nvlink_s": t_nvlink,
         "t_latency_unscaled_s": collectives * ring_latency_s(c["gpus"], nodes, net_step),
-        "rank_calls_per_step": reduce_scatters_per_step(c["framework"].astype(str), c["layers"], c["params"])
-        * np.where(c["gpus"] > 1, c["gpus"], 0),  # DeepSpeed's reduce-scatter loops over the ranks
+        # DeepSpeed slices every gradient tensor once per rank before reducing it (multi-node qgZ: all-to-all)
+        "rank_tensors_per_step": gradient_tensors(c["layers"])
+        * np.where(c["gpus"] > 1, c["gpus"], 0)
+        * ~(quant["qgz"] & (nodes > 1)),
     }
 
 

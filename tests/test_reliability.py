@@ -73,7 +73,8 @@ def test_the_deadline_need_is_divided_by_margin_and_goodput():
 
 def test_plan_meets_the_deadline_in_calendar_days_with_its_margin():
     rough = {"interruptions_per_1000_node_days": 400, "restart_minutes": 30}
-    sc = scenario(requirement={"tokens": "20B", "days": 1, "schedule_margin": 0.2}, reliability=rough)
+    # 15B: a 1B model at 1K tokens per GPU on DeepSpeed stops gaining from more nodes (its host time per rank)
+    sc = scenario(requirement={"tokens": "15B", "days": 1, "schedule_margin": 0.2}, reliability=rough)
     plan = purchase.run(tiny(), sc, CAL)
     s = plan.schedule
     assert s is not None and s.meets_deadline
@@ -82,7 +83,7 @@ def test_plan_meets_the_deadline_in_calendar_days_with_its_margin():
     assert s.effective_days == pytest.approx(plan.metrics.training_days / s.goodput)
     assert plan.metrics.effective_training_days == pytest.approx(s.effective_days)
     # without interruptions or margin the same deadline needs fewer nodes
-    ideal = scenario(requirement={"tokens": "20B", "days": 1}, reliability={"interruptions_per_1000_node_days": 0})
+    ideal = scenario(requirement={"tokens": "15B", "days": 1}, reliability={"interruptions_per_1000_node_days": 0})
     assert purchase.run(tiny(), ideal, CAL).choice.nodes < plan.choice.nodes
     assert any("calendar days" in w for w in plan.why)
 
