@@ -235,8 +235,9 @@ RANK_OVERHEAD_PRIOR = {
         "runtime/comm/coalesced_collectives.py, called by stage3's __avg_scatter_grads, deepspeedai/DeepSpeed "
         "2022-2026): 2-5 us per rank and tensor at 256-1,024 ranks and 1-20 tensors, typically 3.5-4.3 "
         "(bench/bench_deepspeed_rank_loop.py, torch 2.13 on this project's CPU); fitted. Multi-node qgZ "
-        "reduces its weight matrices by all-to-all instead (no loop: not counted). Its all-gathers loop over "
-        "the ranks too when one call gathers several tensors (prefetching): not counted",
+        "reduces its weight matrices by all-to-all (all_to_all_quant_reduce) and loops over its 1-D tensors "
+        "only. Its all-gathers loop over the ranks too when one call gathers several tensors (a weight with "
+        "its bias, prefetching): not counted",
     ),
     "fsdp": Constant(
         "rank_overhead_s[fsdp]",
@@ -253,6 +254,13 @@ TENSORS_PER_LAYER = Constant(
     "a Llama block holds 9 (q, k, v, o, gate, up and down weights, two RMSNorm weights), a GPT block with "
     "biases 12 (four Linear weights and biases, two LayerNorms' weights and biases); the embedding, final "
     "norm and head add 3 per model",
+)
+VECTOR_TENSORS_PER_LAYER = Constant(
+    "vector_tensors_per_layer",
+    5.0,
+    "1-D parameter tensors per transformer block",
+    "a Llama block holds 2 (its RMSNorm weights), a GPT block with biases 8 (four biases, two LayerNorms' "
+    "weights and biases); the final norm adds 1",
 )
 
 # ---- ZeRO++ quantisation kernels (memory-bound roofline) ----
@@ -404,6 +412,7 @@ def all_constants() -> list[Constant]:
         DEEPSPEED_GATHERS_PER_LAYER,
         DEEPSPEED_REDUCE_BUCKET,
         TENSORS_PER_LAYER,
+        VECTOR_TENSORS_PER_LAYER,
         ASPECT_RATIO,
         ETA_COMP_DEFAULT,
         WIDTH_K,

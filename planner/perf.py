@@ -85,10 +85,12 @@ def reduce_scatters_per_step(framework, layers, params):
     return np.where(np.asarray(framework) == "fsdp", layers + 1, deepspeed)
 
 
-def gradient_tensors(layers):
+def gradient_tensors(layers, vectors_only=False):
     """Parameter tensors of the model, each one gradient: a block's (assumptions.TENSORS_PER_LAYER) plus the
-    embedding, the final norm and the head."""
-    return np.asarray(layers, float) * A.TENSORS_PER_LAYER.value + 3
+    embedding, the final norm and the head; with vectors_only, the 1-D ones (norms, biases) alone."""
+    layers = np.asarray(layers, float)
+    every = layers * A.TENSORS_PER_LAYER.value + 3
+    return np.where(vectors_only, layers * A.VECTOR_TENSORS_PER_LAYER.value + 1, every)
 
 
 # ------------------------------------------------------------------ time (docs/model.md section 2)
@@ -375,7 +377,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     t_offload = parts["t_offload_s"] - parts["t_cpu_adam_ref_s"] + adam
     t_point = step_time_s(t_comp, t_comm, overlap) + t_offload + overhead
     factor = _confidence_factor(cal, gpu, framework, fabric, confidence)
-    low, high = _range(cal, gpu, framework, fabric)
+    low, high, range_group = _range(cal, gpu, framework, fabric)
     t_step = t_point / factor
     gpus = c["gpus"]
     figures = {
@@ -407,6 +409,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         "tokens_per_s_point": tokens * gpus / t_point,
         "tokens_per_s_p10": tokens * gpus / t_point * low,
         "tokens_per_s_p90": tokens * gpus / t_point * high,
+        "range_group": range_group,
         "confidence_factor": factor,
         "memory_per_gpu_gib": parts["memory_per_gpu_gib"],
         "usable_hbm_gib": parts["usable_hbm_gib"],
@@ -439,10 +442,10 @@ def _traffic(c: dict, nodes, quant: dict) -> dict:
         "t_network_line_s": t_line,
         "t_comm_nvlink_s": t_nvlink,
         "t_latency_unscaled_s": collectives * ring_latency_s(c["gpus"], nodes, net_step),
-        # DeepSpeed slices every gradient tensor once per rank before reducing it (multi-node qgZ: all-to-all)
-        "rank_tensors_per_step": gradient_tensors(c["layers"])
-        * np.where(c["gpus"] > 1, c["gpus"], 0)
-        * ~(quant["qgz"] & (nodes > 1)),
+        # DeepSpeed slices every gradient tensor once per rank before reducing it (multi-node qgZ all-to-alls
+        # its weight matrices and loops over the vectors only)
+        "rank_tensors_per_step": gradient_tensors(c["layers"], quant["qgz"] & (nodes > 1))
+        * np.where(c["gpus"] > 1, c["gpus"], 0),
     }
 
 
@@ -490,11 +493,13 @@ def _confidence_factor(cal: Calibration, gpu, framework, fabric, confidence) -> 
     return _per_group(gpu, framework, fabric, lambda g, w, f: cal.pessimistic_factor(g, w, f, confidence))
 
 
-def _range(cal: Calibration, gpu, framework, fabric) -> tuple[np.ndarray, np.ndarray]:
-    """Measured / predicted at p10 and p90 for each entry's group (calibration.uncertainty)."""
+def _range(cal: Calibration, gpu, framework, fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Measured / predicted at p10 and p90 for each entry, and the validation group they come from
+    (calibration.uncertainty: gpu|framework|fabric, gpu|framework, framework or all)."""
     inverse, groups = _groups(gpu, framework, fabric)
-    factors = np.array([cal.range_factors(*key)[:2] for key in groups], dtype=float).reshape(-1, 2)[inverse]
-    return factors[:, 0], factors[:, 1]
+    ranges = [cal.range_factors(*key) for key in groups]
+    factors = np.array([r[:2] for r in ranges], dtype=float).reshape(-1, 2)[inverse]
+    return factors[:, 0], factors[:, 1], np.array([r[2] for r in ranges], dtype=object)[inverse]
 
 
 def _fill_architecture(c: dict) -> None:

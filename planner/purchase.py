@@ -386,6 +386,7 @@ def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tu
         tokens_per_s_point=r["tokens_per_s_point"],
         tokens_per_s_p10=r["tokens_per_s_p10"],
         tokens_per_s_p90=r["tokens_per_s_p90"],
+        range_group=r["range_group"],
         confidence=req.confidence,
         training_days=days,
         memory_per_gpu_gib=r["memory_per_gpu_gib"],

@@ -138,11 +138,14 @@ def test_predict_text_splits_latency_and_flags_a_range_beside_the_point(run, wri
     assert f"ring {ring:.3g} s ({calls} collectives x NCCL ring latency) + host {host:.3g} s" in text
     assert f"a loop over every rank per gradient tensor {loop:.3g} s" in text
     # measured / predicted at p10 and p90: exp(-0.4) = 0.67 and exp(-0.2) = 0.82, so 18% to 33% below
-    assert "came in 18%-33% below the model's point figure" in text
+    assert "the middle 80% of all runs in the database came in 18%-33% below the model" in text
+    path = write("fw.json", json.dumps(cal | {"uncertainty": {"deepspeed": optimistic}}))  # the group is named
+    text = run("predict", *DS2928, "--node-gbps", "100", "--calibration", path).output
+    assert "out-of-source errors for runs of this framework)" in text and "80% of runs of this framework" in text
     pessimistic = {"p5": -0.45, "p10": -0.4, "p25": -0.35, "p50": -0.3, "p75": -0.25, "p90": -0.2, "p95": -0.2}
     path = write("low.json", json.dumps(cal | {"uncertainty": {"all": pessimistic}}))
     text = run("predict", *DS2928, "--node-gbps", "100", "--calibration", path).output
-    assert "came in 22%-49% above the model's point figure" in text  # exp(0.2) = 1.22, exp(0.4) = 1.49
+    assert "came in 22%-49% above the model" in text  # exp(0.2) = 1.22, exp(0.4) = 1.49
     path = write("even.json", json.dumps(cal | {"uncertainty": {"all": dict.fromkeys(optimistic, 0.0)}}))
     text = run("predict", *DS2928, "--node-gbps", "100", "--calibration", path).output
     assert "tokens/s/GPU" in text and "came in" not in text

@@ -63,7 +63,7 @@ def explain(r: dict, calibration_source: str) -> str:
     fits = "fits" if r["fits_memory"] else "DOES NOT FIT"
     per_gpu = r["tokens_per_s_point"] / r["gpus"]
     low, high = r["tokens_per_s_p10"] / r["gpus"], r["tokens_per_s_p90"] / r["gpus"]
-    beside = outside_range_note(per_gpu, low, high)
+    beside = outside_range_note(per_gpu, low, high, r["range_group"])
     extra = []
     if r.get("t_offload_s", 0) > 0:
         extra.append(_line("offload", _s(r["t_offload_s"]), "PCIe copies and CPU-Adam, per micro-step"))
@@ -88,7 +88,7 @@ def explain(r: dict, calibration_source: str) -> str:
         _line(
             "tokens/s/GPU",
             f"{per_gpu:,.0f}",
-            f"range {low:,.0f} - {high:,.0f} (p10-p90 of out-of-source errors for this GPU, framework, fabric)",
+            f"range {low:,.0f} - {high:,.0f} (p10-p90 of out-of-source errors for {group_words(r['range_group'])})",
         ),
         *([f"  note: {beside}"] if beside else []),
         *([f"  warning: {r['extrapolation']}"] if r.get("extrapolation") else []),
@@ -116,17 +116,24 @@ def _latency_text(r) -> str:
     return f"ring {_s(ring)} ({calls}) + host {_s(host)} ({parts if loop else 'hooks per collective'})"
 
 
-def outside_range_note(point: float, low: float, high: float) -> str:
-    """When the validated range lies wholly below (or above) the point prediction, how far measured runs of
-    this kind were from the model, in words a buyer can act on."""
+def outside_range_note(point: float, low: float, high: float, group: str) -> str:
+    """When the validated range lies wholly below (or above) the point prediction, how far the middle 80% of
+    the measured runs of its validation group were from the model, in words a buyer can act on."""
     if low <= point <= high:
         return ""
     side = "below" if point > high else "above"
     near, far = sorted((abs(1 - high / point), abs(1 - low / point)))
     return (
-        f"measured runs of this GPU, framework and fabric came in {near:.0%}-{far:.0%} {side} the model's point "
-        "figure: plan for the range (--confidence 0.9)"
+        f"the middle 80% of {group_words(group)} in the database came in {near:.0%}-{far:.0%} {side} the "
+        "model out of source: plan for the range (--confidence 0.9)"
     )
+
+
+def group_words(group: str) -> str:
+    """The runs of a validation group (calibration.range_factors), in words."""
+    depth = group.count("|") + 1 if group and group != "all" else 0
+    words = {3: "this GPU, framework and fabric", 2: "this GPU and framework", 1: "this framework"}
+    return f"runs of {words[depth]}" if depth else "all runs"
 
 
 def sweep_table(table: pd.DataFrame) -> str:
