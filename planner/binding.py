@@ -35,7 +35,12 @@ def label(binding: str, t_comm_exposed_s: float, t_step_s: float) -> str:
     return f"{COMMUNICATION.get(binding, binding)} ({waiting})"
 
 
-def advice(binding: str, t_comm_exposed_s: float, t_step_s: float) -> str:
+# Above this share of the latency term, DeepSpeed's Python loop over the ranks is worth naming: a software
+# choice (FSDP) then helps more than any network
+RANK_LOOP_SHARE = 0.25
+
+
+def advice(binding: str, t_comm_exposed_s: float, t_step_s: float, rank_loop_s=0.0, latency_s=0.0) -> str:
     """The verdict with what it means for buying bandwidth."""
     share = exposed_share(t_comm_exposed_s, t_step_s)
     if binding == "memory":
@@ -52,4 +57,9 @@ def advice(binding: str, t_comm_exposed_s: float, t_step_s: float) -> str:
         "latency": "many small collectives; larger micro-batches or fewer nodes help",
         "nvlink": "intra-node traffic takes longest",
     }.get(binding, "")
+    if binding == "latency" and latency_s > 0 and rank_loop_s > RANK_LOOP_SHARE * latency_s:
+        what = (
+            f"{rank_loop_s:.3g} s of its {latency_s:.3g} s is DeepSpeed's Python loop over every rank per gradient "
+            "tensor, which no network shortens: PyTorch FSDP, fewer GPUs or larger micro-batches help"
+        )
     return f"{COMMUNICATION.get(binding, binding)}: {share:.0%} of the step waits on communication; {what}"

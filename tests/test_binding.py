@@ -35,3 +35,12 @@ def test_wrapped_columns_keep_all_their_text():
     assert all(len(line) <= len("option") + 2 + 40 for line in text.splitlines())
     cut = format_table(records, ["option", "configuration"], max_width=40)
     assert "FS-NDR-64" not in cut and "…" in cut
+
+
+def test_latency_advice_names_deepspeeds_rank_loop_when_it_is_a_large_part():
+    """When a quarter or more of the latency term is DeepSpeed's Python loop over the ranks, the advice says a
+    network cannot shorten it and names the software choice; below that, the usual advice stands."""
+    text = binding.advice("latency", 0.9, 1.0, rank_loop_s=0.409, latency_s=0.893)
+    assert "0.409 s of its 0.893 s is DeepSpeed's Python loop" in text and "PyTorch FSDP" in text
+    assert "PyTorch FSDP" not in binding.advice("latency", 0.9, 1.0, rank_loop_s=0.2, latency_s=0.893)
+    assert "PyTorch FSDP" not in binding.advice("bandwidth", 0.9, 1.0, rank_loop_s=0.8, latency_s=0.9)

@@ -101,7 +101,13 @@ def explain(r: dict, calibration_source: str) -> str:
             f"{r['memory_per_gpu_gib']:.1f} GiB",
             f"per GPU of {r['usable_hbm_gib']:.1f} GiB usable ({r['hbm_gib']:g} GiB HBM): {fits}",
         ),
-        _line("binding", "", binding.advice(r["binding"], r["t_comm_exposed_s"], r["t_step_s"])),
+        _line(
+            "binding",
+            "",
+            binding.advice(
+                r["binding"], r["t_comm_exposed_s"], r["t_step_s"], r["t_comm_rank_loop_s"], r["t_comm_latency_s"]
+            ),
+        ),
         "",
         f"  calibration: {calibration_source}",
     ]
