@@ -291,7 +291,6 @@ def extract(solved: Solved, build_s: float, calibration: Calibration) -> FleetPl
         status=solved.result.status,
         solver=solved.result.solver,
         solver_threads=solved.result.threads or 1,
-        repeatable=not repeat_note(solved.result),
         repeat_note=repeat_note(solved.result),
         gap_requested=solved.result.gap,
         gap_proven=solved.gap_proven,
@@ -796,10 +795,10 @@ def assumptions(d: ft.FleetData) -> list[str]:
 
 
 def _empty(data, solved: Solved, build_s, calibration, failures, relaxations) -> FleetPlan:
-    result, note = solved.result, repeat_note(solved.result)
+    result = solved.result
     return FleetPlan(
         name=data.fleet.name, status="infeasible", solver=result.solver, solver_threads=result.threads or 1,
-        repeatable=not note, repeat_note=note, gap_requested=result.gap, gap_proven=None,
+        repeat_note=repeat_note(result), gap_requested=result.gap, gap_proven=None,
         solve_seconds=result.seconds, build_seconds=build_s, objective_usd=None, residual_usd=0.0,
         penalties_usd=0.0, model_size=model_size(solved.model), enumeration_log10=ft.enumeration_log10(data),
         periods=data.labels, purchases=[], network=[], pools=[], jobs=[], placements=[], cash_flow=[],

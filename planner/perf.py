@@ -71,18 +71,10 @@ def collectives_per_step(framework, layers, params):
     """Collective calls per micro-step. FSDP: one all-gather forward, one backward and one reduce-scatter
     per wrapped block, plus the root group (embeddings, head). DeepSpeed ZeRO-3: an all-gather per
     nn.Linear in each pass, and the gradients reduce-scattered in buckets of reduce_bucket_size."""
-    layers = np.asarray(layers, float)
-    fsdp_gathers = (A.FSDP_COLLECTIVES_PER_LAYER.value - 1) * (layers + 1)
-    gathers = np.where(np.asarray(framework) == "fsdp", fsdp_gathers, 2 * A.DEEPSPEED_GATHERS_PER_LAYER.value * layers)
-    return gathers + reduce_scatters_per_step(framework, layers, params)
-
-
-def reduce_scatters_per_step(framework, layers, params):
-    """Gradient reduce-scatter calls per micro-step: FSDP one per wrapped block and the root, DeepSpeed one
-    per reduce_bucket_size of gradients."""
     layers, params = np.asarray(layers, float), np.asarray(params, float)
-    deepspeed = np.ceil(params / A.DEEPSPEED_REDUCE_BUCKET.value)
-    return np.where(np.asarray(framework) == "fsdp", layers + 1, deepspeed)
+    fsdp = A.FSDP_COLLECTIVES_PER_LAYER.value * (layers + 1)
+    deepspeed = 2 * A.DEEPSPEED_GATHERS_PER_LAYER.value * layers + np.ceil(params / A.DEEPSPEED_REDUCE_BUCKET.value)
+    return np.where(np.asarray(framework) == "fsdp", fsdp, deepspeed)
 
 
 def gradient_tensors(layers, vectors_only=False):

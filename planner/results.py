@@ -3,7 +3,7 @@ data: JSON-ready, no pulp objects. The library builds them; report/ renders them
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 
 class _Frozen(BaseModel):
@@ -434,8 +434,7 @@ class FleetPlan(_Frozen):
     status: str = Field(description="optimal, feasible (gap or time limit), infeasible (see relaxations)")
     solver: str
     solver_threads: int = Field(description="threads the solver searched with")
-    repeatable: bool = Field(description="a rerun of the same input returns this plan")
-    repeat_note: str = Field(description="why a rerun may return another plan ('' when repeatable)")
+    repeat_note: str = Field(description="why a rerun may return another plan ('' when it returns this one)")
     gap_requested: float
     gap_proven: float | None
     solve_seconds: float
@@ -459,3 +458,8 @@ class FleetPlan(_Frozen):
     shown: str = Field("", description="which plan is shown when the fleet is infeasible: the cheapest relaxation")
     assumptions: list[str]
     calibration: str
+
+    @computed_field(description="a rerun of the same input returns this plan")
+    @property
+    def repeatable(self) -> bool:
+        return not self.repeat_note

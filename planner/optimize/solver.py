@@ -93,7 +93,7 @@ def make_solver(
         options = {"logPath": log_path} if log_path else {}
         # CBC's parallel search is opportunistic (two runs may stop at different plans within the gap); its
         # repeatable "-threads 100+n" mode crashes CBC 2.10.3 on some fleet models (bench_fleet 8x12x8), so
-        # callers say so instead (fleet.repeatable)
+        # callers say so instead (fleet.repeat_note)
         return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=threads, **options)
 
 
