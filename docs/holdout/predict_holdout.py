@@ -72,9 +72,13 @@ def measurements(rows: list[dict], overrides: dict | None = None) -> list[tuple[
     return out
 
 
-def predict(rows: list[dict], overrides: dict | None = None, calibration: Path | None = None) -> pd.DataFrame:
+def predict(
+    rows: list[dict], overrides: dict | None = None, calibration: Path | None = None, adjust: dict | None = None
+) -> pd.DataFrame:
+    """Predict the rows (with `overrides` on every row's columns) under a calibration (None: the shipped
+    planner/data/calibration_default.json) with `adjust` replacing some of its fields."""
     catalog = load_catalog([MODELS, GPUS])
-    cal = load_calibration(calibration)  # None: the shipped planner/data/calibration_default.json
+    cal = load_calibration(calibration).model_copy(update=adjust or {})
     frame = measurement_frame(catalog, measurements(rows, overrides), None, str(CSV))
     cols = lambda fr: {c: fr[c].to_numpy() for c in fr.columns}  # noqa: E731
     parts = perf.decompose(cols(frame), len(frame))
@@ -209,12 +213,30 @@ def main() -> None:
         "independent publishers only (without the IBM sibling set): "
         + json.dumps({k: v for k, v in summary(indep).items() if k != "per_set_signed_median"})
     )
-    # sensitivity: the YaFSDP network is assumed (1600 Gb/s IB); the same rows at 800 Gb/s
+    # sensitivity: the YaFSDP network is assumed (1600 Gb/s IB); the same rows at lower node bandwidths
     ya = [r for r in rows if r["source_group"] == "yafsdp-readme-fsdp"]
-    s800 = predict(ya, {"node_gbps": 800}, a.calibration)
+    for gbps in (800, 600):
+        s = predict(ya, {"node_gbps": gbps}, a.calibration)
+        short = s["id"].str.contains("_s2048_")
+        print(
+            f"YaFSDP set at {gbps} Gb/s instead of 1600: median |error| {s['abs_error'].median():.4f}, "
+            f"signed median {s['error'].median():+.4f} (2K-token rows {s.loc[short, 'error'].median():+.4f}, "
+            f"4K-8K {s.loc[~short, 'error'].median():+.4f})"
+        )
+    # the 2021 DeepSpeed of the Megatron set (v0.3-0.5): torch.cuda.synchronize() before every parameter's
+    # all-gather (no prefetch overlap), and every all-gather and reduce-scatter takes a per-rank tensor list
+    # (a copy per rank and tensor in all three collectives, not only the reduce-scatter)
+    mg = [r for r in rows if r["source_group"] == "megatron-sc21-zero3"]
+    base = load_calibration(a.calibration)
+    serial = {
+        "overlap": base.overlap | {"deepspeed": 0.0},
+        "rank_overhead_s": {"deepspeed": 3 * base.rank_overhead_for("deepspeed")},
+    }
+    s = predict(mg, None, a.calibration, serial)
     print(
-        "YaFSDP set at 800 Gb/s instead of 1600: median |error| "
-        f"{s800['abs_error'].median():.4f}, signed median {s800['error'].median():+.4f}"
+        "Megatron set with DeepSpeed 0.3-0.5's serial gathers (overlap 0, per-rank copies in all three "
+        f"collectives): median |error| {s['abs_error'].median():.4f}, errors "
+        + ", ".join(f"{e:+.3f}" for e in s["error"])
     )
     ib = [r for r in rows if r["source_group"] == "ibm-compile-blog-h100-464"]
     sro = predict(ib, {"fabric": "roce"}, a.calibration)
