@@ -74,7 +74,9 @@ class Workload(_Strict):
     checkpointing: bool | Literal["full", "selective", "none"] = Field(
         "full", description="Activation checkpointing: full, selective (attention core only) or none (true = full)."
     )
-    framework: Literal["deepspeed", "fsdp"] = Field("deepspeed", description="DeepSpeed ZeRO-3 or PyTorch FSDP.")
+    framework: Literal["deepspeed", "fsdp"] = Field(
+        "deepspeed", description="DeepSpeed ZeRO-3 (0.6 or later) or PyTorch FSDP."
+    )
     offload: Literal["none", "cpu", "nvme"] = Field("none", description="Where the optimizer states and step live.")
     flash_attention: bool = True
     qwz: bool = False
