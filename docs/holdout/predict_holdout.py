@@ -178,8 +178,10 @@ def cli_check(rows: list[dict]) -> None:
             args += ["--node-gbps", r["node_gbps"], "--fabric", r["fabric"]]
         else:  # one node: the CLI still asks for a network; the database reader uses 1 Gb/s IB, unused
             args += ["--node-gbps", "1", "--fabric", "ib"]
-        if r["grad_bytes"] and float(r["grad_bytes"]) != 2:
-            raise SystemExit("grad dtype other than 2 bytes not mapped")
+        dtype = {2.0: "bf16", 4.0: "fp32"}.get(float(r["grad_bytes"] or 2))
+        if dtype is None:
+            raise SystemExit(f"{r['id']}: grad_bytes {r['grad_bytes']} has no --grad-dtype")
+        args += ["--grad-dtype", dtype]
         d = json.loads(subprocess.run(args, capture_output=True, text=True, check=True, cwd=HERE).stdout)
         cli = d["tokens_per_s"] / int(r["gpus"])
         print(f"{r['id']:52s} cli {cli:10.2f}  library {lib.loc[r['id'], 'predicted']:10.2f}")
