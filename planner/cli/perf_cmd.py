@@ -60,8 +60,9 @@ def workload_options(func):
             type=click.Choice(["deepspeed", "fsdp"], case_sensitive=False),
             default="deepspeed",
             show_default=True,
-            help="DeepSpeed ZeRO-3, 0.6 or later (ZeRO++ needs it), or PyTorch FSDP: each has its own overlap and "
-            "collectives. DeepSpeed before 0.6 (to January 2022) serialised its parameter gathers and is not modelled.",
+            help="DeepSpeed ZeRO-3, 0.6 or later (the ZeRO++ options need it), or PyTorch FSDP: each has its own "
+            "overlap and collectives. DeepSpeed before 0.6 (March 2022) serialised its parameter gathers and is not "
+            "modelled.",
         ),
         click.option(
             "--offload",
