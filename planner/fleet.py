@@ -148,6 +148,15 @@ def repeat_note(result: SolveResult) -> str:
     return REPEAT_TIME if result.status == "feasible" else ""
 
 
+def _solver_fields(solved: Solved) -> dict:
+    """The FleetPlan fields that describe the solve: solver, threads, repeatability, gap asked, seconds."""
+    result = solved.result
+    return dict(
+        solver=result.solver, solver_threads=result.threads or 1, repeat_note=repeat_note(result),
+        gap_requested=result.gap, solve_seconds=result.seconds,
+    )  # fmt: skip
+
+
 def solve_model(model: milp.Model, solver: str, time_limit_s, gap, threads: int | None = None) -> Solved:
     """Solve through optimize/solver.py, with a CBC log to read the proven gap from."""
     fd, log = tempfile.mkstemp(prefix="planner-fleet-", suffix=".log")
@@ -289,12 +298,8 @@ def extract(solved: Solved, build_s: float, calibration: Calibration) -> FleetPl
     return FleetPlan(
         name=d.fleet.name,
         status=solved.result.status,
-        solver=solved.result.solver,
-        solver_threads=solved.result.threads or 1,
-        repeat_note=repeat_note(solved.result),
-        gap_requested=solved.result.gap,
+        **_solver_fields(solved),
         gap_proven=solved.gap_proven,
-        solve_seconds=solved.result.seconds,
         build_seconds=build_s,
         objective_usd=float(pulp.value(m.problem.objective)),
         residual_usd=residual,
@@ -795,13 +800,10 @@ def assumptions(d: ft.FleetData) -> list[str]:
 
 
 def _empty(data, solved: Solved, build_s, calibration, failures, relaxations) -> FleetPlan:
-    result = solved.result
     return FleetPlan(
-        name=data.fleet.name, status="infeasible", solver=result.solver, solver_threads=result.threads or 1,
-        repeat_note=repeat_note(result), gap_requested=result.gap, gap_proven=None,
-        solve_seconds=result.seconds, build_seconds=build_s, objective_usd=None, residual_usd=0.0,
-        penalties_usd=0.0, model_size=model_size(solved.model), enumeration_log10=ft.enumeration_log10(data),
-        periods=data.labels, purchases=[], network=[], pools=[], jobs=[], placements=[], cash_flow=[],
-        attribution=[], binding=[], infeasible=failures, relaxations=relaxations, assumptions=assumptions(data),
-        calibration=calibration.source,
+        name=data.fleet.name, status="infeasible", **_solver_fields(solved), gap_proven=None,
+        build_seconds=build_s, objective_usd=None, residual_usd=0.0, penalties_usd=0.0,
+        model_size=model_size(solved.model), enumeration_log10=ft.enumeration_log10(data), periods=data.labels,
+        purchases=[], network=[], pools=[], jobs=[], placements=[], cash_flow=[], attribution=[], binding=[],
+        infeasible=failures, relaxations=relaxations, assumptions=assumptions(data), calibration=calibration.source,
     )  # fmt: skip
