@@ -160,7 +160,7 @@ def test_deepspeeds_host_time_per_rank_grows_with_the_gpus_fsdps_does_not():
 def test_fsdp_hides_communication_deepspeed_does_not():
     """The fitted overlap per framework: FSDP prefetches the next all-gather, ZeRO-3 mostly does not."""
     cal = Calibration.default()
-    assert cal.overlap_for("fsdp") > 0.6 > 0.4 > cal.overlap_for("deepspeed")
+    assert cal.overlap_for("fsdp") > 0.6 > 0.3 > cal.overlap_for("deepspeed")
     kw = dict(params=70e9, layers=80, hidden=8192, gpu="H100-SXM", peak_tflops=989.0, hbm_gib=80.0, gpus=256)
     kw |= dict(gpus_per_node=8, node_gbps=800.0, seq_len=4096)
     fsdp, deepspeed = evaluated(framework="fsdp", **kw), evaluated(framework="deepspeed", **kw)
