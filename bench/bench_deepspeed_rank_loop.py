@@ -1,5 +1,5 @@
 """Host time per rank and tensor of DeepSpeed ZeRO-3's Python loops over the world size, the prior of
-planner.assumptions.RANK_OVERHEAD_PRIOR["deepspeed"] (docs/model.md section 2).
+planner.assumptions.model.RANK_OVERHEAD_PRIOR["deepspeed"] (docs/model.md section 2).
 
 Around each collective ZeRO-3 builds one view per rank and tensor, then concatenates them:
 - after an all-gather of several parameters, AllGatherCoalescedHandle.wait

@@ -20,13 +20,13 @@ import time
 
 import numpy as np
 
-from planner import fleet_tables as ft
-from planner.calibration import Calibration
-from planner.catalog import load_catalog
-from planner.fleet import solve_model
-from planner.fleet_scenario import Fleet, check
+from planner.answers.fleet import solve_model
+from planner.catalog.load import load_catalog
+from planner.inputs.fleet import Fleet, check
+from planner.model.calibration import Calibration
 from planner.optimize import fleet as milp
 from planner.optimize.solver import highs_available
+from planner.tables import fleet as ft
 
 SIZES = ["2x2x2", "4x4x4", "6x8x6", "8x12x8", "10x12x10", "12x16x12"]
 # newest first, so small fleets still get current hardware

@@ -5,7 +5,7 @@ numpy, as `planner plan` prices them). Not a test: run it by hand and quote the 
     python bench/bench_solve.py                      # 100 .. 100,000 candidates
     python bench/bench_solve.py --sizes 100 1000     # a quick look
 
-Candidates are drawn at random with the shape `planner.candidates.build` produces (node ranges, tiers,
+Candidates are drawn at random with the shape `planner.tables.buy.build` produces (node ranges, tiers,
 breakout, catalog-like prices), so the MILP is the one `planner plan` solves, without its bounding presolve.
 """
 
@@ -17,11 +17,11 @@ import time
 import numpy as np
 import pandas as pd
 
-from planner import costing, fabric, sizing
-from planner.candidates import PARAMS
-from planner.errors import SolverError
+from planner.base.errors import SolverError
+from planner.hardware import costing, fabric, sizing
+from planner.inputs.scenario import Scenario
 from planner.optimize import buy
-from planner.scenario import Scenario
+from planner.tables.buy import PARAMS
 
 
 def synthetic(count: int, seed: int = 0) -> pd.DataFrame:

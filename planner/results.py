@@ -30,7 +30,7 @@ class BomLine(_Frozen):
 
 class LinkLine(_Frozen):
     """One kind of link of the plan: its two ends (catalog rows) and the parts along it, with how many such
-    links at each orderable length; what `planner.connectors` validates."""
+    links at each orderable length; what `planner.catalog.connectors` validates."""
 
     section: str
     segment: str  # node-leaf, switch-switch, storage node-leaf, in-band node-switch, ...

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from planner.calibration import Calibration
 from planner.cli import main
-from planner.scenario import Scenario
+from planner.inputs.scenario import Scenario
+from planner.model.calibration import Calibration
 
 # DeepSpeed issue #2928: 176B on 384 V100 in 16-GPU nodes at 2048 tokens per GPU per micro-step
 DS2928 = ["--params", "176B", "--gpu", "V100", "--gpus", "384", "--gpus-per-node", "16", "--tokens-per-gpu", "2048"]
@@ -39,8 +39,8 @@ def write(tmp_path: Path):
 
 def make_catalog(**rows_by_kind):
     """An in-memory catalog from row dicts per kind (source/date/confidence filled in)."""
-    from planner.catalog import Catalog, Origin
-    from planner.rows import ROW_TYPES
+    from planner.catalog.load import Catalog, Origin
+    from planner.catalog.rows import ROW_TYPES
 
     catalog = Catalog()
     for kind, rows in rows_by_kind.items():

@@ -1,6 +1,6 @@
 """An independent reference for the fleet MILP: list every plan of a tiny fleet and price each one.
 
-It reads the same tables (planner/fleet_tables.py: offers, pools, run columns, serving rates; they are the
+It reads the same tables (planner/tables/fleet.py: offers, pools, run columns, serving rates; they are the
 data, checked by the hand-worked tests) but none of the model: fabric sizes come from the closed form
 (fabric.size_arrays, the least of one switch and leaf-spine), tier prices from the bands, and costs are
 summed period by period as a buyer would. Vectorised over every purchase vector at once, looped over run
@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from planner import fabric
-from planner.fleet_tables import HOURS_PER_PERIOD, FleetData
+from planner.hardware import fabric
+from planner.tables.fleet import HOURS_PER_PERIOD, FleetData
 
 MONTHS_PER_PERIOD = 3
 

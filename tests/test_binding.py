@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner import binding
+from planner.model import binding
 from planner.report.terminal import format_table
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 from conftest import CAL, SWITCHES, scenario, tiny
 
-from planner import connectors, purchase
-from planner.calibration import Calibration
-from planner.catalog import load_catalog
-from planner.resources import examples_dir
-from planner.scenario import load_scenario
+from planner.answers import buy as purchase
+from planner.base.resources import examples_dir
+from planner.catalog import connectors
+from planner.catalog.load import load_catalog
+from planner.inputs.scenario import load_scenario
+from planner.model.calibration import Calibration
 
 EXAMPLES = ["bloom-176b-v100", "llama-70b-h100", "gpt3-budget-power"]
 

@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 from conftest import DS2928
 
-from planner import perf
-from planner.calibration import Calibration, load_calibration
-from planner.catalog import load_catalog
-from planner.errors import PlannerError
-from planner.fitting import calibrate, fit, read_measurements
-from planner.resources import data_dir
+from planner.base.errors import PlannerError
+from planner.base.resources import data_dir
+from planner.catalog.load import load_catalog
+from planner.model import performance as perf
+from planner.model.calibration import Calibration, load_calibration
+from planner.model.fitting import calibrate, fit, read_measurements
 
 DATABASE = data_dir() / "measurements.csv"
 

@@ -7,10 +7,10 @@ import csv
 import openpyxl
 import pytest
 
-from planner.catalog import load_catalog
-from planner.errors import CatalogError, PlannerError
-from planner.resources import catalogs_dir
-from planner.rows import KINDS
+from planner.base.errors import CatalogError, PlannerError
+from planner.base.resources import catalogs_dir
+from planner.catalog.load import load_catalog
+from planner.catalog.rows import KINDS
 
 GPU_HEADER = "name,aliases,vendor,peak_bf16_tflops,hbm_gib,hbm_gb_per_s,tdp_w,price_usd,source,date,confidence,notes\n"
 GPU_ROW = "X1,x-one,Acme,500,96,4000,800,,Acme datasheet,2026-01,estimate,test row\n"
@@ -295,7 +295,7 @@ def test_frame_has_origins():
 def test_unknown_name_suggests_the_names_that_contain_it():
     """A catalog name typed short ("DGX A100") suggests the full names holding it, which a spelling
     distance misses on long names."""
-    from planner.catalog import unknown_name_message
+    from planner.catalog.load import unknown_name_message
 
     known = ["DGX A100 320GB (list 2020-05)", "DGX A100 640GB (list 2021-06)", "DGX H100 (reseller 2025-03)"]
     message = unknown_name_message("server", "DGX A100", known, "servers")

@@ -10,7 +10,7 @@ import pytest
 from conftest import DS2928
 
 from planner import __version__
-from planner.resources import catalogs_dir
+from planner.base.resources import catalogs_dir
 
 
 def test_version_and_help(run):

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+import reference_buy as bruteforce
 
-from planner import bruteforce, candidates
-from planner.calibration import Calibration
-from planner.catalog import load_catalog
-from planner.resources import examples_dir
-from planner.scenario import load_scenario
+from planner.base.resources import examples_dir
+from planner.catalog.load import load_catalog
+from planner.inputs.scenario import load_scenario
+from planner.model.calibration import Calibration
+from planner.tables import buy as candidates
 
 BLOOM = examples_dir() / "bloom-176b-v100.yaml"
 LLAMA = examples_dir() / "llama-70b-h100.yaml"

@@ -11,9 +11,9 @@ from conftest import CAL, GPU, make_catalog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import cloud
-from planner.resources import examples_dir
-from planner.scenario import Scenario
+from planner.answers import rent as cloud
+from planner.base.resources import examples_dir
+from planner.inputs.scenario import Scenario
 
 BASE = dict(provider="P", region="r1", gpu="T1", gpus=8)
 
@@ -108,7 +108,7 @@ def test_one_pricing_model_per_job_unless_mixing():
 
 
 def test_spot_preemptions_lengthen_the_job_by_hand():
-    from planner import reliability
+    from planner.model import reliability
 
     sc = scenario(tokens="100M", spot_interruptions_per_1000_instance_days=500, spot_restart_minutes=60)
     sc = sc.model_copy(
@@ -128,7 +128,7 @@ def test_spot_preemptions_lengthen_the_job_by_hand():
 
 
 def test_capacity_blocks_are_sold_in_fixed_durations():
-    from planner.costing import capacity_block_days
+    from planner.hardware.costing import capacity_block_days
 
     days = [capacity_block_days(d) for d in (0.2, 1.0, 13.5, 14.0, 14.01, 21.0, 27.3, 182.0)]
     assert days == [1, 1, 14, 14, 21, 21, 28, 182]
@@ -149,7 +149,7 @@ def test_capacity_block_bills_whole_blocks():
 
 
 def test_shipped_cloud_catalog_corrections():
-    from planner.catalog import load_catalog
+    from planner.catalog.load import load_catalog
 
     rows = {(r.provider, r.instance): r for r in load_catalog([]).items("cloud")}
     assert rows[("GCP", "a3-highgpu-8g")].internode_gbps == 800  # GPU NICs, not the 1,000 total with the host NIC

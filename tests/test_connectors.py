@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner import connectors as C
-from planner.catalog import load_catalog
-from planner.resources import catalogs_dir
+from planner.base.resources import catalogs_dir
+from planner.catalog import connectors as C
+from planner.catalog.load import load_catalog
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import SERVER, make_catalog
 
-from planner import costing, fabric
-from planner.scenario import Objective
+from planner.hardware import costing, fabric
+from planner.inputs.scenario import Objective
 
 
 def coefficients(**over):

@@ -11,9 +11,9 @@ import openpyxl
 import pytest
 from conftest import CAL, DS2928, GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog, scenario
 
-from planner import purchase
-from planner.catalog import load_catalog
-from planner.errors import CatalogError
+from planner.answers import buy as purchase
+from planner.base.errors import CatalogError
+from planner.catalog.load import load_catalog
 from planner.report.excel import PlanContext, write_plan
 
 INJECTION = '=HYPERLINK("http://x","y")'
@@ -130,7 +130,7 @@ def test_bandwidth_workbook(run, tmp_path):
 
 
 def test_plan_cli_writes_xlsx(run, tmp_path):
-    from planner.resources import examples_dir
+    from planner.base.resources import examples_dir
 
     path = tmp_path / "plan.xlsx"
     assert run("plan", examples_dir() / "bloom-176b-v100.yaml", "-q", "-o", path).exit_code == 0
@@ -195,7 +195,7 @@ def test_libreoffice_recomputes_the_planners_totals(workbook_path, planned, tmp_
 def test_unwritable_folder_is_a_clear_error(planned, tmp_path, monkeypatch):
     import tempfile
 
-    from planner.errors import PlannerError
+    from planner.base.errors import PlannerError
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")

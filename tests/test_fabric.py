@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner import connectors, fabric
-from planner.rows import OpticRow
+from planner.catalog import connectors
+from planner.catalog.rows import OpticRow
+from planner.hardware import fabric
 
 
 def test_one_switch_when_endpoints_fit():

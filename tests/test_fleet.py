@@ -14,14 +14,14 @@ import pytest
 from conftest import GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog
 from fleet_reference import brute_force
 
-from planner import fleet_tables as ft
-from planner.calibration import Calibration
-from planner.errors import ScenarioError
-from planner.fleet import REPEAT_THREADS, REPEAT_TIME, repeat_note, run, solve_model
-from planner.fleet_scenario import Fleet, check
+from planner.answers.fleet import REPEAT_THREADS, REPEAT_TIME, repeat_note, run, solve_model
+from planner.base.errors import ScenarioError
+from planner.base.resources import examples_dir
+from planner.inputs.fleet import Fleet, check
+from planner.model.calibration import Calibration
 from planner.optimize import fleet as milp
 from planner.optimize.solver import SolveResult
-from planner.resources import examples_dir
+from planner.tables import fleet as ft
 
 CAL = Calibration(eta_comp={"T1": 0.5, "T2": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
 GPU2 = dict(GPU, name="T2", peak_bf16_tflops=200, hbm_gb_per_s=3000, tdp_w=700)
@@ -74,7 +74,7 @@ def solve(catalog, spec: Fleet):
 
 def test_hand_worked_two_nodes_on_one_switch(catalog):
     """The job needs 2 nodes of S8 for its one quarter. Its pool is the fastest NIC configuration the designer
-    (planner/design.py) connects: 2 x N100 per node on the 4-port 100G RoCE switch SW-B (2 x N200 connects to
+    (planner/hardware/designs.py) connects: 2 x N100 per node on the 4-port 100G RoCE switch SW-B (2 x N200 connects to
     nothing). With leaves in the rows the runs are longer than a 3 m DAC, so links are optics. By hand:
       nodes    2 x (S8 $100,000 + 2 x N100 $1,000 + 2 x (T100 $100 + F100 $10))   = $204,440
       fabric   4 NIC ports -> 4 down-ports in 4 cages: one SW-B                     =   $2,000

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 from conftest import CAL, SERVER, SWITCHES, scenario, tiny
 
-from planner import candidates, layout, pcie
-from planner.calibration import Calibration
-from planner.catalog import load_catalog
-from planner.resources import examples_dir
-from planner.scenario import load_scenario
+from planner.base.resources import examples_dir
+from planner.catalog.load import load_catalog
+from planner.hardware import layout, pcie
+from planner.inputs.scenario import load_scenario
+from planner.model.calibration import Calibration
+from planner.tables import buy as candidates
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +122,7 @@ def test_a_dearer_twin_nic_is_not_designed():
     """A NIC identical to another in every technical field but dearer (or hungrier) can never be in a
     cheapest plan: the designer drops it, keeps exact ties and any SKU it is told to keep (an installed
     cluster's), so a price list of re-sellers' offers of one card costs one design, not hundreds."""
-    from planner.design import undominated
+    from planner.hardware.designs import undominated
 
     cx7 = load_catalog().nic("CX7-400G-OSFP")
     dearer = cx7.model_copy(update={"sku": "CX7-DEAR", "price_usd": cx7.price_usd + 1})

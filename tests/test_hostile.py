@@ -21,14 +21,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import limits as L
-from planner import safeyaml
-from planner.catalog import load_catalog
-from planner.errors import CatalogError, PlannerError, ScenarioError
-from planner.fileio import Outputs, WriteError
-from planner.resources import catalogs_dir, data_dir, examples_dir
-from planner.scenario import load_scenario
-from planner.units import parse_quantity
+from planner.base import limits as L
+from planner.base import safeyaml
+from planner.base.errors import CatalogError, PlannerError, ScenarioError
+from planner.base.fileio import Outputs, WriteError
+from planner.base.resources import catalogs_dir, data_dir, examples_dir
+from planner.base.units import parse_quantity
+from planner.catalog.load import load_catalog
+from planner.inputs.scenario import load_scenario
 
 # A scenario that validates; the failing variants below never reach the solver, so they run in ~0.1 s.
 SCENARIO = """name: hostile
@@ -699,7 +699,7 @@ def test_symlinked_output_is_written_through(tmp_path):
 
 WRITE_UNDER_LIMIT = """
 import resource, sys
-from planner.fileio import Outputs, WriteError
+from planner.base.fileio import Outputs, WriteError
 resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))  # as `ulimit -f`: writes past 200 bytes fail (EFBIG)
 outputs = Outputs()
 outputs.add_text("-o", sys.argv[1], "small")
@@ -725,12 +725,12 @@ def test_file_size_limit_is_one_line_and_changes_nothing(tmp_path):
 
 
 def test_a_full_disk_under_the_solver_is_one_line(run, write, monkeypatch):
-    import planner.purchase
+    import planner.answers.buy
 
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")  # as pulp's model file write on a full /tmp raises
 
-    monkeypatch.setattr(planner.purchase, "run", full_disk)
+    monkeypatch.setattr(planner.answers.buy, "run", full_disk)
     message = refused(run("plan", write("s.yaml", SCENARIO), "-q"), 1, "cannot write (No space left on device)")
     assert message.count("\n") == 1 and "no output file was changed" in message
 
@@ -866,7 +866,7 @@ def test_any_catalog_cell_is_accepted_or_named(tmp_path, column, cell):
 
 
 def test_shipped_examples_still_load():
-    from planner.fleet_scenario import load_fleet
+    from planner.inputs.fleet import load_fleet
 
     for path in sorted(examples_dir().glob("*.yaml")):
         if path.name.startswith("fleet-"):

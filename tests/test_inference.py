@@ -10,10 +10,10 @@ from conftest import make_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner import inference as I
-from planner.calibration import Calibration
-from planner.catalog import load_catalog
-from planner.errors import InfeasibleError
+from planner.answers import serve as I
+from planner.base.errors import InfeasibleError
+from planner.catalog.load import load_catalog
+from planner.model.calibration import Calibration
 
 CAL = Calibration.default()
 # A PCIe 4.0, 128-lane, 8-GPU machine whose GPUs hold no weights (1 GiB of HBM), so everything streams.

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner import perf
-from planner.calibration import Calibration
+from planner.model import performance as perf
+from planner.model.calibration import Calibration
 
 GIB = 2**30
 
@@ -100,7 +100,7 @@ def test_memory_by_hand():
         + 34 * 2 * 4096 * 4096
         + 2 * min(2 * 8e9 / 32, 1e9)
         + 4 * 2 * 4096 * 128256
-    ) / GIB + 1.5  # framework reserve (planner.assumptions)
+    ) / GIB + 1.5  # framework reserve (planner.assumptions.model)
     got = perf.memory_per_gpu_gib(8e9, 64, 8, 2, 4096, 32, 4096, 32, 128256)
     assert float(got) == pytest.approx(expected)
 

@@ -7,14 +7,17 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+import reference_buy as bruteforce
 from conftest import CAL, NICS, SERVER, SWITCHES, scenario, tiny
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import bruteforce, candidates, purchase, workload
-from planner.errors import InfeasibleError, ScenarioError
+from planner.answers import buy as purchase
+from planner.base.errors import InfeasibleError, ScenarioError
+from planner.inputs.scenario import Scenario
+from planner.model import workload
 from planner.optimize import buy
-from planner.scenario import Scenario
+from planner.tables import buy as candidates
 
 # ---------------------------------------------------------------- exact optima, by hand
 

@@ -7,9 +7,10 @@ import math
 import pytest
 from conftest import CAL, scenario, tiny
 
-from planner import purchase, reliability
-from planner.scenario import CloudOptions, Reliability
-from planner.workload import Requirements
+from planner.answers import buy as purchase
+from planner.inputs.scenario import CloudOptions, Reliability
+from planner.model import reliability
+from planner.model.workload import Requirements
 
 # 10 nodes at 100 interruptions per 1000 node-days: one interruption a day, MTBF M = 86,400 s. A 4e9-parameter
 # checkpoint at 15 bytes/param over 10 nodes x 2 GB/s takes w = 3 s, so Young/Daly's interval is
@@ -94,7 +95,7 @@ def test_no_deadline_no_schedule():
 
 
 def test_an_unmet_deadline_says_what_it_asks_with_margin_and_goodput():
-    from planner.errors import InfeasibleError
+    from planner.base.errors import InfeasibleError
 
     sc = scenario(requirement={"tokens": "100T", "days": 1, "schedule_margin": 0.5}, constraints__max_nodes=16)
     with pytest.raises(InfeasibleError) as caught:

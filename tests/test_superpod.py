@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from planner import purchase
-from planner.calibration import Calibration
-from planner.catalog import load_catalog
-from planner.scenario import Scenario
+from planner.answers import buy as purchase
+from planner.catalog.load import load_catalog
+from planner.inputs.scenario import Scenario
+from planner.model.calibration import Calibration
 
 DGX = "DGX H100 (reseller 2025-03)"
 

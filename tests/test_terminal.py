@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 
-from planner.resources import catalogs_dir, display_name, examples_dir
+from planner.base.resources import catalogs_dir, display_name, examples_dir
 
 BLOOM = examples_dir() / "bloom-176b-v100.yaml"
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.units import format_count, format_gbps, format_gib, format_usd, format_w, parse_quantity
+from planner.base.units import format_count, format_gbps, format_gib, format_usd, format_w, parse_quantity
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ import openpyxl
 import pytest
 from conftest import DS2928
 
-from planner.resources import examples_dir
+from planner.base.resources import examples_dir
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 PDFTOTEXT, PDFTOPPM = shutil.which("pdftotext"), shutil.which("pdftoppm")

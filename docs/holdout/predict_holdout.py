@@ -8,8 +8,8 @@ planner's shipped calibration and report predicted/measured - 1 on tokens/s per 
     python docs/holdout/predict_holdout.py --export megatron-sc21-zero3 m.csv   # one set as a measurements CSV:
     planner validate --catalog docs/holdout/holdout_gpus.csv m.csv              # ... the fit with it as a source
 
-Rows are read exactly like the database (planner.fitting.Measurement -> measurement_frame) and predicted with
-planner.fitting.point_report's path (perf.decompose + perf.combine with Calibration.default()). The one
+Rows are read exactly like the database (planner.model.fitting.Measurement -> measurement_frame) and predicted with
+planner.model.fitting.point_report's path (perf.decompose + perf.combine with Calibration.default()). The one
 addition: YaFSDP rows with partial checkpointing (k of L layers re-computed; ckpt_fraction = k/L) are predicted
 with the model's own decomposition for checkpointing "none", plus k/L of the extra FLOPs "full" adds
 (hardware and attention FLOPs interpolated; everything else - traffic, latency, overheads - unchanged).
@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner import perf
-from planner.calibration import load_calibration
-from planner.catalog import load_catalog
-from planner.fitting import Measurement, measurement_frame, predicted
+from planner.catalog.load import load_catalog
+from planner.model import performance as perf
+from planner.model.calibration import load_calibration
+from planner.model.fitting import Measurement, measurement_frame, predicted
 
 HERE = Path(__file__).resolve().parent
 CSV = HERE / "holdout.csv"

@@ -12,9 +12,9 @@ from pathlib import Path
 import click
 
 from planner import __version__
-from planner import limits as L
-from planner.errors import CatalogError, PlannerError
-from planner.units import parse_quantity
+from planner.base import limits as L
+from planner.base.errors import CatalogError, PlannerError
+from planner.base.units import parse_quantity
 
 
 class PlannerGroup(click.Group):
@@ -89,7 +89,7 @@ def main() -> None:
 
 class Quantity(click.ParamType):
     """A number with optional unit ("176B", "400Gbps"); must be > 0 unless allow_zero, and at most
-    maximum (by default the dimension's ceiling in planner.limits)."""
+    maximum (by default the dimension's ceiling in planner.base.limits)."""
 
     def __init__(self, dimension: str, allow_zero: bool = False, maximum: float | None = None):
         self.dimension, self.allow_zero = dimension, allow_zero
@@ -131,7 +131,7 @@ set_option = click.option(
 def parse_settings(settings: Sequence[str]) -> dict[str, object]:
     """--set KEY=VALUE pairs as scenario overrides; errors are usage errors (exit 2). Values are read by
     the same counting YAML loader as scenario files."""
-    from planner.safeyaml import YamlProblem, load_yaml
+    from planner.base.safeyaml import YamlProblem, load_yaml
 
     out: dict[str, object] = {}
     for item in settings:
@@ -154,8 +154,8 @@ def command_inputs(
     calibration: str | Path | None = None,
     measurements: Sequence[str | Path] = (),
 ) -> list[tuple[str, str | Path | None]]:
-    """What a command reads, for planner.fileio.Outputs: an output may not overwrite any of them."""
-    from planner.resources import catalogs_dir
+    """What a command reads, for planner.base.fileio.Outputs: an output may not overwrite any of them."""
+    from planner.base.resources import catalogs_dir
 
     return [
         ("scenario", scenario),
@@ -216,8 +216,8 @@ def check_names(catalog, scenario, path) -> None:
     architecture complete), the GPUs, servers and switches its constraints allow and the cloud providers,
     regions and instances it rents from, so a typo names the file and field: "s.yaml:
     constraints.switches[0]: unknown switch 'QM9999': did you mean QM9700?"."""
-    from planner.errors import in_field
-    from planner.workload import scenario_training
+    from planner.base.errors import in_field
+    from planner.model.workload import scenario_training
 
     c = scenario.constraints
     lookups = [("workload", lambda: scenario_training(catalog, scenario))]
@@ -237,7 +237,7 @@ def check_names(catalog, scenario, path) -> None:
 
 def named(option: str, lookup):
     """lookup(), or a UsageError (exit 2) that names the option: "--gpu: unknown GPU 'H1000': did you mean"."""
-    from planner.errors import PlannerError, UsageError
+    from planner.base.errors import PlannerError, UsageError
 
     try:
         return lookup()
@@ -247,8 +247,8 @@ def named(option: str, lookup):
 
 def _known(name: str, known: list[str], what: str) -> None:
     """A cloud provider, region or instance the catalog has, or a PlannerError suggesting close ones."""
-    from planner.catalog import unknown_name_message
-    from planner.errors import PlannerError
+    from planner.base.errors import PlannerError
+    from planner.catalog.load import unknown_name_message
 
     if name.strip().lower() not in {k.lower() for k in known}:
         raise PlannerError(unknown_name_message(f"cloud {what}", name, known, "cloud"))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
+from planner.catalog.kinds import KINDS, SCHEMA_VERSION
 from planner.cli.base import catalog_option, main
-from planner.kinds import KINDS, SCHEMA_VERSION
 
 
 @main.group()
@@ -37,9 +37,9 @@ def catalog_list(kind: str | None, all_columns: bool, fmt: str, catalog_paths: S
       planner catalog list switches --all
       planner catalog list gpus --catalog my-gpus.csv --format csv
     """
-    from planner.catalog import load_catalog
+    from planner.catalog.load import load_catalog
+    from planner.catalog.rows import ROW_TYPES
     from planner.report.terminal import format_table
-    from planner.rows import ROW_TYPES
 
     loaded = load_catalog(catalog_paths)
     if kind is None:
@@ -90,7 +90,7 @@ def catalog_validate(paths: Sequence[str], no_defaults: bool) -> None:
       planner catalog validate catalogs/
       planner catalog validate vendor-quote.xlsx extra-nics.csv
     """
-    from planner.catalog import load_catalog
+    from planner.catalog.load import load_catalog
 
     loaded = load_catalog(paths, defaults=not no_defaults)
     mine = {Path(f).resolve() for f in loaded.files if any(_under(f, p) for p in paths)}
@@ -119,7 +119,7 @@ def catalog_schema(kind: str) -> None:
     Example:
       planner catalog schema nics > nics.schema.json
     """
-    from planner.rows import ROW_TYPES
+    from planner.catalog.rows import ROW_TYPES
 
     row_type = ROW_TYPES[kind.lower()]
     schema = row_type.model_json_schema()

@@ -58,13 +58,13 @@ def cloud(scenario: str, **kw) -> None:
       planner cloud examples/cloud-70b.yaml --provider AWS --provider Azure --spot-share 0.5
       planner cloud examples/cloud-70b.yaml -o cloud.xlsx
     """
-    from planner.catalog import load_catalog
-    from planner.cloud import run as run_cloud
-    from planner.errors import UsageError
-    from planner.fileio import Outputs
+    from planner.answers.rent import run as run_cloud
+    from planner.base.errors import UsageError
+    from planner.base.fileio import Outputs
+    from planner.catalog.load import load_catalog
+    from planner.inputs.scenario import load_scenario
     from planner.report.cloud_text import render
     from planner.report.jsonout import dumps
-    from planner.scenario import load_scenario
 
     imports_done()
 
@@ -82,7 +82,7 @@ def cloud(scenario: str, **kw) -> None:
         "workload.micro_batches": list(kw.pop("micro_batches")) or None,
     }
     loaded_scenario = load_scenario(scenario, overrides, parse_settings(kw.pop("settings")))
-    from planner.calibration import load_calibration
+    from planner.model.calibration import load_calibration
 
     catalogs, calibration_path = [*loaded_scenario.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
     outputs = Outputs(command_inputs(scenario, catalogs, calibration_path))
@@ -103,7 +103,7 @@ def cloud(scenario: str, **kw) -> None:
         wrote(output, quiet)
     click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result))
     if result.choice is None:
-        from planner.errors import InfeasibleError
+        from planner.base.errors import InfeasibleError
 
         if result.ranking:  # offerings qualify but the budget excludes them all
             cheapest = min(r.cost_usd for r in result.ranking)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from planner.base.limits import MAX_SOLVER_THREADS
 from planner.cli.base import (
     FiniteRange,
     Quantity,
@@ -20,7 +21,6 @@ from planner.cli.base import (
     stderr_progress,
     wrote,
 )
-from planner.limits import MAX_SOLVER_THREADS
 
 
 @main.command()
@@ -66,7 +66,7 @@ def fleet(fleet_file: str | None, schema: bool, **kw) -> None:
       planner fleet --schema > fleet.schema.json
     """
     if schema:
-        from planner.fleet_scenario import Fleet
+        from planner.inputs.fleet import Fleet
 
         click.echo(json.dumps(Fleet.model_json_schema(by_alias=True), indent=2))
         return
@@ -76,12 +76,12 @@ def fleet(fleet_file: str | None, schema: bool, **kw) -> None:
 
 
 def _run(path: str, kw: dict) -> None:
-    from planner.calibration import load_calibration
-    from planner.catalog import load_catalog
-    from planner.errors import InfeasibleError, UsageError
-    from planner.fileio import Outputs
-    from planner.fleet import run
-    from planner.fleet_scenario import load_fleet
+    from planner.answers.fleet import run
+    from planner.base.errors import InfeasibleError, UsageError
+    from planner.base.fileio import Outputs
+    from planner.catalog.load import load_catalog
+    from planner.inputs.fleet import load_fleet
+    from planner.model.calibration import load_calibration
     from planner.report.fleet_text import render
     from planner.report.jsonout import dumps
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from planner.base.limits import MAX_ALTERNATIVES, MAX_MICRO_BATCH, MAX_PARAMS
 from planner.cli.base import (
     FiniteRange,
     Quantity,
@@ -20,7 +21,6 @@ from planner.cli.base import (
     stderr_progress,
     wrote,
 )
-from planner.limits import MAX_ALTERNATIVES, MAX_MICRO_BATCH, MAX_PARAMS
 
 
 @main.command()
@@ -71,15 +71,15 @@ def inference(**kw) -> None:
       planner inference --params 1T --latency 1s --gpu V100 --explain
       planner inference --model GPT-3-175B --latency 200ms --batch 8 -o inference.xlsx
     """
-    from planner.calibration import load_calibration
-    from planner.catalog import load_catalog
-    from planner.errors import UsageError
-    from planner.fileio import Outputs
-    from planner.inference import plan as plan_inference
-    from planner.perf import estimated_layers
+    from planner.answers.serve import plan as plan_inference
+    from planner.base.errors import UsageError
+    from planner.base.fileio import Outputs
+    from planner.catalog.load import load_catalog
+    from planner.model.calibration import load_calibration
+    from planner.model.performance import estimated_layers
+    from planner.model.workload import Serving
     from planner.report.inference_text import render
     from planner.report.jsonout import dumps
-    from planner.workload import Serving
 
     imports_done()
 

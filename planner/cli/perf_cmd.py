@@ -7,10 +7,11 @@ from pathlib import Path
 
 import click
 
-from planner import limits as L
+from planner.base import limits as L
 from planner.cli.base import Quantity, calibration_option, catalog_option, command_inputs, main, named, wrote
 
-FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")  # planner.assumptions.FABRICS, without importing the model
+# planner.assumptions.model.FABRICS, without importing the model
+FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")
 
 
 def workload_options(func):
@@ -97,7 +98,7 @@ def workload_options(func):
 
 
 def _workload(loaded, kw: dict):
-    from planner.workload import training
+    from planner.model.workload import training
 
     zeropp = kw.pop("zeropp")
     model = kw.pop("model")
@@ -148,12 +149,12 @@ def predict(**kw) -> None:
       planner predict --model Llama-2-70B --gpu H100 --gpus 256 --gpus-per-node 8 \
         --node-gbps 3200 --fabric efa --framework fsdp --micro-batch 2 --offload cpu
     """
-    from planner.analysis import predict as run_predict
-    from planner.calibration import load_calibration
-    from planner.catalog import load_catalog
+    from planner.answers.predict import predict as run_predict
+    from planner.catalog.load import load_catalog
+    from planner.model.calibration import load_calibration
+    from planner.model.workload import Cluster
     from planner.report.jsonout import dumps
     from planner.report.perf_text import explain
-    from planner.workload import Cluster
 
     node_gbps = _node_gbps(kw.pop("node_gbps"), kw.pop("nic_gbps"), kw.pop("nics_per_node"))
     loaded = load_catalog(kw.pop("catalog_paths"))
@@ -170,7 +171,7 @@ def predict(**kw) -> None:
 
 
 def _node_gbps(node_gbps: float | None, nic_gbps: float | None, nics: int | None) -> float:
-    from planner.errors import UsageError
+    from planner.base.errors import UsageError
 
     if node_gbps is not None:
         if nic_gbps is not None or nics is not None:
@@ -201,13 +202,13 @@ def bandwidth(**kw) -> None:
       planner bandwidth --params 176B --gpu V100 --gpus 384 --gpus-per-node 16 \
         --tokens-per-gpu 2048 --target-tflops 40 -o bandwidth.xlsx
     """
-    from planner.analysis import bandwidth_table, node_gbps_needed
-    from planner.calibration import load_calibration
-    from planner.catalog import load_catalog
-    from planner.fileio import Outputs
+    from planner.answers.predict import bandwidth_table, node_gbps_needed
+    from planner.base.fileio import Outputs
+    from planner.base.units import format_count
+    from planner.catalog.load import load_catalog
+    from planner.model.calibration import load_calibration
     from planner.report.jsonout import dumps
     from planner.report.perf_text import sweep_table
-    from planner.units import format_count
 
     catalogs, calibration_path = kw.pop("catalog_paths"), kw.pop("calibration")
     as_json, target, output = kw.pop("as_json"), kw.pop("target_tflops"), kw.pop("output")
@@ -221,7 +222,7 @@ def bandwidth(**kw) -> None:
     table = node_gbps_needed(bandwidth_table(loaded, work, gpu, gpus, per_node, calibration), target)
     answers = table.drop_duplicates(["fabric", "zeropp"])
     if output:
-        from planner.errors import UsageError
+        from planner.base.errors import UsageError
         from planner.report.workbooks import write_bandwidth
 
         if Path(output).suffix.lower() != ".xlsx":
@@ -329,7 +330,7 @@ def calibrate(measurements: Sequence[str], output: str, **kw) -> None:
       planner predict ... --calibration my-cal.json
       planner calibrate -o planner/data/calibration_default.json     # refit the shipped default
     """
-    from planner.fileio import Outputs
+    from planner.base.fileio import Outputs
 
     outputs = Outputs(_fit_inputs(measurements, kw))
     outputs.check("-o", output)  # before the fit: a bad target fails at once, not after minutes
@@ -374,11 +375,11 @@ def validate(measurements: Sequence[str], **kw) -> None:
     show_points = kw.pop("points")
     calibration, report, cv = _fit(measurements, kw, validate=True)
     if cv is None:
-        from planner.errors import UsageError
+        from planner.base.errors import UsageError
 
         raise UsageError("cross-validation needs measurements from at least two sources")
     if kw["as_json"]:
-        from planner.fitting import summary
+        from planner.model.fitting import summary
         from planner.report.jsonout import dumps
 
         by_publication = calibration.fit.get("leave_one_publication_out")
@@ -399,16 +400,16 @@ def validate(measurements: Sequence[str], **kw) -> None:
 
 
 def _fit_inputs(measurements: Sequence[str], kw: dict) -> list:
-    """What calibrate reads (planner.fileio.Outputs: its -o may overwrite none of it)."""
-    from planner.resources import data_dir
+    """What calibrate reads (planner.base.fileio.Outputs: its -o may overwrite none of it)."""
+    from planner.base.resources import data_dir
 
     database = [] if kw["no_database"] else [("measurement database", data_dir() / "measurements.csv")]
     return command_inputs(catalogs=kw["catalog_paths"], measurements=measurements) + database
 
 
 def _fit(measurements: Sequence[str], kw: dict, validate: bool):
-    from planner.catalog import load_catalog
-    from planner.fitting import calibrate as run_calibration
+    from planner.catalog.load import load_catalog
+    from planner.model.fitting import calibrate as run_calibration
 
     quiet = kw.pop("quiet")
     progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from planner.base.limits import MAX_ALTERNATIVES
 from planner.cli.base import (
     FiniteRange,
     Quantity,
@@ -24,7 +25,6 @@ from planner.cli.base import (
     stderr_progress,
     wrote,
 )
-from planner.limits import MAX_ALTERNATIVES
 
 
 @main.command()
@@ -83,7 +83,7 @@ def plan(scenario: str | None, schema: bool, **kw) -> None:
       planner plan examples/llama-70b-h100.yaml --compare-cloud
       planner plan --schema > scenario.schema.json
     """
-    from planner.scenario import Scenario
+    from planner.inputs.scenario import Scenario
 
     if schema:
         click.echo(json.dumps(Scenario.model_json_schema(), indent=2))
@@ -112,14 +112,14 @@ def _overrides(kw: dict) -> dict:
 
 
 def _run_plan(path: str, kw: dict) -> None:
-    from planner.calibration import load_calibration
-    from planner.catalog import load_catalog
-    from planner.errors import UsageError
-    from planner.fileio import Outputs
-    from planner.purchase import run
+    from planner.answers.buy import run
+    from planner.base.errors import UsageError
+    from planner.base.fileio import Outputs
+    from planner.catalog.load import load_catalog
+    from planner.inputs.scenario import load_scenario
+    from planner.model.calibration import load_calibration
     from planner.report.jsonout import dumps
     from planner.report.plan_text import bom_csv, render
-    from planner.scenario import load_scenario
 
     imports_done()
 
@@ -183,7 +183,7 @@ def _run_plan(path: str, kw: dict) -> None:
 def _workbook_context(catalog, scenario, plan, calibration, comparison):
     """Everything the quote workbook shows beyond the Plan: the bandwidth sweep at the chosen configuration
     and the cost-vs-target curve."""
-    from planner.purchase import sensitivity
+    from planner.answers.buy import sensitivity
     from planner.report.excel import PlanContext
 
     moves = sensitivity(catalog, scenario, plan, calibration)
@@ -198,8 +198,8 @@ def _workbook_context(catalog, scenario, plan, calibration, comparison):
 
 
 def _compare_cloud(catalog, scenario, calibration, plan, solver, progress):
-    from planner.cloud import cheapest_per_token, compare, like_for_like
-    from planner.cloud import run as run_cloud
+    from planner.answers.rent import cheapest_per_token, compare, like_for_like
+    from planner.answers.rent import run as run_cloud
 
     progress("best cloud option for the same scenario (on-demand, reserved and capacity blocks)")
     like = like_for_like(scenario)

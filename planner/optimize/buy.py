@@ -9,7 +9,7 @@ and the cost and power coefficients of every priced quantity.
 
 Variables: z_k in {0,1} picks one candidate; integer n_k nodes; an integer per sized quantity (down-ports,
 cages, switches per tier, scalable units, racks, rows, storage leaves and spines, management switches). Each
-constraint is the linear form of a closed-form rule of planner/sizing.py, so at the optimum every quantity
+constraint is the linear form of a closed-form rule of planner/hardware/sizing.py, so at the optimum every quantity
 equals its closed form and every coefficient is a catalog price or power (costing.configuration_cost): the
 objective is the bill of materials.
 """
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pulp
 
-from planner import costing, fabric
-from planner.candidates import allowed_nodes, leaf_split_columns
-from planner.errors import SolverError
+from planner.base.errors import SolverError
+from planner.hardware import costing, fabric
+from planner.model.workload import Requirements
 from planner.optimize.solver import SolveResult, chosen, integer_value, new_var, solve, var_name
-from planner.workload import Requirements
+from planner.tables.buy import allowed_nodes, leaf_split_columns
 
 
 @dataclass
@@ -37,7 +37,7 @@ class CandidateVars:
 
     @property
     def priced(self) -> dict[str, object]:
-        from planner.sizing import PRICED
+        from planner.hardware.sizing import PRICED
 
         return {name: self.q.get(name, 0) for name in PRICED}
 

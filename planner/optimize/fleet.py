@@ -1,7 +1,7 @@
 """The fleet MILP (docs/fleet.md section 3): what to buy, when and from whom, where each training run and
 inference service runs, and what to rent, over a horizon of quarters, at least discounted cost.
 
-Built from the tables of planner/fleet_tables.py, PyPSA-style: `create_model` reads as a table of
+Built from the tables of planner/tables/fleet.py, PyPSA-style: `create_model` reads as a table of
 contents, one `define_*` per family of variables and constraints.
 
 Sets: periods t; offers o (a catalog server from a vendor); pools p (identical nodes on one network);
@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 import pulp
 
-from planner import costing
-from planner.fleet_tables import HOURS_PER_PERIOD, FleetData
+from planner.hardware import costing
 from planner.optimize.solver import new_var, var_name
+from planner.tables.fleet import HOURS_PER_PERIOD, FleetData
 
 RELAXATIONS = ("deadlines", "power", "racks", "stock", "quota", "demand")
 MONTHS_PER_PERIOD = 3

@@ -1,7 +1,7 @@
 """The rental MILP: one offering, its instance count, and how those instances are priced.
 
 Data: options o (an offering at one micro-batch), each with allowed instance counts n, and per count the
-variants v it can run as (planner/cloud.py builds them): the pricing models its instances may use, how
+variants v it can run as (planner/answers/rent.py builds them): the pricing models its instances may use, how
 many are on spot (fixed per variant, since spot preemptions lengthen the whole synchronous job), the job's
 wall-clock hours W_v and the hours billed per instance under each pricing B_{v,p} (a Capacity Block bills
 whole blocks). Without cloud.mix_pricing every variant has one pricing model.
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 import pulp
 
-from planner import datacenter as D
-from planner.costing import hourly_rate, is_capacity_block
-from planner.errors import SolverError
+from planner.assumptions import facility as D
+from planner.base.errors import SolverError
+from planner.catalog.rows import CloudRow
+from planner.hardware.costing import hourly_rate, is_capacity_block
 from planner.optimize.solver import SolveResult, chosen, new_var, solve, var_name
-from planner.rows import CloudRow
 
 CAPACITY_BLOCK_CAP = int(D.CAPACITY_BLOCK_MAX_INSTANCES.value)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pulp
 
-from planner.errors import SolverError
+from planner.base.errors import SolverError
 from planner.optimize.solver import chosen, new_var, solve, var_name
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pulp
 
-from planner.errors import SolverError
+from planner.base.errors import SolverError
 
 SOLVERS = ("auto", "highs", "cbc")
 EXACT_GAP = 0.0  # the default: the optimum, not within 1e-4 of it (HiGHS' default relative gap)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from planner.base.units import format_usd
 from planner.report.terminal import format_table
 from planner.results import BuyVsRent, CloudPlan
-from planner.units import format_usd
 
 
 def render(result: CloudPlan) -> str:

@@ -20,9 +20,13 @@ from openpyxl.styles import Alignment
 from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
-from planner import __version__, binding, datacenter
-from planner.assumptions import all_constants
-from planner.calibration import Calibration
+from planner import __version__
+from planner.assumptions import facility as datacenter
+from planner.assumptions.model import all_constants
+from planner.base.resources import display_name
+from planner.base.units import format_count
+from planner.model import binding
+from planner.model.calibration import Calibration
 from planner.report.perf_text import FABRIC_LABEL
 from planner.report.xlsx import (
     INPUT_FILL,
@@ -44,9 +48,7 @@ from planner.report.xlsx import (
     sheet,
     title,
 )
-from planner.resources import display_name
 from planner.results import BuyVsRent, Plan, Summary
-from planner.units import format_count
 
 QUOTE_COLUMNS = [
     "Category",

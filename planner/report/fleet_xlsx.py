@@ -14,7 +14,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__
-from planner import assumptions as A
+from planner.assumptions import model as A
 from planner.report.xlsx import (
     NUM0,
     NUM1,

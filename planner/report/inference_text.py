@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
+from planner.base.units import format_usd
 from planner.report.terminal import format_table
 from planner.results import InferencePlan
-from planner.units import format_usd
 
 
 def _rate(value: float | None) -> str:

@@ -6,9 +6,9 @@ import math
 
 import pandas as pd
 
-from planner import binding
+from planner.base.units import format_count, format_gbps
+from planner.model import binding
 from planner.report.terminal import format_table
-from planner.units import format_count, format_gbps
 
 FABRIC_LABEL = {
     "ib": "IB",
@@ -170,7 +170,7 @@ def validation_text(
     report: pd.DataFrame, cv: pd.DataFrame | None, show_points: bool, by_publication: dict | None = None
 ) -> str:
     """Per-source error in sample and leave-one-source-out, with the headline medians."""
-    from planner.fitting import summary
+    from planner.model.fitting import summary
 
     inside = summary(report)
     records = [

@@ -5,11 +5,11 @@ from __future__ import annotations
 import csv
 import io
 
+from planner.base.units import format_usd
 from planner.report.csvtext import csv_cell as _text  # the CSV-injection guard of every CSV output
 from planner.report.perf_text import FABRIC_LABEL, outside_range_note
 from planner.report.terminal import format_table
 from planner.results import Plan, Summary
-from planner.units import format_usd
 
 
 def _gbps(value: float) -> str:

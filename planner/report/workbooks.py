@@ -14,7 +14,7 @@ from openpyxl.styles import Alignment
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__
-from planner.calibration import Calibration
+from planner.model.calibration import Calibration
 from planner.report.excel import _show_axes, bandwidth_block
 from planner.report.perf_text import FABRIC_LABEL
 from planner.report.xlsx import (

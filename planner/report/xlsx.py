@@ -27,8 +27,8 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from planner.fileio import write_atomic
-from planner.limits import printable
+from planner.base.fileio import write_atomic
+from planner.base.limits import printable
 from planner.report.csvtext import FORMULA_LEADS
 
 USD = '"$"#,##0.00'

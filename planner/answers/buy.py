@@ -1,0 +1,703 @@
+"""`planner plan`: candidates -> MILP -> Plan, with the best plan per fabric and per NIC speed, the next-best
+alternatives, the bill of materials, and an explanation instead of a bare "infeasible"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from planner.answers.predict import plan_sweep
+from planner.base.errors import InfeasibleError, SolverError
+from planner.base.units import SECONDS_PER_DAY, format_count, format_usd
+from planner.catalog.load import Catalog
+from planner.hardware import bom, costing, layout, pcie
+from planner.inputs.scenario import Scenario
+from planner.model import binding, reliability
+from planner.model.calibration import Calibration
+from planner.model.workload import Requirements, Training, scenario_training
+from planner.optimize import buy, ranking
+from planner.results import BomLine, Choice, CostBreakdown, Metrics, Plan, Schedule, Summary
+from planner.tables import buy as cand
+
+Progress = Callable[[str], None]
+FABRIC_NAMES = {"ib": "InfiniBand", "roce": "RoCE", "spectrum-x": "Spectrum-X"}
+STANDARD_NIC_GBPS = 400  # the standard GPU NIC of HGX/DGX H100-class nodes: one 400G port per GPU
+
+
+def run(
+    catalog: Catalog,
+    scenario: Scenario,
+    calibration: Calibration,
+    solver: str = "auto",
+    time_limit_s: float | None = None,
+    gap: float | None = None,
+    alternatives: int = 3,
+    progress: Progress = lambda _: None,
+) -> Plan:
+    progress("building candidate configurations")
+    sized, table = sized_candidates(catalog, scenario, calibration)
+    feasible = table.feasible
+    if feasible.empty:
+        raise InfeasibleError("\n".join(explain_infeasible(scenario, calibration, table)))
+    groups = ranking.best_per_group(feasible, cand.GROUP).head(alternatives + 1)
+    pool = feasible.merge(groups[cand.GROUP], on=cand.GROUP).reset_index(drop=True)
+    progress(f"solving the MILP over the {len(pool):,} of {len(table.frame):,} candidates that can win")
+    sol = buy.optimize(pool, sized, solver, time_limit_s, gap)
+    if sol is None:  # the pool holds only candidates within every limit, so this is a fault
+        raise SolverError("the MILP found no plan although feasible candidates exist; report this as a bug")
+    row = _clean(pool.iloc[sol.k])
+    _check_against_table(sol, feasible.iloc[0])
+    listed = _listed(feasible, row, alternatives)
+    summarize = _Summaries(catalog, scenario, calibration, table.training, [(row, sol.nodes), *_listed_rows(listed)])
+    head, head_lines = summarize(row, sol.nodes, "chosen")
+    _check_cost(sol, head)
+    described_as = {
+        name: [compare(head, head_lines, *summarize(r, int(r["nodes"]), label, head)) for label, r in rows]
+        for name, rows in listed.items()
+    }
+    detail = _detail(catalog, scenario, row, sol.nodes)
+    return Plan(
+        scenario=scenario.name,
+        status=sol.result.status,
+        solver=sol.result.solver,
+        gap=sol.result.gap,
+        solve_seconds=sol.result.seconds,
+        objective=scenario.objective.kind,
+        choice=head.choice,
+        metrics=head.metrics,
+        cost=head.cost,
+        bom=detail["bom"],
+        links=detail["links"],
+        layout=detail["layout"],
+        not_priced=detail["not_priced"],
+        why=why(scenario, row, head, table.training, calibration)
+        + nic_note(catalog, scenario, calibration, table, row, head)
+        + tie_notes(head, described_as["per_fabric"]),
+        **described_as,
+        candidates=len(table.frame),
+        calibration=calibration.source,
+        schedule=plan_schedule(scenario, table.training, head),
+    )
+
+
+def sized_candidates(
+    catalog: Catalog, scenario: Scenario, calibration: Calibration
+) -> tuple[Scenario, cand.Candidates]:
+    """The candidate table of a deadline run sized for its goodput at the plan's own node count (goodput
+    falls as nodes are added): plan at goodput g(N) until the cheapest plan's node count N' is no larger
+    than N, so g(N') >= g(N) and it meets the deadline. Returns the scenario with its goodput resolved."""
+    if not reliability.applies(scenario) or scenario.reliability.goodput is not None:
+        return scenario, cand.build(catalog, scenario, calibration)
+    params = scenario_training(catalog, scenario).params
+    parts = cand.part_designs(catalog, scenario)  # goodput changes the need, not the hardware
+    fraction, sized_for, table = 1.0, None, None
+    while True:
+        resolved = reliability.with_goodput(scenario, fraction)
+        table = cand.build(catalog, resolved, calibration, parts, table)  # goodput changes the throughput only
+        if table.feasible.empty:
+            return resolved, table
+        nodes = int(table.feasible.iloc[0]["nodes"])
+        if sized_for is not None and nodes <= sized_for:
+            return resolved, table
+        fraction, sized_for = reliability.goodput(scenario.reliability, params, nodes).fraction, nodes
+
+
+def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, list[tuple[str, dict]]]:
+    """(label, row) of the best plan per fabric, per NIC speed, and the next-best distinct configurations;
+    rows as cleaned dicts, read from the table in one go."""
+    chosen_group = {c: row[c] for c in cand.GROUP}
+    picks = {
+        "per_fabric": [(FABRIC_NAMES.get(v, v), at) for v, at in ranking.best_per_value(feasible, "fabric", ("none",))],
+        "per_nic_speed": [(f"{v:g}G NICs", at) for v, at in ranking.best_per_value(feasible, "nic_speed_gbps", (0.0,))],
+        "alternatives": [
+            (f"#{i + 2}", at)
+            for i, at in enumerate(ranking.next_best(feasible, cand.GROUP, alternatives, chosen_group).index)
+        ],
+    }
+    labels = list(dict.fromkeys(at for rows in picks.values() for _, at in rows))
+    records = dict(zip(labels, feasible.loc[labels].to_dict("records"), strict=True))
+    return {name: [(label, _clean(records[at])) for label, at in rows] for name, rows in picks.items()}
+
+
+def _listed_rows(listed: dict) -> list[tuple[dict, int]]:
+    return [(r, int(r["nodes"])) for rows in listed.values() for _, r in rows]
+
+
+class _Summaries:
+    """Summaries of candidate rows at their node counts, each distinct row once (the best InfiniBand plan is
+    often the chosen one), the model evaluated for all of them in one call."""
+
+    def __init__(self, catalog, scenario, calibration, work: Training, rows: list[tuple[dict, int]]):
+        self.catalog, self.scenario, self.work = catalog, scenario, work
+        distinct = {(_identity(r), n): (r, n) for r, n in rows}
+        evaluated = performances(list(distinct.values()), work, calibration, scenario)
+        self.figures = dict(zip(distinct, evaluated, strict=True))
+        self.done: dict = {}
+
+    def __call__(self, row, nodes: int, label: str, head: Summary | None = None) -> tuple[Summary, list[BomLine]]:
+        key = (_identity(row), nodes)
+        if key not in self.done:
+            figures = self.figures[key]
+            self.done[key] = _summary(self.catalog, self.scenario, self.work, row, nodes, label, figures, head)
+        found, lines = self.done[key]
+        return found.model_copy(update={"label": label}), lines
+
+
+def plan_schedule(scenario: Scenario, work: Training, head: Summary) -> Schedule | None:
+    """The deadline in calendar days at the chosen plan's goodput (None without a deadline)."""
+    if head.metrics.training_days is None or not reliability.applies(scenario):
+        return None
+    g = reliability.goodput(scenario.reliability, work.params, head.choice.nodes)
+    return reliability.schedule(scenario, g, head.metrics.training_days)
+
+
+def _deadline_note(scenario: Scenario, m: Metrics) -> str:
+    r = scenario.requirement
+    allowed = f"{r.days:g} days" + (
+        f" less a {r.schedule_margin:.0%} margin ({r.days * (1 - r.schedule_margin):.1f} days)"
+        if r.schedule_margin
+        else ""
+    )
+    if m.effective_training_days is None:
+        return f"the deadline of {allowed} sets the node count ({m.training_days:.1f} days predicted)."
+    return (
+        f"the deadline of {allowed} sets the node count: {m.training_days:.1f} days of training at goodput "
+        f"{m.goodput:.1%} take {m.effective_training_days:.1f} calendar days."
+    )
+
+
+def _check_against_table(sol: buy.Solution, cheapest: pd.Series) -> None:
+    """The MILP and the priced table must agree on the optimum (both are exact at gap 0)."""
+    exact = sol.result.status == "optimal" and sol.result.gap == 0
+    if exact and sol.result.objective > cheapest["objective_usd"] * (1 + 1e-9) + 1e-6:
+        raise SolverError(
+            f"the MILP's optimum ({sol.result.objective:,.2f}) is dearer than the priced table's "
+            f"({cheapest['objective_usd']:,.2f}); report this as a bug"
+        )
+
+
+def _check_cost(sol: buy.Solution, head: Summary) -> None:
+    """At an exact optimum the MILP's objective is the closed-form cost of the plan it picked (every quantity
+    at its closed form). A gap or time limit may leave quantities above it; the plan is priced in closed form,
+    which is never dearer."""
+    if sol.result.status != "optimal" or sol.result.gap:
+        return
+    if abs(sol.result.objective - head.cost.objective_usd) > 1e-6 * max(1.0, abs(head.cost.objective_usd)):
+        raise SolverError(
+            f"the MILP's objective ({sol.result.objective:,.2f}) differs from the plan's bill of materials "
+            f"({head.cost.objective_usd:,.2f}); report this as a bug"
+        )
+
+
+# ---------------------------------------------------------------- describing a plan
+
+
+def _clean(row) -> dict:
+    """A candidate row as a dict, with pandas' NaN for a missing NIC or switch turned back into None."""
+    row = dict(row)
+    optional = ("nic", "switch", "storage_switch", "inband_switch", "storage_nic")
+    return {c: (None if c in optional and not isinstance(v, str) else v) for c, v in row.items()}
+
+
+# what tells candidate rows apart: the configuration, its fabric's variant, and the node range of its regime
+IDENTITY = [
+    *cand.GROUP, "tier", "topology", "oversubscription", "placement", "n_lo", "n_hi", "su_local", "uplink_run_m"
+]  # fmt: skip
+
+
+def _identity(row) -> tuple:
+    """A candidate row as a key (a row of the table and the same row cleaned are one)."""
+    return tuple(str(row[c]) if isinstance(row[c], str) or not pd.isna(row[c]) else "" for c in IDENTITY)
+
+
+def _geometry(scenario: Scenario) -> layout.Geometry:
+    return layout.Geometry.of(scenario.layout)
+
+
+def _override(scenario: Scenario) -> tuple[float | None, float | None]:
+    return scenario.cabling.node_leaf_reach_m, scenario.cabling.switch_reach_m
+
+
+def _detail(catalog: Catalog, scenario: Scenario, row: dict, nodes: int) -> dict:
+    q = cand.quantities_at(row, nodes)
+    g, over = _geometry(scenario), _override(scenario)
+    links = bom.link_lines(catalog, row, nodes, q, g, over)
+    return {
+        "bom": bom.bill_of_materials(catalog, row, nodes, q, g, over),
+        "links": links,
+        "not_priced": bom.not_priced(row, q),
+        "layout": {
+            "nodes_per_rack": int(row["nodes_per_rack"]),
+            "compute_racks": int(q["compute_racks"]),
+            "network_racks": int(q["network_racks"]),
+            "rows": int(q["rows"]),
+            "pdus": int(q["pdus"]),
+            "leaf_placement": row["placement"] or "",
+            "longest_node_run_m": _longest(links, "node-leaf"),
+            "longest_switch_run_m": _longest(links, "switch-switch"),
+            "storage_switches": int(q["storage_switches"]),
+            "inband_switches": int(q["inband_switches"]),
+            "oob_switches": int(q["oob_switches"]),
+            "ufm_appliances": int(q["ufm"]),
+        },
+    }
+
+
+def _longest(links, segment: str) -> float:
+    """The plan's longest run of a compute-fabric segment (metres; 0 when it has none)."""
+    runs = [float(x) for line in links if line.segment == segment for x in line.lengths]
+    return max(runs, default=0.0)
+
+
+def _summary(
+    catalog, scenario, work, row, nodes: int, label, figures: dict, head=None
+) -> tuple[Summary, list[BomLine]]:
+    """A plan's summary from the model's `figures` at its node count, and its bill of materials (kept beside
+    it for the tie check, not in the JSON)."""
+    row = _clean(row)
+    q = cand.quantities_at(row, nodes)
+    lines = bom.bill_of_materials(catalog, row, nodes, q, _geometry(scenario), _override(scenario))
+    cost = _cost(row, nodes, q, scenario.objective, lines)
+    choice, metrics = _choice_and_metrics(scenario, work, row, nodes, q, figures)
+    delta = cost.objective_usd - head.cost.objective_usd if head else 0.0
+    return Summary(label=label, choice=choice, metrics=metrics, cost=cost, delta_usd=delta), lines
+
+
+def compare(head: Summary, head_lines: list[BomLine], other: Summary, lines: list[BomLine]) -> Summary:
+    """`other` against the chosen plan: the price uncertainty of the parts they do not share (by their rows'
+    confidence, costing.PRICE_UNCERTAINTY), whether the difference is within it (a tie), and what decides it."""
+    uncertainty = costing.difference_uncertainty_usd(lines, head_lines)
+    same = other.choice == head.choice
+    tie = not same and abs(other.delta_usd) <= uncertainty
+    decides = _decides(head, other, head_lines, lines) if tie else ""
+    return other.model_copy(update={"uncertainty_usd": uncertainty, "tie": tie, "decides": decides})
+
+
+def _decides(head: Summary, other: Summary, a: list[BomLine], b: list[BomLine]) -> str:
+    """What settles a tie: quotes for the least certain parts the two differ in, then performance, power and
+    the fabric's operating needs."""
+    diff: dict[str, list] = {}
+    for sign, lines in ((1.0, b), (-1.0, a)):
+        for line in lines:
+            entry = diff.setdefault(line.sku, [0.0, line.confidence])
+            entry[0] += sign * line.extended_usd
+    weight = lambda item: abs(item[1][0]) * costing.PRICE_UNCERTAINTY.get(item[1][1], 0.4)  # noqa: E731
+    parts = [f"{sku} ({conf})" for sku, (value, conf) in sorted(diff.items(), key=weight, reverse=True)[:3] if value]
+    out = [f"firm quotes for {', '.join(parts)}"] if parts else []
+    dt = other.metrics.achieved_tflops_per_gpu - head.metrics.achieved_tflops_per_gpu
+    if abs(dt) > 0.05:
+        out.append(f"{'+' if dt > 0 else ''}{dt:.1f} TFLOPs/GPU")
+    dp = other.cost.power_kw - head.cost.power_kw
+    if abs(dp) > 0.05:
+        out.append(f"{'+' if dp > 0 else ''}{dp:,.1f} kW")
+    fabrics = {head.choice.fabric, other.choice.fabric}
+    if fabrics & {"roce", "spectrum-x"} and len(fabrics) > 1:
+        out.append(
+            "operations: RoCE needs PFC and ECN configured end to end (lossless); InfiniBand is lossless by "
+            "credit flow control"
+        )
+    return "; ".join(out)
+
+
+def _cost(row: dict, nodes: int, q: dict, objective, lines: list[BomLine]) -> CostBreakdown:
+    cost = costing.configuration_cost(row, nodes, **costing.priced_quantities(q))
+    tco = costing.tco_lines(cost, objective)
+    by_category: dict[str, float] = {}
+    by_section: dict[str, float] = {}
+    for line in lines:
+        by_category[line.category] = by_category.get(line.category, 0.0) + line.extended_usd
+        by_section[line.section] = by_section.get(line.section, 0.0) + line.extended_usd
+    return CostBreakdown(
+        capex_usd=float(cost.capex_usd),
+        by_category=by_category,
+        by_section=by_section,
+        power_kw=float(cost.power_w) / 1e3,
+        draw_kw=float(costing.draw_w(cost.node_w, cost.network_w, objective)) / 1e3,
+        energy_usd=float(tco["energy"]),
+        tco_usd=float(costing.tco_usd(cost, objective)),
+        objective_usd=float(costing.objective_usd(cost, objective)),
+        years=objective.years,
+        colocation_usd=float(tco["colocation"]),
+        support_usd=float(tco["support"]),
+        staff_usd=float(tco["staff"]),
+    )
+
+
+def performance(row: dict, nodes: int, work: Training, calibration: Calibration, confidence=None) -> dict:
+    """The model's figures for a candidate at this node count (as scalars)."""
+    return _figures([(row, nodes)], work, calibration, confidence)[0]
+
+
+def performances(rows: list[tuple[dict, int]], work: Training, calibration: Calibration, scenario) -> list[dict]:
+    """performance() of each (candidate, node count), at the scenario's confidence, in one evaluation."""
+    return _figures(rows, work, calibration, Requirements.of(scenario).confidence)
+
+
+def _figures(rows: list[tuple[dict, int]], work: Training, calibration: Calibration, confidence) -> list[dict]:
+    keys = pd.DataFrame([row for row, _ in rows])
+    keys["node_gbps_eff"], keys["fabric"] = cand.network_key(keys["tier"] == 0, keys["node_gbps_eff"], keys["fabric"])
+    nodes = np.array([n for _, n in rows], dtype=np.int64)
+    figures = cand.evaluate_at(keys, nodes, work, calibration, confidence)
+    return [{k: np.broadcast_to(v, len(rows))[i] for k, v in figures.items()} for i in range(len(rows))]
+
+
+def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tuple[Choice, Metrics]:
+    req = Requirements.of(scenario)
+    gpus = nodes * int(row["gpus_per_node"])
+    accum = req.global_batch // (gpus * int(row["micro_batch"])) if req.global_batch else None
+    tiers = {1: ("leaf",), 2: ("leaf", "spine"), 3: ("leaf", "spine", "core")}.get(int(row["tier"]), ())
+    choice = Choice(
+        server=row["server"],
+        gpu=row["gpu"],
+        nodes=nodes,
+        gpus=gpus,
+        gpus_per_node=int(row["gpus_per_node"]),
+        nic=row["nic"],
+        nics_per_node=int(row["nics_per_node"]),
+        nic_speed_gbps=row["nic_speed_gbps"],
+        nic_usable_gbps=float(row["nic_usable_gbps"]),
+        nic_pcie=row["nic_pcie"] or "",
+        gpus_per_nic=int(row["gpus_per_node"]) / int(row["nics_per_node"]) if row["nics_per_node"] else 0.0,
+        node_gbps=row["node_gbps"],
+        fabric=row["fabric"],
+        switch=row["switch"],
+        tier=int(row["tier"]),
+        topology=row["topology"],
+        placement=row["placement"] or "",
+        oversubscription=row["oversubscription"],
+        switches_by_tier={t: int(q[t]) for t in tiers},
+        links=row["links"],
+        micro_batch=int(row["micro_batch"]),
+        grad_accum=accum,
+        fabric_text=cand.fabric_text(row),
+    )
+    days = req.training_days(r["tokens_per_s"])
+    g = reliability.goodput(scenario.reliability, work.params, nodes) if reliability.applies(scenario) else None
+    metrics = Metrics(
+        achieved_tflops_per_gpu=r["achieved_tflops_per_gpu"],
+        mfu=r["mfu"],
+        t_compute_s=r["t_compute_s"],
+        t_comm_s=r["t_comm_s"],
+        t_step_s=r["t_step_s"],
+        t_optimizer_step_s=r["t_step_s"] * accum if accum else None,
+        tokens_per_s=r["tokens_per_s"],
+        tokens_per_s_point=r["tokens_per_s_point"],
+        tokens_per_s_p10=r["tokens_per_s_p10"],
+        tokens_per_s_p90=r["tokens_per_s_p90"],
+        range_group=r["range_group"],
+        confidence=req.confidence,
+        training_days=days,
+        memory_per_gpu_gib=r["memory_per_gpu_gib"],
+        usable_hbm_gib=r["usable_hbm_gib"],
+        bytes_per_node_per_step=r["bytes_per_node_per_step"],
+        binding=str(r["binding"]),
+        t_comm_exposed_s=r["t_comm_exposed_s"],
+        binding_label=binding.label(str(r["binding"]), r["t_comm_exposed_s"], r["t_step_s"]),
+        goodput=g.fraction if g else None,
+        effective_training_days=g.wall_days(days) if g and days is not None else None,
+    )
+    return choice, metrics
+
+
+def bill_of_materials(catalog: Catalog, row, nodes: int, scenario: Scenario) -> list[BomLine]:
+    """The candidate's bill of materials at `nodes` (planner/hardware/bom.py)."""
+    row = _clean(row)
+    q = cand.quantities_at(row, nodes)
+    return bom.bill_of_materials(catalog, row, nodes, q, _geometry(scenario), _override(scenario))
+
+
+def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Calibration) -> list[str]:
+    """What binds the chosen plan, in words."""
+    notes = []
+    m = head.metrics
+    if scenario.requirement.gpus is not None:
+        notes.append(f"GPU count fixed at {scenario.requirement.gpus}: the choice is about network and micro-batch.")
+    if scenario.target_tflops and m.achieved_tflops_per_gpu < scenario.target_tflops * 1.05:
+        notes.append(
+            f"the target of {scenario.target_tflops:g} TFLOPs/GPU binds: this plan reaches "
+            f"{m.achieved_tflops_per_gpu:.1f}; cheaper networks or scales fall short of it "
+            f"(bound by {binding.label(m.binding, m.t_comm_exposed_s, m.t_step_s)})."
+        )
+    if scenario.requirement.tokens is not None:
+        notes.append(_deadline_note(scenario, m))
+    if scenario.workload.global_batch:
+        notes.append(
+            f"global batch {scenario.workload.global_batch}: micro-batch {int(row['micro_batch'])} x "
+            f"{head.choice.gpus} GPUs x grad_accum {head.choice.grad_accum}."
+        )
+    tokens = int(row["micro_batch"]) * work.seq_len
+    extrapolated = calibration.extrapolation_note(work.framework, tokens, head.choice.nodes > 1)
+    if extrapolated:
+        notes.append(extrapolated + ".")
+    if head.metrics.memory_per_gpu_gib > 0.9 * head.metrics.usable_hbm_gib:
+        notes.append("memory is nearly full: a larger micro-batch or fewer GPUs would not fit.")
+    budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw
+    if budget:
+        notes.append(f"budget {format_usd(budget)}: {format_usd(budget - head.cost.capex_usd)} left.")
+    if power:
+        notes.append(f"power cap {power:g} kW: {power - head.cost.power_kw:.1f} kW left.")
+    return notes
+
+
+def nic_note(
+    catalog: Catalog, scenario: Scenario, calibration, table: cand.Candidates, row, head: Summary
+) -> list[str]:
+    """The NICs in words: GPUs per NIC, the usable rate per NIC (line rate vs the PCIe slot), and, when the
+    plan does not use one 400G NIC per GPU (the HGX/DGX standard), why not."""
+    c = head.choice
+    if not c.tier:
+        return []
+    notes = [
+        f"NICs: {c.nics_per_node} x {c.nic} per node, one per "
+        + ("GPU" if c.gpus_per_nic == 1 else f"{c.gpus_per_nic:g} GPUs")
+        + "; each moves "
+        f"{c.nic_usable_gbps:,.0f} Gbps usable = min({c.nic_speed_gbps:,.0f} Gbps line rate, its {c.nic_pcie} "
+        f"slot's {float(pcie.effective_gbps(*_gen_lanes(c.nic_pcie))):,.0f} Gbps effective)."
+    ]
+    standard = _standard(table.frame, row)
+    if _is_standard(row) or standard is None:
+        return notes
+    if not standard.empty and bool(standard.iloc[0]["within_limits"]):
+        best = standard.iloc[0]
+        extra = best["objective_usd"] - head.cost.objective_usd
+        return notes + [
+            f"one 400G NIC per GPU ({int(best['nics_per_node'])} x {best['nic']}, {best['node_gbps']:,.0f} Gbps per "
+            f"node) also meets the requirement, at {format_usd(extra)} more ({int(best['nodes'])} nodes)."
+        ]
+    return notes + [_standard_misses(catalog, scenario, calibration, table, row)]
+
+
+def _gen_lanes(text: str) -> tuple[int, int]:
+    gen, lanes = text.removeprefix("PCIe Gen").split(" x")
+    return int(gen), int(lanes)
+
+
+def _is_standard(row: dict) -> bool:
+    return (
+        int(row["nics_per_node"]) == int(row["gpus_per_node"])
+        and row["nic_port_gbps"] == STANDARD_NIC_GBPS
+        and row["nic_ports"] == 1
+    )
+
+
+def _standard(frame: pd.DataFrame, row: dict) -> pd.DataFrame | None:
+    """Priced rows with one single-port 400G NIC per GPU on the same GPU (cheapest first)."""
+    mask = (frame["nics_per_node"] == frame["gpus_per_node"]) & (frame["nic_port_gbps"] == STANDARD_NIC_GBPS)
+    mask &= (frame["nic_ports"] == 1) & (frame["gpu"] == row["gpu"])
+    return frame[mask]
+
+
+def _standard_misses(catalog: Catalog, scenario: Scenario, calibration, table: cand.Candidates, row: dict) -> str:
+    """Why no plan with one 400G NIC per GPU qualifies: its figures at this plan's size."""
+    server = catalog.server(row["server"])
+    nic = next((n for n in catalog.items("nics") if n.port_gbps == STANDARD_NIC_GBPS and n.ports == 1), None)
+    if nic is None or server.nics_fixed:
+        return "one 400G NIC per GPU: not available for this server in the catalog."
+    gen, lanes = pcie.link_gen_lanes(nic.pcie_gen, nic.pcie_lanes, server.slot_gen, server.nic_slot_lanes)
+    node_gbps = server.gpus_per_node * float(pcie.nic_usable_gbps(nic.speed_gbps, gen, lanes))
+    standard = {**row, "node_gbps_eff": node_gbps / row["oversubscription"]}
+    figures = performance(standard, int(row["nodes"]), table.training, calibration)
+    req = Requirements.of(scenario)
+    days = req.training_days(figures["tokens_per_s"])
+    what = (
+        f"predicts {days:.1f} days"
+        if days is not None
+        else f"reaches {figures['achieved_tflops_per_gpu']:.1f} TFLOPs/GPU"
+    )
+    return (
+        f"not one 400G NIC per GPU: {server.gpus_per_node} x {nic.sku} ({node_gbps:,.0f} Gbps per node) {what} "
+        f"at {int(row['nodes'])} nodes, short of the requirement, and no other node count the scenario allows "
+        "meets it within its limits; this plan needs more usable bandwidth per node."
+    )
+
+
+def tie_notes(head: Summary, per_fabric: list[Summary]) -> list[str]:
+    """Fabrics whose best plans are a tie with the chosen one, and what decides between them (the price
+    uncertainty by catalog confidence stated once)."""
+    notes = []
+    for other in per_fabric:
+        if other.tie and other.choice.fabric != head.choice.fabric:
+            notes.append(
+                f"{FABRIC_NAMES.get(head.choice.fabric, head.choice.fabric)} and {other.label} are a tie: "
+                f"{format_usd(abs(other.delta_usd))} apart, within the {format_usd(other.uncertainty_usd)} price "
+                f"uncertainty of the parts they do not share. What decides it: {other.decides}."
+            )
+    if notes:
+        shares = ", ".join(f"{k} {v:.0%}" for k, v in costing.PRICE_UNCERTAINTY.items())
+        notes.append(f"price uncertainty by catalog confidence: {shares}.")
+    return notes
+
+
+# ---------------------------------------------------------------- infeasible: say why and what would work
+
+
+def explain_infeasible(scenario: Scenario, calibration: Calibration, table: cand.Candidates) -> list[str]:
+    lines = [f"no plan meets scenario '{scenario.name}':"] + _deadline_context(scenario, table.requirements)
+    if table.frame.empty:
+        return lines + _performance_reasons(scenario, calibration, table)
+    return lines + _limit_reasons(scenario, table.frame)
+
+
+def _deadline_context(scenario: Scenario, req: Requirements) -> list[str]:
+    """What a deadline asks once its margin and goodput are counted (the need every reason refers to)."""
+    r = scenario.requirement
+    if r.tokens is None or req.tokens_per_s is None:
+        return []
+    allowed = r.days * (1 - r.schedule_margin)
+    goodput = r.tokens / (allowed * SECONDS_PER_DAY * req.tokens_per_s)  # the goodput the need was sized at
+    if goodput < 1 - 1e-9:
+        counted = f" at goodput {goodput:.1%} (interruptions, restarts, checkpoints)"
+    elif scenario.reliability.interruptions_per_1000_node_days > 0 and scenario.reliability.goodput is None:
+        counted = " even before interruptions, restarts and checkpoints are counted"
+    elif not r.schedule_margin:
+        return []
+    else:
+        counted = ""
+    margin = f" less its {r.schedule_margin:.0%} margin ({allowed:.1f} days)" if r.schedule_margin else ""
+    return [f"the deadline of {r.days:g} days{margin} needs {format_count(req.tokens_per_s)} tokens/s{counted}"]
+
+
+def _limit_reasons(scenario: Scenario, priced: pd.DataFrame) -> list[str]:
+    """Candidates exist, but the budget or the power cap excludes them all (each at its cheapest size)."""
+    lines = []
+    cheapest, lowest_kw = priced["capex_usd"].min(), priced["power_w"].min() / 1e3
+    budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw
+    if budget is not None and cheapest > budget:
+        lines.append(
+            f"budget {format_usd(budget)} is too small: the cheapest plan meeting every other "
+            f"requirement costs {format_usd(cheapest)}; a budget of {format_usd(cheapest)} would suffice"
+        )
+    if power is not None and lowest_kw > power:
+        lines.append(f"power cap {power:g} kW is too low: the least power-hungry plan needs {lowest_kw:.1f} kW")
+    if not lines:  # each cap alone can be met, both together cannot
+        under_power = priced[priced["power_w"] <= power * 1e3 + 1e-6]["capex_usd"].min()
+        under_budget = priced[priced["capex_usd"] <= budget + 1e-6]["power_w"].min() / 1e3
+        lines.append(
+            f"budget {format_usd(budget)} and power cap {power:g} kW cannot both hold: within the "
+            f"power cap the cheapest plan costs {format_usd(under_power)}; within the budget the "
+            f"least power-hungry plan needs {under_budget:.1f} kW"
+        )
+    return lines
+
+
+def _performance_reasons(scenario: Scenario, calibration: Calibration, table: cand.Candidates) -> list[str]:
+    """Why no candidate exists: the first requirement that fails for every configuration, with the nearest
+    thing that works."""
+    keys, work, req = table.bounds, table.training, table.requirements
+    open_ = keys["range_lo"] <= keys["range_hi"]
+    if req.gpus is not None and not open_.any():
+        sizes = sorted({int(g) for g in keys["gpus_per_node"]})
+        return [
+            f"{req.gpus} GPUs is not a whole number of nodes of {sizes} GPUs within max_nodes "
+            f"{scenario.constraints.max_nodes}"
+        ]
+    keys = keys[open_]
+    fits_somewhere = keys["n_memory_min"] <= keys["range_hi"]
+    if not fits_somewhere.any():
+        return [_memory_reason(keys, work, calibration)]
+    keys = keys[fits_somewhere]
+    at = pd.DataFrame(cand.evaluate_at(keys, keys["n_memory_min"].to_numpy(), work, calibration, req.confidence))
+    at["node_gbps_eff"] = keys["node_gbps_eff"].to_numpy()
+    at["fabric"], at["gpu"] = keys["fabric"].to_numpy(), keys["gpu"].to_numpy()
+    best = at.loc[at["achieved_tflops_per_gpu"].idxmax()]
+    if req.target_tflops and best["achieved_tflops_per_gpu"] < req.target_tflops:
+        where = (
+            "1 node, NVLink only"
+            if best["nodes"] == 1
+            else f"{int(best['nodes'])} nodes at {best['node_gbps_eff']:,.0f} Gbps/node {best['fabric']}"
+        )
+        return [
+            f"target {req.target_tflops:g} TFLOPs/GPU is unreachable with this catalog: the highest where the model "
+            f"fits is {best['achieved_tflops_per_gpu']:.1f} ({best['gpu']}, {where}, micro-batch "
+            f"{int(best['micro_batch'])}), limited by {best['binding']}; lower target_tflops, or allow larger "
+            "micro_batches, ZeRO++ (qwz/hpz/qgz) or faster NICs"
+        ]
+    if req.tokens_per_s is not None and (keys["n_speed_min"] > keys["range_hi"]).all():
+        top = cand.evaluate_at(keys, keys["range_hi"].to_numpy(), work, calibration, req.confidence)
+        fastest = float(np.max(top["tokens_per_s"]))
+        days = f" ({req.training_days(fastest):.1f} days)" if req.tokens else ""
+        return [
+            f"the throughput requirement ({format_count(req.tokens_per_s)} tokens/s) is out of reach: the fastest "
+            f"configuration within max_nodes {scenario.constraints.max_nodes} reaches "
+            f"{format_count(fastest)} tokens/s{days}; raise max_nodes or the deadline, or lower the target"
+        ]
+    if (keys["n_lo"] <= keys["n_hi"]).any():
+        if req.global_batch:
+            return [
+                f"global batch {req.global_batch} leaves no node count with a whole grad_accum inside the feasible "
+                "range; allow more micro_batches or change global_batch"
+            ]
+        reach = scenario.cabling
+        runs = (
+            f" at node_leaf_reach_m {reach.node_leaf_reach_m:g} m"
+            if reach.node_leaf_reach_m
+            else " at the layout's runs"
+        ) + (f" / switch_reach_m {reach.switch_reach_m:g} m" if reach.switch_reach_m else "")
+        return [
+            f"no switch, optic or cable in the catalog connects these NICs{runs} (or the fabric's capacity is too "
+            "small, or a server alone exceeds layout.rack_kw); add optics with that reach, matching switches or "
+            "cables of that length"
+        ]
+    return [
+        "the node range that meets the target holds too few GPUs for memory or the deadline in every "
+        "configuration; lower target_tflops or allow ZeRO++ or faster NICs"
+    ]
+
+
+def _memory_reason(keys: pd.DataFrame, work: Training, calibration: Calibration) -> str:
+    for nodes in (2**i for i in range(0, 21)):
+        ev = cand.evaluate_at(keys, np.full(len(keys), nodes), work, calibration)
+        fits = np.asarray(ev["fits_memory"], dtype=bool)
+        if fits.any():
+            need = int(np.asarray(ev["gpus"])[fits].min())
+            return (
+                f"the model does not fit in GPU memory within the allowed node counts: it needs at least "
+                f"{need} GPUs; raise max_nodes or the GPU count, or use GPUs with more HBM"
+            )
+    return (
+        "the model does not fit at any GPU count: the activations of one micro-batch alone exceed usable HBM; "
+        "use smaller micro_batches, activation checkpointing or a shorter seq_len"
+    )
+
+
+# ---------------------------------------------------------------- sensitivity (for reports)
+
+COST_CURVE_FACTORS = (0.75, 0.9, 1.0, 1.1, 1.25)
+
+
+def cheapest_capex(catalog: Catalog, scenario: Scenario, calibration: Calibration) -> float | None:
+    """Capex of the cheapest plan (by the scenario's objective), or None when there is none. Exact: the
+    priced table holds every candidate at its optimum."""
+    feasible = sized_candidates(catalog, scenario, calibration)[1].feasible
+    return None if feasible.empty else float(feasible.iloc[0]["capex_usd"])
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """How the plan's answer moves: achieved TFLOPs/GPU against node bandwidth at the chosen configuration
+    (None for a single node) and the cheapest plan's capex as the target moves."""
+
+    bandwidth_sweep: pd.DataFrame | None
+    cost_curve: list[dict]
+
+
+def sensitivity(catalog: Catalog, scenario: Scenario, plan: Plan, calibration: Calibration) -> Sensitivity:
+    sweep = plan_sweep(catalog, scenario_training(catalog, scenario), plan.choice, calibration)
+    return Sensitivity(sweep, cost_curve(catalog, scenario, calibration))
+
+
+def cost_curve(
+    catalog: Catalog, scenario: Scenario, calibration: Calibration, factors: tuple[float, ...] = COST_CURVE_FACTORS
+) -> list[dict]:
+    """Capex of the cheapest plan as the target TFLOPs/GPU moves around the scenario's."""
+    points = []
+    if not scenario.target_tflops:
+        return points
+    for factor in factors:
+        target = scenario.target_tflops * factor
+        capex = cheapest_capex(catalog, scenario.model_copy(update={"target_tflops": target}), calibration)
+        points.append({"target_tflops": target, "capex_usd": capex, "note": "" if capex is not None else "no plan"})
+    return points

@@ -1,0 +1,141 @@
+"""Named, sourced defaults for what a plan costs and risks beyond its hardware: run interruptions and
+checkpoints (goodput), colocation, support and staff (TCO), and the terms cloud capacity is sold on.
+
+Each value is a Constant with its unit and source (the research behind them: docs/plan.md section 7). The
+scenario's `reliability:` and `objective:` sections take their defaults from here, so a reviewer finds one
+figure in one place; `all_constants()` lists them on the workbook's Assumptions sheet. Figures labelled
+"estimate" are derived or assumed, not quoted.
+"""
+
+from __future__ import annotations
+
+from planner.assumptions.model import Constant
+
+# ---------------------------------------------------------------- interruptions, checkpoints, restarts
+
+INTERRUPTIONS_PER_1000_NODE_DAYS = Constant(
+    "interruptions_per_1000_node_days",
+    4.0,
+    "job interruptions per 1000 node-days (8-GPU nodes)",
+    "Llama 3 (Grattafiori et al., arXiv 2407.21783, sec 3.3.4 and Table 5): 466 interruptions (419 unexpected) "
+    "in 54 days on 16,384 H100 = 2,048 nodes, i.e. 4.2 (3.8 unexpected) per 1000 node-days; Meta's research "
+    "clusters 2.34-6.50 (Kokolis et al., arXiv 2410.21680)",
+)
+RESTART_MINUTES = Constant(
+    "restart_minutes",
+    5.0,
+    "minutes per interruption (detect, reschedule, reload; lost work counted apart)",
+    "Kokolis et al., arXiv 2410.21680, ETTR model's restart overhead (as relayed by public notes: medium); "
+    "2.5 min in FlashRecovery (arXiv 2509.03047) to over 30 min with manual diagnosis (arXiv 2411.01791)",
+)
+CHECKPOINT_WRITE_GB_PER_S_PER_NODE = Constant(
+    "checkpoint_write_gb_per_s_per_node",
+    2.0,
+    "GB/s per node to shared storage",
+    "NVIDIA DGX SuperPOD H100 reference architecture RA-11333-001 V11, Table 6: single-node write 'Good' "
+    "2 GBps (Better 4, Best 20); its aggregate per 32-node SU is lower (7 GBps Good), so set yours",
+)
+CHECKPOINT_BYTES_PER_PARAM = Constant(
+    "checkpoint_bytes_per_param",
+    14.0,
+    "bytes written per parameter",
+    "derived from ZeRO (Rajbhandari et al., arXiv 1910.02054 sec 3.1): 2 bf16 weights + 12 fp32 master "
+    "weights, momentum and variance; gradients are not saved",
+)
+LOST_WORK_SHARE_OF_INTERVAL = Constant(
+    "lost_work_share_of_interval",
+    0.5,
+    "share of a checkpoint interval recomputed per interruption",
+    "expected value for a failure uniform in the interval; BLOOM: checkpoint every 3 h, 'on average we would "
+    "lose 1.5h of training' (HF blog 'The Technology Behind BLOOM Training', 2022)",
+)
+YOUNG_DALY = (
+    "Young 1974 (CACM 17(9)) / Daly 2006 (FGCS 22(3)): checkpoint interval sqrt(2 x write time x MTBF), "
+    "as used in arXiv 2410.21680"
+)
+
+# ---------------------------------------------------------------- running a purchased cluster (TCO)
+
+COLOCATION_USD_PER_KW_MONTH = Constant(
+    "colocation_usd_per_kw_month",
+    194.95,
+    "USD per kW of IT capacity per month",
+    "CBRE North America Data Center Trends H2 2025: wholesale 250-500 kW in primary markets, $194.95 (as "
+    "reported in a reprint: medium); H2 2024 $184.06 (cbre.com: solid)",
+)
+SUPPORT_SHARE_OF_CAPEX_PER_YEAR = Constant(
+    "support_share_of_capex_per_year",
+    0.08,
+    "fraction of capex per year",
+    "CTWatch Quarterly 2006 (ICL/UTK), 'Designing and supporting high-end computational facilities': annual "
+    "maintenance 4-8% of purchase price (upper end taken; low confidence; one source quotes ~20%/yr for DGX)",
+)
+STAFF_USD_PER_FTE_YEAR = Constant(
+    "staff_usd_per_fte_year",
+    96_800.0,
+    "USD per full-time employee per year (median base wage, no benefits)",
+    "US BLS OEWS 15-1244 Network and Computer Systems Administrators, national median 2024 (via "
+    "careerdatalab.com: medium); no sourced FTE-per-MW figure, so the FTE count is the user's",
+)
+
+# ---------------------------------------------------------------- cloud terms
+
+CAPACITY_BLOCK_DAILY_UP_TO_DAYS = Constant(
+    "capacity_block_daily_up_to_days",
+    14.0,
+    "days: blocks are sold in 1-day steps up to this length",
+    "AWS EC2 User Guide, 'Find and purchase Capacity Blocks' (capacity-blocks-purchase): 1-day increments "
+    "up to 14 days",
+)
+CAPACITY_BLOCK_STEP_DAYS = Constant(
+    "capacity_block_step_days",
+    7.0,
+    "days: step of longer blocks",
+    "AWS EC2 User Guide, 'Find and purchase Capacity Blocks': 7-day increments from 14 up to 182 days",
+)
+CAPACITY_BLOCK_MAX_DAYS = Constant(
+    "capacity_block_max_days",
+    182.0,
+    "days: the longest block",
+    "AWS EC2 User Guide, 'Find and purchase Capacity Blocks'",
+)
+CAPACITY_BLOCK_MAX_INSTANCES = Constant(
+    "capacity_block_max_instances",
+    256.0,
+    "instances across all Capacity Blocks",
+    "AWS EC2 User Guide, 'Capacity Blocks for ML': up to 64 instances per block and 256 across blocks",
+)
+SPOT_INTERRUPTIONS_PER_1000_INSTANCE_DAYS = Constant(
+    "spot_interruptions_per_1000_instance_days",
+    6.6,
+    "preemptions per 1000 spot instance-days",
+    "estimate: AWS Spot Instance Advisor's highest 'frequency of interruption' bucket (>20% of instances per "
+    "trailing month) taken at 20% / 30.4 days; no published rate per GPU type was found",
+)
+SPOT_RESTART_MINUTES = Constant(
+    "spot_restart_minutes",
+    60.0,
+    "minutes per preemption (replacement capacity, then restart)",
+    "estimate: no published figure; a preempted 8-GPU instance must be replaced before a synchronous job "
+    "resumes, and spot GPU capacity can take far longer to return",
+)
+
+
+def all_constants() -> list[Constant]:
+    """For reports (the workbook's Assumptions sheet), beside planner.assumptions.model.all_constants()."""
+    return [
+        INTERRUPTIONS_PER_1000_NODE_DAYS,
+        RESTART_MINUTES,
+        CHECKPOINT_WRITE_GB_PER_S_PER_NODE,
+        CHECKPOINT_BYTES_PER_PARAM,
+        LOST_WORK_SHARE_OF_INTERVAL,
+        COLOCATION_USD_PER_KW_MONTH,
+        SUPPORT_SHARE_OF_CAPEX_PER_YEAR,
+        STAFF_USD_PER_FTE_YEAR,
+        CAPACITY_BLOCK_DAILY_UP_TO_DAYS,
+        CAPACITY_BLOCK_STEP_DAYS,
+        CAPACITY_BLOCK_MAX_DAYS,
+        CAPACITY_BLOCK_MAX_INSTANCES,
+        SPOT_INTERRUPTIONS_PER_1000_INSTANCE_DAYS,
+        SPOT_RESTART_MINUTES,
+    ]

@@ -1,0 +1,327 @@
+"""Load and validate price catalogs: the packaged defaults, then the user's files on top.
+
+A user row whose key (name, sku, or provider+instance+region; case-insensitive) matches a default row
+replaces it; other rows are added. Every problem in every file is collected and reported together,
+each naming file, row, column, value and the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import gc
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from pydantic import ValidationError
+
+from planner.base.errors import CatalogError, CatalogProblem, PlannerError
+from planner.base.resources import catalogs_dir
+from planner.catalog.read import RawTable, read_path
+from planner.catalog.rows import (
+    KINDS,
+    ROW_TYPES,
+    SCHEMA_VERSION,
+    CatalogRow,
+    GpuRow,
+    ModelRow,
+    NicRow,
+    ServerRow,
+    error_text,
+)
+
+
+@dataclass(frozen=True)
+class Origin:
+    file: str
+    row: int
+
+
+@dataclass
+class Catalog:
+    """Validated rows per kind, keyed by their lower-cased key, with where each row came from."""
+
+    rows: dict[str, dict[tuple[str, ...], CatalogRow]] = field(default_factory=lambda: {k: {} for k in KINDS})
+    origins: dict[tuple[str, tuple[str, ...]], Origin] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # file -> sha256, in load order
+
+    def items(self, kind: str) -> list[CatalogRow]:
+        return list(self.rows[kind].values())
+
+    def origin(self, row: CatalogRow) -> Origin:
+        return self.origins[(row.catalog_kind, row.key())]
+
+    def counts(self) -> dict[str, int]:
+        return {kind: len(self.rows[kind]) for kind in KINDS}
+
+    def frame(self, kind: str) -> pd.DataFrame:
+        """One row per catalog row, all columns, plus origin_file and origin_row."""
+        records = []
+        with _gc_paused():
+            self._records(kind, records)
+        columns = list(ROW_TYPES[kind].model_fields) + ["origin_file", "origin_row"]
+        return pd.DataFrame.from_records(records, columns=columns)
+
+    def _records(self, kind: str, records: list[dict]) -> None:
+        for key, row in self.rows[kind].items():
+            record = dict(row.__dict__)  # the field values as they are: model_dump is ~10x slower per row
+            for name, value in record.items():
+                if isinstance(value, list):
+                    record[name] = ";".join(_cell(v) for v in value)
+            origin = self.origins[(kind, key)]
+            records.append({**record, "origin_file": origin.file, "origin_row": origin.row})
+
+    # -- lookups by name, case-insensitive, aliases accepted; unknown names suggest close ones --
+
+    def gpu(self, name: str) -> GpuRow:
+        return _lookup(self.items("gpus"), name, "GPU", "gpus")  # type: ignore[return-value]
+
+    def model(self, name: str) -> ModelRow:
+        return _lookup(self.items("models"), name, "model", "models")  # type: ignore[return-value]
+
+    def server(self, name: str) -> ServerRow:
+        return _lookup(self.items("servers"), name, "server", "servers")  # type: ignore[return-value]
+
+    def nic(self, sku: str) -> NicRow:
+        return _lookup(self.items("nics"), sku, "NIC", "nics")  # type: ignore[return-value]
+
+    def switch(self, sku: str) -> CatalogRow:
+        return _lookup(self.items("switches"), sku, "switch", "switches")
+
+
+def _cell(value: object) -> str:
+    """A list item as written in a catalog cell (an orderable length: METRES:PART)."""
+    if isinstance(value, tuple):
+        return f"{value[0]:g}:{value[1]}"
+    return str(value)
+
+
+def _names(row: CatalogRow) -> list[str]:
+    primary = str(getattr(row, row.key_fields[0]))
+    return [primary, *getattr(row, "aliases", [])]
+
+
+def _lookup(rows: Iterable[CatalogRow], name: str, what: str, kind: str) -> CatalogRow:
+    wanted = name.strip().lower()
+    rows = list(rows)
+    for row in rows:
+        if wanted in (n.lower() for n in _names(row)):
+            return row
+    raise PlannerError(unknown_name_message(what, name, [n for r in rows for n in _names(r)], kind))
+
+
+def unknown_name_message(what: str, name: str, known: Sequence[str], kind: str) -> str:
+    by_lower = {k.lower(): k for k in known}
+    # names that contain what was typed ("DGX A100" -> "DGX A100 640GB (list 2021-06)"), then close spellings
+    containing = [k for k in by_lower if name.strip().lower() in k] if name.strip() else []
+    close = list(dict.fromkeys(containing + difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.5)))
+    close = close[:3]
+    hint = f"did you mean {', '.join(by_lower[c] for c in close)}? " if close else ""
+    return f"unknown {what} {name!r}: {hint}(see `planner catalog list {kind}`, or add it with --catalog)"
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_catalog(paths: Sequence[str | Path] = (), defaults: bool = True) -> Catalog:
+    """Defaults (unless defaults=False), then each path in order. Raises CatalogError listing all problems."""
+    sources = ([catalogs_dir()] if defaults else []) + [Path(p) for p in paths]
+    catalog, problems = Catalog(), []
+    with _gc_paused():
+        _load_sources(catalog, sources, problems)
+    problems += _check_references(catalog)
+    if not problems:  # connector claims are checked on rows that parsed and resolve
+        from planner.catalog.connectors import catalog_problems
+
+        problems += catalog_problems(catalog) + _check_server_nics(catalog)
+    if problems:
+        raise CatalogError(problems)
+    return catalog
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Bulk loading creates one long-lived object per row, none cyclic garbage: the cyclic collector would
+    rescan them all again and again (a third of the time of a 100k-row catalog)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load_sources(catalog: Catalog, sources: list[Path], problems: list[CatalogProblem]) -> None:
+    for source in sources:
+        tables, read_problems = read_path(source)
+        problems += read_problems
+        for table in tables:
+            problems += _merge_table(catalog, table)
+        unreadable = {p.file.split("[", 1)[0] for p in read_problems}
+        for file in _files_of(source):
+            if str(file) not in unreadable:  # already reported; reading it again would only raise
+                try:
+                    catalog.files[str(file)] = hashlib.sha256(file.read_bytes()).hexdigest()
+                except OSError as exc:
+                    problems.append(CatalogProblem(str(file), None, None, None, f"cannot read: {exc.strerror}"))
+
+
+def _files_of(source: Path) -> list[Path]:
+    if source.is_dir():
+        return sorted(p for p in source.iterdir() if p.suffix.lower() in (".csv", ".xlsx") and p.is_file())
+    return [source] if source.is_file() else []
+
+
+def _kind_of(table: RawTable) -> tuple[str | None, CatalogProblem | None]:
+    if table.kind_hint in ROW_TYPES:
+        return table.kind_hint, None
+    columns = {c for c in table.header if c}
+    matches = [k for k, t in ROW_TYPES.items() if _required(t) <= columns <= set(t.model_fields)]
+    if len(matches) == 1:
+        return matches[0], None
+    message = (
+        f"cannot tell which catalog kind this is; name the file or sheet after its kind "
+        f"({', '.join(KINDS)}) or start it with the line '# planner catalog: KIND, schema {SCHEMA_VERSION}'"
+    )
+    return None, CatalogProblem(table.label, None, None, None, message)
+
+
+def _required(row_type: type[CatalogRow]) -> set[str]:
+    return {name for name, f in row_type.model_fields.items() if f.is_required()}
+
+
+def _merge_table(catalog: Catalog, table: RawTable) -> list[CatalogProblem]:
+    if not table.header:
+        return [CatalogProblem(table.label, None, None, None, "empty: no header row found")]
+    kind, problem = _kind_of(table)
+    if problem:
+        return [problem]
+    if table.schema is not None and table.schema > SCHEMA_VERSION:
+        message = (
+            f"written for catalog schema {table.schema}; this planner reads schema {SCHEMA_VERSION}: upgrade planner"
+        )
+        return [CatalogProblem(table.label, None, None, None, message)]
+    row_type = ROW_TYPES[kind]
+    problems = _check_header(table, row_type)
+    if problems:
+        return problems
+    seen: dict[tuple[str, ...], int] = {}
+    for number, values in table.rows:
+        record = {c: v for c, v in zip(table.header, values, strict=False) if c and v is not None}
+        extra = [v for v in values[len(table.header) :] if v is not None]
+        if extra:
+            problems.append(CatalogProblem(table.label, number, None, extra[0], "more cells than header columns"))
+            continue
+        try:
+            row = row_type.model_validate(record)
+        except ValidationError as exc:
+            problems += [problem_from_pydantic(table.label, number, err) for err in exc.errors()]
+            continue
+        key = row.key()
+        if key in seen:
+            what = "/".join(row.key_fields)
+            message = f"duplicate {what} (also on row {seen[key]}); keep one row per {what}"
+            problems.append(CatalogProblem(table.label, number, row.key_fields[0], key[0], message))
+            continue
+        seen[key] = number
+        catalog.rows[kind][key] = row
+        catalog.origins[(kind, key)] = Origin(table.label, number)
+    return problems
+
+
+def _check_header(table: RawTable, row_type: type[CatalogRow]) -> list[CatalogProblem]:
+    known = list(row_type.model_fields)
+    problems = []
+    for column in table.header:
+        if column and column not in known:
+            close = difflib.get_close_matches(column, known, n=1)
+            fix = f"did you mean '{close[0]}'?" if close else f"valid columns: {', '.join(known)}"
+            problems.append(CatalogProblem(table.label, table.header_row, column, None, f"unknown column; {fix}"))
+    duplicated = {c for c in table.header if c and table.header.count(c) > 1}
+    for column in sorted(duplicated):
+        problems.append(CatalogProblem(table.label, table.header_row, column, None, "column appears twice"))
+    for column in sorted(_required(row_type) - set(table.header)):
+        message = f"required column missing from the header (kind {row_type.catalog_kind}); add it"
+        problems.append(CatalogProblem(table.label, table.header_row, column, None, message))
+    return problems
+
+
+def problem_from_pydantic(label: str, number: int, err: dict) -> CatalogProblem:
+    """One pydantic error on one row as a file:row: column: message problem."""
+    column = str(err["loc"][0]) if err["loc"] else err.get("ctx", {}).get("column")  # ctx: a whole-row check
+    value = None if err["type"] == "missing" else err.get("input")
+    if not err["loc"] and column is not None and isinstance(value, dict):
+        value = value.get(column)
+    message = error_text(err)
+    return CatalogProblem(label, number, column, value, message)
+
+
+def _check_references(catalog: Catalog) -> list[CatalogProblem]:
+    """Names that point into other kinds must exist; GPU references are made canonical."""
+    problems = _check_alias_clashes(catalog)
+    gpus = catalog.items("gpus")
+    gpu_names = {n.lower(): g.name for g in gpus for n in _names(g)}
+    nic_skus = {n.sku.lower() for n in catalog.items("nics")}
+    for kind in ("servers", "cloud"):
+        for key, row in list(catalog.rows[kind].items()):
+            origin = catalog.origins[(kind, key)]
+            canonical = gpu_names.get(row.gpu.lower())
+            if canonical is None:
+                message = unknown_name_message("GPU", row.gpu, [n for g in gpus for n in _names(g)], "gpus")
+                problems.append(CatalogProblem(origin.file, origin.row, "gpu", row.gpu, message))
+            elif canonical != row.gpu:
+                catalog.rows[kind][key] = row.model_copy(update={"gpu": canonical})
+            nic = getattr(row, "included_nic", None)
+            if nic and nic.lower() not in nic_skus:
+                message = unknown_name_message("NIC", nic, [n.sku for n in catalog.items("nics")], "nics")
+                problems.append(CatalogProblem(origin.file, origin.row, "included_nic", nic, message))
+            if kind == "servers" and bool(nic) != (row.included_nics > 0):
+                message = "included_nic and included_nics go together: give both or neither"
+                problems.append(CatalogProblem(origin.file, origin.row, "included_nics", row.included_nics, message))
+    return problems
+
+
+def _check_server_nics(catalog: Catalog) -> list[CatalogProblem]:
+    """A server's NIC configuration must be one it can be built with: its storage NIC exists, fixed NICs are
+    included ones, its NIC counts fit its slots, and its own NIC cages hold whole NIC ports."""
+    problems = []
+    skus = {n.sku.lower(): n for n in catalog.items("nics")}
+    for server in catalog.items("servers"):
+        origin = catalog.origin(server)
+
+        def add(column: str, value: object, message: str, origin=origin) -> None:
+            problems.append(CatalogProblem(origin.file, origin.row, column, value, message))
+
+        if server.storage_nic and server.storage_nic.lower() not in skus:
+            add("storage_nic", server.storage_nic, unknown_name_message("NIC", server.storage_nic, list(skus), "nics"))
+        if server.nics_fixed and not (server.included_nic and server.included_nics):
+            add("nics_fixed", True, "fixed NICs are the included ones: give included_nic and included_nics")
+        for count in server.nic_counts:
+            if count > server.max_nics_per_node:
+                add("nic_counts", count, f"more NICs than max_nics_per_node ({server.max_nics_per_node}) slots")
+        nic = skus.get((server.included_nic or "").lower())
+        if server.nic_cage and nic is not None and (server.included_nics * nic.ports) % (server.nic_cage_ports or 1):
+            add(
+                "nic_cage_ports",
+                server.nic_cage_ports,
+                f"{server.included_nics} x {nic.ports}-port NICs do not fill whole cages",
+            )
+    return problems
+
+
+def _check_alias_clashes(catalog: Catalog) -> list[CatalogProblem]:
+    problems = []
+    for kind in ("gpus", "models"):
+        owner: dict[str, str] = {}
+        for row in catalog.items(kind):
+            for name in _names(row):
+                first = owner.setdefault(name.lower(), row.name)
+                if first != row.name:
+                    origin = catalog.origin(row)
+                    message = f"name/alias also used by {first!r}; an alias must name one row only"
+                    problems.append(CatalogProblem(origin.file, origin.row, "aliases", name, message))
+    return problems

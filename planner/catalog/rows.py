@@ -1,0 +1,575 @@
+"""Pydantic types for catalog rows. No I/O here: catalog.py reads files and feeds these.
+
+Column names carry units (price_usd, speed_gbps, hbm_gib); a cell may be a plain number in that unit or
+a quantity as a person types it ("$36,000", "400Gbps", "80GiB"), parsed by planner.base.units.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from planner.base.limits import (
+    MAX_COUNT,
+    MAX_GPUS_PER_NODE,
+    MAX_NICS_PER_NODE,
+    MAX_QUANTITY,
+    MAX_REACH_M,
+    short,
+    text_problem,
+)
+from planner.base.units import parse_quantity
+from planner.catalog.kinds import KINDS, SCHEMA_VERSION
+
+__all__ = ["KINDS", "ROW_TYPES", "SCHEMA_VERSION"]
+
+
+def quantity_type(dimension: str, example: str, **bounds: float):
+    """A float type that also accepts text with units ("400Gbps"); its JSON schema says so."""
+    schema = {
+        "anyOf": [{"type": "number"}, {"type": "string", "examples": [example]}],
+        "description": f"Number or quantity, e.g. {example!r}.",
+    }
+    parse = BeforeValidator(lambda v: parse_quantity(v, dimension))
+    # every quantity has a ceiling (a field's own `le` may be lower): no absurd float reaches the model
+    return Annotated[(float, parse, WithJsonSchema(schema), Field(**{"le": MAX_QUANTITY[dimension], **bounds}))]
+
+
+def _whole(value: object) -> object:
+    """Counts arrive as text or floats from CSV/XLSX; accept 8, '8', 8.0, '1K' but not 8.5. An int is
+    kept as it is (however large): the field's `le` then names its range."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    number = parse_quantity(value, "count")
+    if number != int(number):
+        raise ValueError(f"{short(value)} must be a whole number")
+    return int(number)
+
+
+def count(ge: int | None = None, le: int = MAX_COUNT):
+    """A whole-number type between ge and le (by default at most MAX_COUNT: every count then fits a C long
+    for numpy and the MILP). One Field per type, so a message gives the field's own range."""
+    schema = WithJsonSchema({"anyOf": [{"type": "integer"}, {"type": "string"}]})
+    return Annotated[int, BeforeValidator(_whole), schema, Field(ge=ge, le=le)]
+
+
+Count = count()
+PositiveCount = count(ge=1)
+USD = quantity_type("usd", "$36,000", ge=0)
+Gbps = quantity_type("gbps", "400Gbps", gt=0)
+GBps = quantity_type("gb_per_s", "900GB/s", gt=0)
+GiB = quantity_type("gib", "80GiB", gt=0)
+Watts = quantity_type("w", "700W", ge=0)
+TFLOPs = quantity_type("tflops", "989", gt=0)
+Params = quantity_type("count", "176B", gt=0)
+Meters = quantity_type("count", "3", gt=0)
+Terabytes = quantity_type("count", "7.68", gt=0)
+
+
+def error_text(err: dict) -> str:
+    """What is wrong in one pydantic error, in planner's words ("must be at most 64"): a bound names
+    the allowed range, a value error is our own message."""
+    kind, ctx = err["type"], err.get("ctx", {})
+    bound = next((ctx[k] for k in ("gt", "ge", "lt", "le") if k in ctx), None)
+    relation = {
+        "greater_than": "greater than",
+        "greater_than_equal": "at least",
+        "less_than": "less than",
+        "less_than_equal": "at most",
+    }.get(kind)
+    if relation and isinstance(bound, int | float):
+        if bound != int(bound):
+            return f"must be {relation} {bound}"
+        return f"must be {relation} {int(bound):,}" if abs(bound) >= 1e4 else f"must be {relation} {int(bound)}"
+    if kind == "missing":
+        return "is empty; this column is required"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}"
+    if kind == "finite_number":
+        return "must be a finite number"
+    return str(err["msg"]).removeprefix("Value error, ")
+
+
+Fabric = Literal["ib", "roce"]
+# A compute fabric as the planner prices and times it: InfiniBand, lossless RoCE on any Ethernet switch
+# (PFC + ECN configured), or NVIDIA Spectrum-X (Spectrum-4 switches with SuperNIC-class NICs).
+PlanFabric = Literal["ib", "roce", "spectrum-x"]
+CloudFabric = Literal["efa", "ib", "roce", "tcpx", "tcp", "none"]
+Confidence = Literal["solid", "medium", "low", "estimate"]
+
+_DATE = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
+_FABRIC_WORDS = {"ib": "ib", "infiniband": "ib", "roce": "roce", "rocev2": "roce", "ethernet": "roce", "eth": "roce"}
+
+
+def _split_aliases(value: object) -> object:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [a.strip() for a in value.split(";") if a.strip()]
+    return value
+
+
+def _lower(value: object) -> object:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _fabric_word(value: object) -> object:
+    return _FABRIC_WORDS.get(value.strip().lower(), value) if isinstance(value, str) else value
+
+
+Aliases = Annotated[list[str], BeforeValidator(_split_aliases)]
+
+# ---- ports and connectors (planner/catalog/connectors.py reads these; docs/plan.md section 2 explains them)
+Cage = Literal["OSFP", "QSFP112", "QSFP-DD", "QSFP56", "QSFP28", "RJ45"]
+Top = Literal["finned", "flat"]
+Signalling = Literal["NRZ", "PAM4"]
+_LANE_RATE = re.compile(r"^(\d+(?:\.\d+)?)G-(NRZ|PAM4)$")
+
+
+def _cage(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    text = value.strip().upper().replace(" ", "")
+    return {"QSFPDD": "QSFP-DD"}.get(text, text)
+
+
+def _lane_modes(value: object) -> object:
+    """'50G-PAM4;25G-NRZ' -> ['50G-PAM4', '25G-NRZ'] (each checked)."""
+    modes = _split_aliases(value)
+    for mode in modes if isinstance(modes, list) else []:
+        if not _LANE_RATE.match(str(mode).upper()):
+            raise ValueError(f"{mode!r} is not a lane rate; write e.g. 100G-PAM4 or 25G-NRZ")
+    return [str(m).upper() for m in modes] if isinstance(modes, list) else modes
+
+
+def _lengths(value: object) -> object:
+    """'1:MCP7Y00-N001;1.5:MCP7Y00-N01A' -> [(1.0, 'MCP7Y00-N001'), (1.5, 'MCP7Y00-N01A')], shortest first."""
+    if value is None or isinstance(value, list):
+        return value or []
+    pairs = []
+    for item in str(value).split(";"):
+        if not item.strip():
+            continue
+        metres, sep, part = item.partition(":")
+        try:
+            length = float(metres)
+        except ValueError:
+            length = -1.0
+        if not sep or not part.strip() or not 0 < length <= MAX_REACH_M:  # (nan and inf fail here too)
+            raise ValueError(
+                f"{short(item.strip())}: write each orderable length as METRES:PART_NUMBER, e.g. 3:MFP7E10-N003 "
+                f"(METRES above 0, at most {MAX_REACH_M:,.0f})"
+            )
+        pairs.append((length, part.strip()))
+    return sorted(pairs)
+
+
+def _protocols(value: object) -> object:
+    """'both' -> 'ib;roce'; 'ib; roce; spectrum-x' -> 'ib;roce;spectrum-x' (each a known fabric)."""
+    if not isinstance(value, str):
+        return value
+    words = [w.strip().lower() for w in value.replace(",", ";").split(";") if w.strip()]
+    words = [f for w in words for f in (("ib", "roce") if w == "both" else (_FABRIC_WORDS.get(w, w),))]
+    unknown = [w for w in words if w not in ("ib", "roce", "spectrum-x")]
+    if unknown or not words:
+        raise ValueError("list fabrics from ib, roce, spectrum-x separated by ';' (or write both)")
+    return ";".join(dict.fromkeys(words))
+
+
+CageField = Annotated[Cage, BeforeValidator(_cage)]
+LaneModes = Annotated[list[str], BeforeValidator(_lane_modes)]
+Lengths = Annotated[list[tuple[float, str]], BeforeValidator(_lengths)]
+Uses = Annotated[list[Literal["compute", "storage", "inband", "oob"]], BeforeValidator(_split_aliases)]
+Counts = Annotated[list[Annotated[int, Field(ge=1, le=MAX_NICS_PER_NODE)]], BeforeValidator(_split_aliases)]
+FabricField = Annotated[Fabric, BeforeValidator(_fabric_word)]
+CloudFabricField = Annotated[Literal["ib", "roce", "efa", "tcpx", "tcp"], BeforeValidator(_fabric_word)]
+
+
+class CatalogRow(BaseModel):
+    """Columns every catalog kind shares: where the figures come from and how sure we are."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, frozen=True)
+
+    catalog_kind: ClassVar[str]
+    key_fields: ClassVar[tuple[str, ...]] = ("name",)
+    # columns `planner catalog list KIND` shows by default (the rest with --all)
+    display: ClassVar[tuple[str, ...]] = ()
+
+    source: str = Field(min_length=1, description="Where the figures come from (URL, document, quote).")
+    date: str = Field(description="Date of the source: YYYY, YYYY-MM or YYYY-MM-DD.")
+    confidence: Annotated[Confidence, BeforeValidator(_lower)] = Field(
+        description="solid, medium, low, or estimate (derived, not quoted; say how in notes)."
+    )
+    notes: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_text(cls, data: object) -> object:
+        """Every text cell: no control characters (planner.base.limits says which and why), at most
+        MAX_CELL_CHARS. One check per row, not per cell: a 100k-row catalog pays ~0.1 s for it."""
+        if isinstance(data, dict):
+            problem = text_problem(data)
+            if problem:
+                column, message = problem
+                raise PydanticCustomError("text", "{message}", {"column": column, "message": message})
+        return data
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _iso_date(cls, value: object) -> object:
+        text = str(value).strip()
+        if hasattr(value, "isoformat"):  # a real date cell from a spreadsheet
+            text = value.isoformat()[:10]
+        if not _DATE.match(text):
+            raise ValueError("write the date as YYYY, YYYY-MM or YYYY-MM-DD")
+        return text
+
+    def key(self) -> tuple[str, ...]:
+        return tuple(str(getattr(self, f)).lower() for f in self.key_fields)
+
+
+class GpuRow(CatalogRow):
+    catalog_kind: ClassVar[str] = "gpus"
+    display: ClassVar[tuple[str, ...]] = (
+        "name",
+        "vendor",
+        "peak_bf16_tflops",
+        "hbm_gib",
+        "hbm_gb_per_s",
+        "tdp_w",
+        "price_usd",
+        "confidence",
+    )
+
+    name: str = Field(min_length=1)
+    aliases: Aliases = Field(default_factory=list, description="Other names, separated by ';'.")
+    vendor: str = Field(min_length=1)
+    peak_bf16_tflops: TFLOPs = Field(description="Peak dense fp16/bf16 tensor TFLOPs.")
+    hbm_gib: GiB
+    hbm_gb_per_s: GBps
+    tdp_w: Watts
+    price_usd: USD | None = None
+
+
+class ServerRow(CatalogRow):
+    catalog_kind: ClassVar[str] = "servers"
+    display: ClassVar[tuple[str, ...]] = (
+        "name",
+        "gpu",
+        "gpus_per_node",
+        "price_usd",
+        "power_w",
+        "max_nics_per_node",
+        "included_nic",
+        "included_nics",
+        "confidence",
+    )
+
+    name: str = Field(min_length=1)
+    vendor: str = Field(min_length=1)
+    gpu: str = Field(min_length=1, description="A GPU name or alias from gpus.csv.")
+    gpus_per_node: count(ge=1, le=MAX_GPUS_PER_NODE)
+    price_usd: USD
+    power_w: Watts = Field(description="Maximum system power.")
+    pcie_gen: count(ge=1, le=7)
+    pcie_lanes: PositiveCount = Field(description="Total CPU PCIe lanes of the platform.")
+    pcie_lanes_per_gpu: PositiveCount
+    intra_node_gb_per_s: GBps = Field(description="NVLink/NVSwitch bandwidth per GPU per direction.")
+    max_nics_per_node: count(ge=1, le=MAX_NICS_PER_NODE) = Field(
+        description="PCIe slots for scale-out (compute) NICs, e.g. 8 on HGX/DGX: one behind each GPU's PCIe switch."
+    )
+    nic_slot_gen: count(ge=1, le=7) | None = Field(
+        None, description="PCIe generation of the NIC slots (default: pcie_gen)."
+    )
+    nic_slot_lanes: PositiveCount = Field(16, description="PCIe lanes per NIC slot.")
+    nic_counts: Counts = Field(
+        default_factory=list,
+        description="NIC counts the platform is built with, ';'-separated (default: divisors of gpus_per_node "
+        "up to max_nics_per_node, i.e. one NIC per GPU or per 2, 4, ... GPUs).",
+    )
+    nics_fixed: bool = Field(False, description="The included NICs are built in (DGX): no other NIC or count.")
+    nic_cage: CageField | None = Field(
+        None, description="Cage the compute NIC ports leave the node by, when not the NIC's own."
+    )
+    nic_cage_ports: PositiveCount | None = Field(None, description="NIC ports per such cage (2: twin-port, DGX H100).")
+    nic_cage_top: Top | None = Field(None, description="Module top that cage takes (flat: riding heat sink).")
+    included_nic: str | None = Field(None, description="NIC sku (nics.csv) included in price_usd.")
+    included_nics: count(ge=0, le=MAX_NICS_PER_NODE) = 0
+    storage_nic: str | None = Field(
+        None, description="NIC sku for storage (port 1) and in-band management (port 2), as in DGX SuperPOD."
+    )
+    storage_nics: count(ge=0, le=MAX_NICS_PER_NODE) = 0
+    storage_nics_included: bool = Field(False, description="The storage NICs come with the server (price_usd).")
+    rack_units: PositiveCount | None = Field(None, description="Height in rack units (U).")
+    dram_gib: GiB | None = None
+    dram_gb_per_s: GBps | None = Field(None, description="Peak DRAM bandwidth: sockets x channels x MT/s x 8 B.")
+    nvme_slots: count(ge=0) = 0
+    root_complex_gb_per_s: GBps | None = Field(None, description="CPU root-complex limit on PCIe traffic, if known.")
+
+    def included_count(self, nic_sku: str) -> int:
+        """How many NICs of this SKU the server's price already includes."""
+        return self.included_nics if (self.included_nic or "").lower() == nic_sku.lower() else 0
+
+    @property
+    def slot_gen(self) -> int:
+        return self.nic_slot_gen or self.pcie_gen
+
+    def nic_configurations(self) -> list[int]:
+        """The compute-NIC counts this platform is built with: fixed (DGX), listed, or one NIC per GPU or per
+        2, 4, ... GPUs (the divisors of the GPU count that fit the slots)."""
+        if self.nics_fixed:
+            return [self.included_nics]
+        if self.nic_counts:
+            return sorted(c for c in set(self.nic_counts) if c <= self.max_nics_per_node)
+        g = self.gpus_per_node
+        return [c for c in range(1, min(g, self.max_nics_per_node) + 1) if g % c == 0]
+
+
+class ProductRow(CatalogRow):
+    """A purchasable part identified by its SKU (NICs, switches, drives)."""
+
+    key_fields: ClassVar[tuple[str, ...]] = ("sku",)
+
+    sku: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    vendor: str = Field(min_length=1)
+
+
+class NicRow(ProductRow):
+    catalog_kind: ClassVar[str] = "nics"
+    display: ClassVar[tuple[str, ...]] = (
+        "sku",
+        "name",
+        "speed_gbps",
+        "ports",
+        "cage",
+        "protocols",
+        "price_usd",
+        "power_w",
+        "confidence",
+    )
+
+    part_number: str | None = None
+    speed_gbps: Gbps = Field(description="Total line rate of all ports (ports x port rate).")
+    ports: PositiveCount
+    protocols: Annotated[str, BeforeValidator(_protocols)] = Field(
+        description="Fabrics it runs, ';'-separated: ib, roce (lossless RoCE), spectrum-x (SuperNIC class); or both."
+    )
+    form_factor: str | None = None
+    cage: CageField | None = Field(None, description="Port cage: OSFP, QSFP112, QSFP56, QSFP28.")
+    lanes: PositiveCount | None = Field(None, description="Electrical lanes per port at its native rate.")
+    lane_gbps: Gbps | None = None
+    signalling: Signalling | None = None
+    lane_modes: LaneModes = Field(default_factory=list, description="Other lane rates the port runs, e.g. 25G-NRZ.")
+    top: Top | None = Field(None, description="Module top its cage takes (OSFP NIC cages: flat).")
+    pcie_gen: count(ge=1, le=7) | None = Field(None, description="The card's PCIe generation.")
+    pcie_lanes: PositiveCount | None = Field(None, description="The card's PCIe lanes.")
+    price_usd: USD
+    power_w: Watts
+    seller: str | None = None
+
+    @property
+    def fabrics(self) -> tuple[str, ...]:
+        return tuple(self.protocols.split(";"))
+
+    @property
+    def port_gbps(self) -> float:
+        return self.speed_gbps / self.ports
+
+
+class SwitchRow(ProductRow):
+    catalog_kind: ClassVar[str] = "switches"
+    display: ClassVar[tuple[str, ...]] = (
+        "sku",
+        "name",
+        "fabric",
+        "ports",
+        "port_gbps",
+        "cage",
+        "uses",
+        "price_usd",
+        "power_w",
+        "confidence",
+    )
+
+    asic: str | None = None
+    fabric: FabricField = Field(description="ib (InfiniBand) or roce (Ethernet switch, RoCE with PFC/ECN).")
+    ports: PositiveCount = Field(description="Logical ports at port_gbps (a twin-port OSFP cage holds two).")
+    port_gbps: Gbps
+    max_breakout: PositiveCount = Field(1, description="Most endpoints one port splits into (2 for 2x200G on NDR).")
+    cage: CageField | None = None
+    ports_per_cage: PositiveCount = Field(1, description="Logical ports per cage (2: twin-port OSFP, Quantum-2).")
+    lanes: PositiveCount | None = Field(None, description="Electrical lanes per logical port.")
+    lane_gbps: Gbps | None = None
+    signalling: Signalling | None = None
+    lane_modes: LaneModes = Field(default_factory=list, description="Other lane rates its ports run, e.g. 50G-PAM4.")
+    top: Top | None = Field(None, description="Module top its cages need (air-cooled OSFP: finned).")
+    managed: bool | None = Field(None, description="Runs its own subnet manager (IB); false needs UFM.")
+    spectrum_x: bool = Field(False, description="A Spectrum-X switch (Spectrum-4 class).")
+    uses: Uses = Field(
+        default_factory=lambda: ["compute", "storage"], description="compute, storage, inband, oob (';'-separated)."
+    )
+    rack_units: PositiveCount = 1
+    price_usd: USD
+    power_w: Watts
+
+    @property
+    def fabrics(self) -> tuple[str, ...]:
+        """The planner fabrics it carries: ib; or roce, and spectrum-x on a Spectrum-X switch."""
+        if self.fabric == "ib":
+            return ("ib",)
+        return ("roce", "spectrum-x") if self.spectrum_x else ("roce",)
+
+
+class OpticRow(CatalogRow):
+    catalog_kind: ClassVar[str] = "optics"
+    key_fields: ClassVar[tuple[str, ...]] = ("sku",)
+    display: ClassVar[tuple[str, ...]] = (
+        "sku",
+        "kind",
+        "cage",
+        "leg_cage",
+        "fabric",
+        "gbps",
+        "breakout",
+        "reach_m",
+        "price_usd",
+        "power_w",
+        "confidence",
+    )
+
+    sku: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    kind: Annotated[Literal["transceiver", "dac", "acc", "aoc", "fiber"], BeforeValidator(_lower)] = Field(
+        description="transceiver (per link end), dac/acc/aoc (whole link, head and legs), fiber (between transceivers)."
+    )
+    fabric: Annotated[Literal["ib", "roce", "any"], BeforeValidator(_fabric_word)]
+    form_factor: str | None = None
+    cage: CageField | None = Field(None, description="Cage the module or the cable's head plugs into.")
+    top: Top | None = Field(None, description="Top of the module or head: finned (switch) or flat (NIC).")
+    ports: PositiveCount = Field(1, description="Engines of a transceiver (2: twin-port, two links).")
+    lanes: PositiveCount | None = Field(None, description="Lanes per engine, per cable leg or per fibre leg.")
+    lane_gbps: Gbps | None = None
+    signalling: Signalling | None = None
+    gbps: Gbps = Field(description="Rate per engine or per leg (lanes x lane rate).")
+    breakout: PositiveCount = Field(1, description="Legs of a cable or fibre (2: one 800G head to two 400G legs).")
+    leg_cage: CageField | None = Field(None, description="Cage each leg of a cable plugs into.")
+    leg_top: Top | None = None
+    reach_m: Meters
+    lengths: Lengths = Field(
+        default_factory=list,
+        description="Orderable lengths of a cable or fibre: METRES:PART;... (e.g. 3:MFP7E10-N003).",
+    )
+    media: str | None = Field(None, description="Optical connector and fibre, e.g. 'MMF MPO-12/APC'.")
+    price_usd: USD
+    power_w: Watts
+
+    @property
+    def is_cable(self) -> bool:
+        return self.kind in ("dac", "acc", "aoc")
+
+    def length_for(self, metres: float) -> tuple[float, str] | None:
+        """The shortest orderable length that reaches `metres` (its part number), or None. A row without
+        lengths is one part reaching reach_m."""
+        if not self.lengths:
+            return (self.reach_m, self.sku) if metres <= self.reach_m + 1e-9 else None
+        return next(((m, pn) for m, pn in self.lengths if m + 1e-9 >= metres), None)
+
+
+class NvmeRow(ProductRow):
+    catalog_kind: ClassVar[str] = "nvme"
+    display: ClassVar[tuple[str, ...]] = (
+        "sku",
+        "name",
+        "interface",
+        "read_gb_per_s",
+        "capacity_tb",
+        "price_usd",
+        "power_w",
+        "confidence",
+    )
+
+    interface: str | None = None
+    read_gb_per_s: GBps = Field(description="Sequential read, GB/s.")
+    capacity_tb: Terabytes = Field(description="Capacity in TB (1e12 bytes).")
+    price_usd: USD
+    power_w: Watts
+
+
+class InfraRow(ProductRow):
+    """Racks, PDUs and subnet-manager appliances: what the cluster sits in and is run by."""
+
+    catalog_kind: ClassVar[str] = "infra"
+    display: ClassVar[tuple[str, ...]] = ("sku", "name", "kind", "rack_units", "capacity_kw", "price_usd", "confidence")
+
+    kind: Annotated[Literal["rack", "pdu", "subnet-manager"], BeforeValidator(_lower)]
+    rack_units: PositiveCount | None = Field(None, description="Rack: usable height in U; appliance: its height.")
+    capacity_kw: quantity_type("count", "22", gt=0) | None = Field(None, description="PDU: rated load in kW.")
+    price_usd: USD
+    power_w: Watts = 0.0
+
+
+class CloudRow(CatalogRow):
+    catalog_kind: ClassVar[str] = "cloud"
+    key_fields: ClassVar[tuple[str, ...]] = ("provider", "instance", "region")
+    display: ClassVar[tuple[str, ...]] = (
+        "provider",
+        "instance",
+        "region",
+        "gpu",
+        "gpus",
+        "ondemand_usd_per_h",
+        "spot_usd_per_h",
+        "reserved_usd_per_h",
+        "internode_gbps",
+        "fabric",
+    )
+
+    provider: str = Field(min_length=1)
+    instance: str = Field(min_length=1)
+    region: str = Field(min_length=1)
+    gpu: str = Field(min_length=1)
+    gpus: count(ge=1, le=MAX_GPUS_PER_NODE)
+    ondemand_usd_per_h: USD | None = None
+    spot_usd_per_h: USD | None = None
+    reserved_usd_per_h: USD | None = None
+    reserved_kind: str | None = None
+    internode_gbps: Gbps | None = None
+    fabric: Annotated[CloudFabric, BeforeValidator(_lower)] = Field(
+        description="efa, ib, roce, tcpx (GPUDirect-TCPX/O), tcp, or none (single-node only)."
+    )
+    bw_source: str | None = None
+
+
+class ModelRow(CatalogRow):
+    catalog_kind: ClassVar[str] = "models"
+    display: ClassVar[tuple[str, ...]] = (
+        "name",
+        "params",
+        "layers",
+        "hidden",
+        "heads",
+        "kv_heads",
+        "vocab",
+        "seq_len",
+    )
+
+    name: str = Field(min_length=1)
+    aliases: Aliases = Field(default_factory=list)
+    params: Params
+    layers: PositiveCount
+    hidden: PositiveCount
+    heads: PositiveCount
+    kv_heads: PositiveCount | None = None
+    ffn_hidden: PositiveCount | None = None
+    vocab: PositiveCount
+    seq_len: PositiveCount
+
+
+ROW_TYPES: dict[str, type[CatalogRow]] = {
+    t.catalog_kind: t for t in (GpuRow, ServerRow, NicRow, SwitchRow, OpticRow, NvmeRow, CloudRow, ModelRow, InfraRow)
+}
+assert tuple(ROW_TYPES) == KINDS, "planner.catalog.kinds.KINDS must list the row types in order"

@@ -1,0 +1,329 @@
+"""The bill of materials of a candidate at N nodes (docs/plan.md section 6): one line per orderable part and
+section, with its catalog file:row; cables and fibres split by the orderable lengths their runs need (from
+planner/hardware/layout.py at this N); the links as records planner/catalog/connectors.py can validate; and what is not
+priced. Quantities are sizing.quantities at N, so the lines sum to the candidate's capex.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from planner.base.resources import display_name
+from planner.catalog.load import Catalog
+from planner.hardware import layout
+from planner.hardware.sizing import PRICED
+from planner.results import BomLine, LinkLine
+
+SECTIONS = {
+    "servers": "servers",
+    "compute": "compute fabric",
+    "storage": "storage network",
+    "in-band": "in-band management",
+    "out-of-band": "out-of-band management",
+    "subnet manager": "subnet manager",
+    "racks": "racks and power",
+}
+# priced quantity -> (section, segment whose runs its cut-to-length parts follow)
+UNITS = {
+    "endpoint": ("compute", "node"),
+    "cage": ("compute", "node"),
+    "uplink": ("compute", "uplink"),
+    "storage_port": ("storage", "row"),
+    "storage_cage": ("storage", "row"),
+    "storage_uplink": ("storage", "storage uplink"),
+    "inband_port": ("in-band", "row"),
+    "inband_switch": ("in-band", None),
+    "oob_switch": ("out-of-band", None),
+    "ufm": ("subnet manager", None),
+    "compute_rack": ("racks", None),
+    "network_rack": ("racks", None),
+}
+ALWAYS_EXCLUDED = (
+    "the storage system itself (arrays or storage servers) and its switch ports",
+    "uplinks from the in-band and out-of-band switches to the data-centre network",
+    "management servers (e.g. Base Command Manager head nodes) and software licences (UFM Enterprise per-node "
+    "licences, NVIDIA AI Enterprise)",
+    "support contracts, installation and cabling labour (enter quotes on the workbook's Quote sheet)",
+    "facility: floor space, cooling, power distribution upstream of the rack PDUs; spares; shipping and duties",
+)
+
+
+def quantity_of(q: dict, prefix: str) -> int:
+    """The quantity a coefficient prefix multiplies (endpoint: NIC ports)."""
+    if prefix == "endpoint":
+        return int(q["endpoints"])
+    name = next(n for n, p in PRICED.items() if p == prefix)
+    return int(q[name])
+
+
+class _Lines:
+    """Accumulates BOM quantities per (section, catalog kind, key, orderable part, length, label)."""
+
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self.counts: Counter = Counter()
+        self.order: list = []
+
+    def add(self, section, kind, key, qty, part=None, length=None, label="", included_in=None):
+        entry = (section, kind, key, part or key, length, label, included_in)
+        if entry not in self.counts:
+            self.order.append(entry)
+        self.counts[entry] += qty
+
+    def lines(self) -> list[BomLine]:
+        """In section order, then by kind (servers, NICs, switches, optics, infrastructure), then as added."""
+        out = []
+        sections, kinds = list(SECTIONS), ["servers", "nics", "switches", "optics", "infra"]
+        order = sorted(self.order, key=lambda e: (sections.index(e[0]), kinds.index(e[1])))
+        for entry in order:
+            qty = self.counts[entry]
+            if qty <= 0:
+                continue
+            if abs(qty - round(qty)) > 1e-6:
+                raise ValueError(
+                    f"{entry[2]}: a fractional quantity {qty:g} in the bill of materials; report this as a bug"
+                )
+            out.append(_line(self.catalog, *entry, int(round(qty))))
+        return out
+
+
+def _line(catalog, section, kind, key, part, length, label, included_in, quantity) -> BomLine:
+    item = catalog.rows[kind][(key.lower(),)]
+    unit = 0.0 if included_in else item.price_usd
+    category = {
+        "optics": "transceivers" if getattr(item, "kind", "") == "transceiver" else "cables",
+        "infra": {"rack": "racks", "pdu": "pdus", "subnet-manager": "appliances"}.get(
+            getattr(item, "kind", ""), "infra"
+        ),
+    }.get(kind, kind)
+    description = item.name + (f" ({label})" if label else "") + (f", {length:g} m" if length else "")
+    description += f" (included in the {included_in} price)" if included_in else ""
+    origin = catalog.origin(item)
+    return BomLine(
+        category=category,
+        sku=part,
+        description=description,
+        vendor=getattr(item, "vendor", "") or "",
+        quantity=quantity,
+        unit_usd=unit,
+        extended_usd=unit * quantity,
+        unit_w=item.power_w,
+        source=f"{display_name(origin.file)}:{origin.row}",
+        confidence=item.confidence,
+        section=SECTIONS[section],
+        catalog_sku=key if part != key else "",
+        length_m=length,
+        note=f"included in the {included_in} price" if included_in else "",
+    )
+
+
+# ---------------------------------------------------------------- runs at N
+
+
+def node_runs(row: dict, nodes: int, geometry: layout.Geometry, placement: str | None = None) -> Counter:
+    """Run length (m, to 0.1) -> NIC-port share, over the nodes as they fill racks and rows."""
+    placement = placement or row["placement"] or "middle-of-row"
+    npr, units, rpr = int(row["nodes_per_rack"]), int(row["server_units"]) or None, geometry.racks_per_row
+    runs: Counter = Counter()
+    for rack in range(-(-nodes // max(npr, 1))):
+        in_rack = min(npr, nodes - rack * npr)
+        away = layout.racks_away(rack % rpr, rpr, placement)
+        for slot in range(in_rack):
+            runs[round(layout.node_run_m(slot, away, placement, units, geometry), 1)] += 1
+    return runs
+
+
+def uplink_runs(rows: int, leaf_links: int, core_links: int, geometry: layout.Geometry) -> Counter:
+    """Run length -> share of switch-to-switch links: leaf uplinks spread evenly over the rows, each to the
+    middle row; spine-to-core links within the spine row."""
+    rows = max(rows, 1)
+    runs: Counter = Counter()
+    for r in range(rows):
+        runs[round(layout.uplink_run_m(layout.row_offset(r, rows), geometry.racks_per_row, geometry), 1)] += (
+            leaf_links / rows
+        )
+    if core_links > 0:
+        runs[round(layout.uplink_run_m(0, geometry.racks_per_row, geometry), 1)] += core_links
+    return runs
+
+
+def _rows(q: dict, geometry: layout.Geometry) -> int:
+    return max(int(q["rows"]), layout.rows_of(int(q["compute_racks"]), geometry.racks_per_row), 1)
+
+
+def compute_uplink_runs(row: dict, q: dict, geometry: layout.Geometry) -> Counter:
+    leaf_links = int(q["leaf"]) * (int(row["switch_ports"]) - int(row["leaf_down"])) if int(row["tier"]) > 1 else 0
+    return uplink_runs(_rows(q, geometry), leaf_links, int(q["uplinks"]) - leaf_links, geometry)
+
+
+def split(quantity: float, shares: Counter) -> dict[float, int]:
+    """Split an integer quantity over lengths in proportion to shares (largest remainder; sums exactly)."""
+    total = sum(shares.values())
+    if not total or not quantity:
+        return {}
+    exact = {length: quantity * share / total for length, share in shares.items()}
+    floors = {length: math.floor(x + 1e-9) for length, x in exact.items()}
+    left = int(round(quantity)) - sum(floors.values())
+    for length in sorted(exact, key=lambda x: (floors[x] - exact[x], -x))[:left]:
+        floors[length] += 1
+    return {length: n for length, n in floors.items() if n}
+
+
+def _runs(segment: str | None, row: dict, q: dict, nodes: int, geometry: layout.Geometry, override) -> Counter:
+    if segment == "node":
+        return Counter({override[0]: 1}) if override[0] else node_runs(row, nodes, geometry)
+    if segment == "row":
+        return node_runs(row, nodes, geometry, "middle-of-row")
+    if segment == "uplink":
+        return Counter({override[1]: 1}) if override[1] else compute_uplink_runs(row, q, geometry)
+    if segment == "storage uplink":
+        return (
+            Counter({override[1]: 1})
+            if override[1]
+            else uplink_runs(_rows(q, geometry), int(q["storage_uplinks"]), 0, geometry)
+        )
+    return Counter()
+
+
+# ---------------------------------------------------------------- the bill
+
+
+def bill_of_materials(
+    catalog: Catalog, row: dict, nodes: int, q: dict, geometry: layout.Geometry, override=(None, None)
+):
+    """One line per orderable part and section; unit prices and power straight from the catalog rows."""
+    lines = _Lines(catalog)
+    server = catalog.server(row["server"])
+    lines.add("servers", "servers", server.name, nodes)
+    _nic_lines(lines, catalog, row, server, nodes)
+    _switch_lines(lines, row, q)
+    for prefix, (section, segment) in UNITS.items():
+        count = quantity_of(q, prefix)
+        if not count:
+            continue
+        runs = _runs(segment, row, q, nodes, geometry, override)
+        for kind, key, per_unit in row[f"{prefix}_skus"]:
+            if kind == "switches" and prefix in ("switch", "storage_switch"):
+                continue  # by tier, below
+            _add_part(lines, catalog, section, kind, key, per_unit * count, runs, _label(prefix, kind, catalog, key))
+    return lines.lines()
+
+
+def _label(prefix: str, kind: str, catalog: Catalog, key: str) -> str:
+    if kind == "infra" and prefix in ("compute_rack", "network_rack"):
+        return ""
+    return {"inband_switch": "in-band", "oob_switch": "out-of-band"}.get(prefix, "")
+
+
+def _add_part(lines: _Lines, catalog: Catalog, section, kind, key, quantity, runs: Counter, label: str) -> None:
+    row = catalog.rows[kind][(key.lower(),)]
+    if kind != "optics" or not getattr(row, "lengths", None) or not runs:
+        lines.add(section, kind, key, quantity, label=label)
+        return
+    for length, count in split(quantity, runs).items():
+        metres, part = row.length_for(length) or (row.lengths[-1][0], row.lengths[-1][1])
+        lines.add(section, kind, key, count, part=part, length=metres, label=label)
+
+
+def _nic_lines(lines: _Lines, catalog: Catalog, row: dict, server, nodes: int) -> None:
+    if isinstance(row["nic"], str):
+        nic = catalog.nic(row["nic"])
+        included = min(server.included_count(nic.sku), int(row["nics_per_node"]))
+        cabled = f"{int(row['nic_ports'])} of {nic.ports} ports cabled" if int(row["nic_ports"]) < nic.ports else ""
+        if row["nics_per_node"] - included > 0:
+            lines.add("servers", "nics", nic.sku, nodes * (int(row["nics_per_node"]) - included), label=cabled)
+        if included:
+            lines.add("servers", "nics", nic.sku, nodes * included, label=cabled, included_in=server.name)
+    if not server.storage_nic or not server.storage_nics or int(row["tier"]) == 0:
+        return
+    if not (row["storage_ports_per_node"] or row["inband_ports_per_node"]):
+        return
+    section = "storage" if row["storage_ports_per_node"] else "in-band"
+    included = server.name if server.storage_nics_included else None
+    lines.add(
+        section,
+        "nics",
+        server.storage_nic,
+        nodes * server.storage_nics,
+        label="storage and in-band",
+        included_in=included,
+    )
+
+
+def _switch_lines(lines: _Lines, row: dict, q: dict) -> None:
+    if isinstance(row["switch"], str):
+        tiers = {"leaf": q["leaf"], "spine": q["spine"], "core": q["core"]}
+        for tier, count in tiers.items():
+            if count:
+                label = "one switch" if int(row["tier"]) == 1 else tier
+                lines.add("compute", "switches", row["switch"], count, label=label)
+    if isinstance(row.get("storage_switch"), str):
+        for tier, count in (("storage leaf", q["storage_leaves"]), ("storage spine", q["storage_spines"])):
+            if count:
+                lines.add("storage", "switches", row["storage_switch"], count, label=tier)
+
+
+# ---------------------------------------------------------------- links
+
+
+def link_lines(catalog: Catalog, row: dict, nodes: int, q: dict, geometry: layout.Geometry, override=(None, None)):
+    """The plan's links, one record per segment: ends, parts, and how many links at each run length."""
+    out = []
+    server = catalog.server(row["server"])
+    storage, inband, nic, switch = row.get("storage_switch"), row.get("inband_switch"), row["nic"], row["switch"]
+    sn = ("nics", server.storage_nic)  # the storage NIC: port 1 storage, port 2 in-band
+    segments = [
+        # section, segment, link, (a kind, a sku), b sku, links, runs they follow, full rate
+        ("compute", "node-leaf", row.get("link"), ("nics", nic), switch, q["endpoints"], "node", True),
+        ("compute", "switch-switch", row.get("uplink"), ("switches", switch), switch, q["uplinks"], "uplink", True),
+        ("storage", "storage node-leaf", row.get("storage_link"), sn, storage, q["storage_ports"], "row", True),
+        ("storage", "storage switch-switch", row.get("storage_uplink"), ("switches", storage), storage,
+         q["storage_uplinks"], "storage uplink", True),
+        ("in-band", "in-band node-switch", row.get("inband_link"), sn, inband, q["inband_ports"], "row", False),
+    ]  # fmt: skip
+    for section, segment, link, (a_kind, a_sku), b_sku, count, runs_of, full_rate in segments:
+        if link is None or not count or not isinstance(a_sku, str) or not isinstance(b_sku, str):
+            continue
+        runs = _runs(runs_of, row, q, nodes, geometry, override)
+        lengths = {f"{length:g}": n for length, n in sorted(split(count, runs).items())}
+        on_server = server.name if (segment == "node-leaf" and server.nic_cage) else None
+        out.append(
+            LinkLine(
+                section=SECTIONS[section],
+                segment=segment,
+                fabric=row["fabric"]
+                if section == "compute"
+                else ("roce" if section == "in-band" else _wire(row["fabric"])),
+                a_kind=a_kind,
+                a_sku=a_sku,
+                a_server=on_server,
+                b_sku=b_sku,
+                parts=[r.sku for r in link.rows],
+                medium=link.medium,
+                full_rate=full_rate,
+                count=int(count),
+                lengths=lengths,
+            )
+        )
+    return out
+
+
+def _wire(fabric: str) -> str:
+    return "ib" if fabric == "ib" else "roce"
+
+
+# ---------------------------------------------------------------- not priced
+
+
+def not_priced(row: dict, q: dict) -> list[str]:
+    """What the plan's capex leaves out: sections the scenario or the catalog leave out, and the standing
+    exclusions."""
+    notes = [row[c] for c in ("storage_note", "inband_note", "oob_note", "ufm_note", "racks_note") if row.get(c)]
+    if int(row["tier"]) == 0:
+        notes.append("a single node: storage, in-band and out-of-band networks not sized (connect it to existing ones)")
+    if q.get("oob_ports"):
+        notes.append(f"{int(q['oob_ports'])} Cat6 patch cords for the out-of-band ports (no sourced price)")
+    if q.get("ufm"):
+        notes.append("the UFM appliances' own fabric links and the leaf ports they take")
+    return list(dict.fromkeys(notes)) + list(ALWAYS_EXCLUDED)

@@ -1,0 +1,208 @@
+"""The one price and power of a configuration: nodes (with the NICs their price already includes), NICs,
+switches, links, and energy over a horizon. Every formula works alike on numbers, numpy arrays and pulp
+expressions, so the candidate table, the MILP's coefficients, inference and the reports share it.
+
+(The brute-force check in tests/reference_buy.py prices from the catalog rows on its own, on purpose: it
+checks these prices, not only the structure.)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from planner.assumptions import facility as D
+from planner.base.units import HOURS_PER_YEAR
+from planner.catalog.rows import CloudRow, NicRow, ServerRow
+
+
+def node_cost(server: ServerRow, nic: NicRow | None, nics: int) -> tuple[float, float]:
+    """(USD, nameplate W) of one node: the server plus the NICs its price does not include."""
+    if nic is None:
+        return server.price_usd, server.power_w
+    extra = max(0, nics - server.included_count(nic.sku))
+    return server.price_usd + extra * nic.price_usd, server.power_w + extra * nic.power_w
+
+
+@dataclass(frozen=True)
+class Cost:
+    """capex and nameplate power of a configuration, with the nodes' share of the power."""
+
+    capex_usd: object
+    power_w: object
+    node_w: object
+
+    @property
+    def network_w(self):
+        return self.power_w - self.node_w
+
+
+def configuration_cost(coef, nodes, down_ports=0, switches=0, uplinks=0, **more) -> Cost:
+    """capex and power from the per-unit coefficients of a candidate and its quantities: node_usd/_w per
+    node, endpoint_usd/_w per NIC port (endpoints_per_node x nodes), and for every other quantity q of
+    sizing.PRICED (switch down-ports, cages, switches, uplinks, racks, storage, management, subnet managers)
+    coef[f"{prefix}_usd"] x q (a missing coefficient is 0). `coef` is a mapping of numbers or of arrays;
+    quantities may be numbers, arrays or pulp expressions (the MILP's objective is this very formula)."""
+    from planner.hardware.sizing import PRICED
+
+    quantities = {"down_ports": down_ports, "switches": switches, "uplinks": uplinks, **more}
+    endpoints = coef["endpoints_per_node"] * nodes
+    capex = coef["node_usd"] * nodes + coef["endpoint_usd"] * endpoints
+    node_w = coef["node_w"] * nodes
+    network_w = coef["endpoint_w"] * endpoints
+    for name, quantity in quantities.items():
+        prefix = PRICED[name]
+        if f"{prefix}_usd" in coef:
+            capex = capex + coef[f"{prefix}_usd"] * quantity
+            network_w = network_w + coef[f"{prefix}_w"] * quantity
+    return Cost(capex, node_w + network_w, node_w)
+
+
+def priced_quantities(q: dict) -> dict:
+    """The keyword arguments configuration_cost takes, from a sizing.quantities result."""
+    from planner.hardware.sizing import PRICED
+
+    return {name: q[name] for name in PRICED}
+
+
+# ---------------------------------------------------------------- price uncertainty
+
+# How far a price may be off, by the confidence its catalog row states: a quote or list price ("solid") to
+# within 5%, a street price or approximate list ("medium") 15%, a developer or single undated figure ("low")
+# 30%, a derived estimate 40%. The planner's own convention (docs/plan.md section 3, Ties), used to call two plans
+# a tie when their price difference is within the uncertainty of the parts they do not share.
+PRICE_UNCERTAINTY = {"solid": 0.05, "medium": 0.15, "low": 0.30, "estimate": 0.40}
+
+
+def difference_uncertainty_usd(lines_a, lines_b) -> float:
+    """Uncertainty of capex(a) - capex(b) from the BOM lines: per SKU, the extended difference times that
+    SKU's uncertainty (lines they share at equal quantity cancel)."""
+    totals: dict[str, list] = {}
+    for sign, lines in ((1.0, lines_a), (-1.0, lines_b)):
+        for line in lines:
+            entry = totals.setdefault(line.sku, [0.0, PRICE_UNCERTAINTY.get(line.confidence, 0.40)])
+            entry[0] += sign * line.extended_usd
+    return sum(abs(diff) * share for diff, share in totals.values())
+
+
+# ---------------------------------------------------------------- energy
+
+
+def usd_per_watt_drawn(objective) -> float:
+    """Energy cost of one watt of IT draw over the horizon: hours x years x PUE x $/kWh / 1000."""
+    return HOURS_PER_YEAR * objective.years * objective.pue * objective.usd_per_kwh / 1e3
+
+
+def draw_w(node_w, network_w, objective):
+    """Expected training draw: servers at server_draw_fraction of nameplate, the network at nameplate."""
+    return objective.server_draw_fraction * node_w + network_w
+
+
+def energy_usd(cost: Cost, objective):
+    return draw_w(cost.node_w, cost.network_w, objective) * usd_per_watt_drawn(objective)
+
+
+def energy_usd_per_hour(draw_kw: float, objective) -> float:
+    return draw_kw * objective.pue * objective.usd_per_kwh
+
+
+# ---------------------------------------------------------------- running the cluster (TCO beyond energy)
+
+
+def colocation_usd(power_w, objective):
+    """Space, cooling and power delivery over the horizon, per kW of nameplate IT power: a colocation
+    contract reserves the capacity the cluster can draw, not its average draw."""
+    return power_w / 1e3 * objective.colocation_usd_per_kw_month * 12 * objective.years
+
+
+def support_usd(capex_usd, objective):
+    """Hardware support contracts over the horizon, as a yearly share of capex."""
+    return capex_usd * objective.support_share_of_capex_per_year * objective.years
+
+
+def staff_usd(objective) -> float:
+    """Operations staff charged to the cluster over the horizon (0 unless the scenario names FTEs)."""
+    return objective.staff_fte * objective.staff_usd_per_fte_year * objective.years
+
+
+def tco_lines(cost: Cost, objective) -> dict[str, object]:
+    """The total cost of ownership, line by line: capex, energy, colocation, support, staff."""
+    return {
+        "capex": cost.capex_usd,
+        "energy": energy_usd(cost, objective),
+        "colocation": colocation_usd(cost.power_w, objective),
+        "support": support_usd(cost.capex_usd, objective),
+        "staff": staff_usd(objective),
+    }
+
+
+def tco_usd(cost: Cost, objective):
+    lines = tco_lines(cost, objective)
+    return lines["capex"] + lines["energy"] + lines["colocation"] + lines["support"] + lines["staff"]
+
+
+def running_usd_per_hour(power_kw: float, draw_kw: float, capex_usd: float, objective) -> float:
+    """What owning the cluster costs per hour beyond its purchase: energy, colocation, support, staff (the
+    purchase side of buy-vs-rent, like with like against a rental's all-in hourly rate)."""
+    per_hour = energy_usd_per_hour(draw_kw, objective)
+    per_hour += power_kw * objective.colocation_usd_per_kw_month * 12 / HOURS_PER_YEAR
+    per_hour += capex_usd * objective.support_share_of_capex_per_year / HOURS_PER_YEAR
+    return per_hour + objective.staff_fte * objective.staff_usd_per_fte_year / HOURS_PER_YEAR
+
+
+def objective_usd(cost: Cost, objective):
+    """What the purchase minimises: capex, or the total cost of ownership over the horizon (tco_lines)."""
+    return tco_usd(cost, objective) if objective.kind == "tco" else cost.capex_usd
+
+
+# ---------------------------------------------------------------- renting
+
+PRICING_COLUMNS = {"ondemand": "ondemand_usd_per_h", "spot": "spot_usd_per_h", "reserved": "reserved_usd_per_h"}
+
+
+def hourly_rate(row: CloudRow, pricing: str) -> float | None:
+    """USD per instance-hour of an offering under a pricing model (None: not offered)."""
+    return getattr(row, PRICING_COLUMNS[pricing])
+
+
+def best_mix(row: CloudRow, n: int, pricings: list[str], spot_share: float) -> tuple[float, dict[str, int]]:
+    """Cheapest hourly cost of n instances: fill the cheapest pricing first, spot up to its share."""
+    rates = sorted((hourly_rate(row, p), p) for p in pricings if hourly_rate(row, p) is not None)
+    left, mix, cost = n, {}, 0.0
+    for rate, p in rates:
+        take = min(left, math.floor(spot_share * n + 1e-9)) if p == "spot" else left
+        if take:
+            mix[p], cost, left = take, cost + take * rate, left - take
+    return (cost, mix) if left == 0 else (math.inf, {})
+
+
+CAPACITY_BLOCK = "capacity-block"
+
+
+def is_capacity_block(row: CloudRow, pricing: str) -> bool:
+    """Reserved pricing of a row whose reserved_kind is capacity-block (AWS Capacity Blocks for ML)."""
+    return pricing == "reserved" and (row.reserved_kind or "").strip().lower() == CAPACITY_BLOCK
+
+
+def capacity_block_days(days: float) -> float | None:
+    """The shortest Capacity Block covering `days`, as AWS sells them: whole days up to 14, then 7-day steps
+    up to 182 (None: longer than any block)."""
+    daily, step, most = (
+        D.CAPACITY_BLOCK_DAILY_UP_TO_DAYS.value,
+        D.CAPACITY_BLOCK_STEP_DAYS.value,
+        D.CAPACITY_BLOCK_MAX_DAYS.value,
+    )
+    slack = 1e-9  # 14.000000001 days of float arithmetic is 14 days
+    if days <= daily:
+        return float(max(1, math.ceil(days - slack)))
+    block = daily + math.ceil((days - daily) / step - slack) * step
+    return block if block <= most else None
+
+
+def billed_hours(row: CloudRow, pricing: str, wall_hours: float) -> float | None:
+    """Hours charged per instance for a job of `wall_hours`: the whole block for a Capacity Block (paid up
+    front, not refundable), the hours used otherwise. None when no block is long enough."""
+    if not is_capacity_block(row, pricing):
+        return wall_hours
+    days = capacity_block_days(wall_hours / 24)
+    return None if days is None else days * 24

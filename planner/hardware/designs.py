@@ -1,0 +1,669 @@
+"""What each candidate configuration is made of (docs/plan.md section 2), as tables the candidate table
+crosses with tiers and micro-batches:
+
+  * NIC configurations: server x NIC x count, the count one the server is built with (servers.csv), each NIC
+    at its usable rate = min(line rate, its PCIe slot's effective rate) (planner/hardware/pcie.py);
+  * the compute fabric: fabric x switch x tier x oversubscription x topology (rail-optimised or leaf-spine),
+    where the leaves sit and so how long the runs are (planner/hardware/layout.py), the cheapest valid link per run
+    (planner/catalog/connectors.py), and the switch-to-switch link per reach regime (rows the spine row reaches);
+  * the other networks (planner/hardware/networks.py), racks and PDUs, subnet managers;
+and for every priced quantity of sizing.PRICED its SKUs per unit and their price and watts from the catalog.
+Link and design choices run once per distinct key, never per candidate.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from planner.catalog import connectors
+from planner.catalog.load import Catalog
+from planner.catalog.rows import ProductRow, ServerRow
+from planner.hardware import costing, layout, networks, pcie
+from planner.hardware.fabric import leaf_split
+from planner.hardware.sizing import PRICED
+from planner.inputs.scenario import Scenario
+
+FABRIC_TIERS = (1, 2, 3)
+SKU_COLUMNS = ["endpoint_skus", *(f"{prefix}_skus" for prefix in PRICED.values() if prefix != "port")]
+
+
+@dataclass(frozen=True)
+class Designs:
+    configs: pd.DataFrame  # server x NIC x count, with usable Gbps
+    multi: pd.DataFrame  # every multi-node design, with its parameters, coefficients and SKUs
+    single: pd.DataFrame  # one single-node design per server
+
+
+def designs(catalog: Catalog, scenario: Scenario, servers: list[ServerRow], keep: Iterable[str] = ()) -> Designs:
+    """keep: NIC and switch SKUs designed even when a cheaper twin dominates them (an installed cluster's)."""
+    keep = {k.lower() for k in keep}
+    ctx = _Context(catalog, scenario, keep)
+    server_table = pd.DataFrame.from_records([ctx.server_record(s) for s in servers])
+    configs = _configs(catalog, scenario, servers, keep)
+    multi = ctx.multi(configs.merge(server_table, on="server")) if not configs.empty else pd.DataFrame()
+    single = ctx.single(server_table)
+    return Designs(configs, multi, single)
+
+
+# ---------------------------------------------------------------- NIC configurations
+
+
+def _configs(
+    catalog: Catalog, scenario: Scenario, servers: list[ServerRow], keep: set[str] = frozenset()
+) -> pd.DataFrame:
+    """Server x NIC x count x ports cabled: fixed NICs (DGX) only as built; otherwise every catalog NIC at
+    each of the server's NIC counts, with 1 .. all of its ports cabled (one port of a dual-port card is a real
+    design). Usable Gbps per NIC = min(line rate of the cabled ports, the slot's effective PCIe rate)."""
+    cap = scenario.constraints.max_nics_per_node
+    keep = keep | {s.included_nic.lower() for s in servers if s.included_nic}
+    buyable = undominated(catalog.items("nics"), keep)
+    records = []
+    for server in servers:
+        nics = [catalog.nic(server.included_nic)] if server.nics_fixed else buyable
+        counts = [c for c in server.nic_configurations() if cap is None or c <= cap]
+        for nic in nics:
+            gen, lanes = pcie.link_gen_lanes(nic.pcie_gen, nic.pcie_lanes, server.slot_gen, server.nic_slot_lanes)
+            included = server.included_count(nic.sku)
+            cabled = [nic.ports] if server.nics_fixed else range(1, nic.ports + 1)
+            for ports, count in ((p, c) for p in cabled for c in counts):
+                usable = float(pcie.nic_usable_gbps(ports * nic.port_gbps, gen, lanes))
+                extra = max(0, count - included)
+                records.append(
+                    {
+                        "server": server.name,
+                        "nic": nic.sku,
+                        "nics_per_node": count,
+                        "nic_speed_gbps": nic.speed_gbps,
+                        "nic_port_gbps": nic.port_gbps,
+                        "nic_ports": ports,
+                        "nic_ports_total": nic.ports,
+                        "nic_usable_gbps": usable,
+                        "nic_pcie": f"PCIe Gen{gen} x{lanes}",
+                        "node_gbps": usable * count,
+                        "nic_fabrics": nic.fabrics,
+                        "nics_bought": extra,
+                        "nics_usd": extra * nic.price_usd,
+                        "nics_w": extra * nic.power_w,
+                    }
+                )
+    return pd.DataFrame.from_records(records)
+
+
+# a part's price, power and provenance: what two otherwise identical NICs or switches may differ in
+NOT_TECHNICAL = {"sku", "name", "part_number", "vendor", "aliases", "price_usd", "power_w", "source", "date",
+                 "confidence", "notes"}  # fmt: skip
+
+
+def undominated(parts: list[ProductRow], keep: set[str] = frozenset()) -> list[ProductRow]:
+    """The NICs (or switches) worth designing: one that is technically identical to another (every field but
+    price, power and provenance) and no cheaper and no lower-power, one of them strictly, can never be in a
+    cheapest plan (every cost and power term grows with both), so it is dropped, unless its lower-cased SKU is
+    in `keep` (a server's included NIC costs nothing there; an installed cluster's parts are what they are).
+    A price list with hundreds of re-sellers' offers of one part designs it once instead of once per offer."""
+    groups: dict[str, list[ProductRow]] = {}
+    for part in parts:
+        key = json.dumps(part.model_dump(exclude=NOT_TECHNICAL), sort_keys=True, default=str)
+        groups.setdefault(key, []).append(part)
+    dropped = {
+        id(part)
+        for group in groups.values()
+        for part in group
+        if part.sku.lower() not in keep
+        and any(
+            o.price_usd <= part.price_usd and o.power_w <= part.power_w
+            and (o.price_usd < part.price_usd or o.power_w < part.power_w)
+            for o in group
+        )
+    }  # fmt: skip
+    return [part for part in parts if id(part) not in dropped]
+
+
+# ---------------------------------------------------------------- the designs
+
+
+class _Context:
+    """The catalog and scenario, with memoised link and design choices."""
+
+    def __init__(self, catalog: Catalog, scenario: Scenario, keep: set[str] = frozenset()):
+        self.catalog, self.scenario, self.keep = catalog, scenario, keep
+        self.geometry = layout.Geometry.of(scenario.layout)
+        self.include = scenario.include
+        objective = scenario.objective
+        # with a TCO objective a link option's watts cost energy over the horizon; for capex only its price
+        self.usd_per_w = costing.usd_per_watt_drawn(objective) if objective.kind == "tco" else 0.0
+        self.optics = catalog.items("optics")
+        self.book = connectors.LinkBook(self.optics)
+        # every reach or orderable length in the catalog: a link valid at run L is valid at the smallest of
+        # these >= L and invalid beyond, so link choices are made (and memoised) at those lengths only
+        self.limits = sorted({o.reach_m for o in self.optics} | {m for o in self.optics for m, _ in o.lengths})
+        self.memo: dict = {}
+        infra = catalog.items("infra")
+        self.rack = min((r for r in infra if r.kind == "rack"), key=lambda r: (r.price_usd, r.sku), default=None)
+        self.pdu = min((r for r in infra if r.kind == "pdu"), key=lambda r: (r.price_usd, r.sku), default=None)
+        self.ufm = networks.subnet_manager(catalog)
+        self.oob = networks.oob_switch(catalog)
+
+    # -- per server
+
+    def server_record(self, server: ServerRow) -> dict:
+        g, inc = self.geometry, self.include
+        npr = layout.nodes_per_rack(server.power_w, server.rack_units, g)
+        storage = networks.storage_nic(self.catalog, server)
+        buy_storage = (
+            storage is not None and not server.storage_nics_included and (inc.storage_network or inc.inband_network)
+        )
+        gpu = self.catalog.gpu(server.gpu)
+        return {
+            "server": server.name,
+            "gpu": gpu.name,
+            "peak_tflops": gpu.peak_bf16_tflops,
+            "hbm_gib": gpu.hbm_gib,
+            "hbm_gb_per_s": gpu.hbm_gb_per_s,
+            "gpus_per_node": server.gpus_per_node,
+            "intra_node_gb_per_s": server.intra_node_gb_per_s,
+            "host_gbps": pcie.x16_gbps(server.pcie_gen),  # GPU <-> host for offload: an x16 slot, raw
+            "host_dram_gb_per_s": server.dram_gb_per_s or np.nan,
+            "server_usd": server.price_usd,
+            "server_w": server.power_w,
+            "server_units": server.rack_units or 0,
+            "nodes_per_rack": max(npr, 1),
+            "rack_fits": npr >= 1,
+            "storage_nic": storage.sku if storage else None,
+            "storage_bought": server.storage_nics if buy_storage else 0,
+            "storage_usd": server.storage_nics * storage.price_usd if buy_storage else 0.0,
+            "storage_w": server.storage_nics * storage.power_w if buy_storage else 0.0,
+        }
+
+    def _server(self, name: str) -> ServerRow:
+        if ("server", name) not in self.memo:
+            self.memo[("server", name)] = self.catalog.server(name)
+        return self.memo[("server", name)]
+
+    def _row_run(self, npr: int, units: int) -> float:
+        """The longest run from a node to its row's network rack (storage and in-band leaves sit there)."""
+        key = ("row run", npr, units)
+        if key not in self.memo:
+            g = self.geometry
+            self.memo[key] = layout.longest_node_run_m("middle-of-row", npr, units or None, g.racks_per_row, g)
+        return self.memo[key]
+
+    # -- single nodes
+
+    def single(self, servers: pd.DataFrame) -> pd.DataFrame:
+        no_nics = dict(
+            nic=None, nics_per_node=0, nic_speed_gbps=0.0, nic_port_gbps=0.0, nic_ports=0, nic_ports_total=0,
+            nic_usable_gbps=0.0, nic_pcie="", node_gbps=0.0, nics_bought=0, fabric="none", switch=None, tier=0,
+            oversubscription=1.0, topology="single node", placement="", links="", cap_lo=1, cap_hi=1, su_local=False,
+        )  # fmt: skip
+        # a single node joins no network of ours: no storage NICs bought for it
+        no_storage = dict(storage_bought=0, storage_usd=0.0, storage_w=0.0)
+        rows = _assign(servers, no_nics | no_storage | _zero_params())
+        rows["node_usd"] = rows["server_usd"]
+        rows["node_w"] = rows["server_w"]
+        return self._racks(rows)
+
+    # -- multi-node designs
+
+    def multi(self, configs: pd.DataFrame) -> pd.DataFrame:
+        rows = self._fabric_pairs(configs)
+        if rows.empty:
+            return rows
+        rows = self._tiers_and_topologies(rows)
+        rows = self._node_links(rows)
+        rows = self._uplink_regimes(rows)
+        if rows.empty:
+            return rows
+        rows = self._su_split(rows)
+        rows = self._storage(rows)
+        rows = self._inband_oob_ufm(rows)
+        # storage NICs are bought only where the storage or in-band network that uses them is sized
+        used = (rows["storage_ports_per_node"] > 0) | (rows["inband_ports_per_node"] > 0)
+        for column in ("storage_bought", "storage_usd", "storage_w"):
+            rows[column] = rows[column].where(used, 0)
+        rows["node_usd"] = rows["server_usd"] + rows["nics_usd"] + rows["storage_usd"]
+        rows["node_w"] = rows["server_w"] + rows["nics_w"] + rows["storage_w"]
+        rows = self._racks(rows)
+        return rows.reset_index(drop=True).copy()
+
+    def _fabric_pairs(self, configs: pd.DataFrame) -> pd.DataFrame:
+        """Each configuration with every (fabric, switch) both its NIC and the switch run."""
+        c = self.scenario.constraints
+        allowed = {s.lower() for s in c.switches} if c.switches else None
+        usable = [
+            s
+            for s in self.catalog.items("switches")
+            if "compute" in s.uses and (allowed is None or s.sku.lower() in allowed)
+        ]  # the allowed ones first, then the dominated dropped (a twin the scenario excludes dominates nothing)
+        pairs = [
+            {"fabric": f, "switch": s.sku, "switch_ports": s.ports, "ports_per_cage": s.ports_per_cage}
+            | {"switch_usd": s.price_usd, "switch_w": s.power_w, "switch_units": s.rack_units}
+            for s in undominated(usable, self.keep)
+            for f in s.fabrics
+            if f in c.fabrics
+        ]
+        if not pairs:
+            return pd.DataFrame()
+        rows = configs.merge(pd.DataFrame(pairs), how="cross")
+        keep = [f in fabrics for f, fabrics in zip(rows["fabric"].tolist(), rows["nic_fabrics"].tolist(), strict=True)]
+        return rows[keep].reset_index(drop=True)
+
+    def _tiers_and_topologies(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Tier 1 is one switch; tiers 2 and 3 are rail-optimised and/or leaf-spine, each at every allowed
+        oversubscription (o > 1 only exists across leaves). Where the leaves sit follows the layout."""
+        c = self.scenario.constraints
+        levels = [(o, t) for o in c.oversubscription for t in FABRIC_TIERS if o == 1 or t > 1]
+        rows = rows.merge(pd.DataFrame(levels, columns=["oversubscription", "tier"]), how="cross")
+        one_per_gpu = (rows["nics_per_node"] == rows["gpus_per_node"]) & (rows["nics_per_node"] >= 2)
+        parts = [rows[rows["tier"] == 1].assign(topology="one switch")]
+        multi = rows[rows["tier"] > 1]
+        for topology in ("rail", "leaf-spine"):
+            if c.topologies is not None:
+                want = np.full(len(multi), topology in c.topologies)
+            else:  # SuperPOD's default for one NIC per GPU; plain leaf-spine otherwise
+                want = (one_per_gpu[multi.index] if topology == "rail" else ~one_per_gpu[multi.index]).to_numpy()
+            if topology == "rail":
+                want = want & (multi["nics_per_node"] >= 2).to_numpy()
+            parts.append(multi[want].assign(topology=topology))
+        rows = pd.concat(parts, ignore_index=True)
+        rows["placement"] = rows["topology"].map({t: self._placement(t) for t in ("rail", "leaf-spine", "one switch")})
+        down, up = leaf_split(
+            rows["switch_ports"].to_numpy(), rows["oversubscription"].to_numpy(), rows["ports_per_cage"].to_numpy()
+        )
+        rows["leaf_down"], rows["leaf_up"] = down, up
+        return rows
+
+    def _placement(self, topology: str) -> str:
+        wanted = self.scenario.layout.leaf_placement
+        if topology == "rail":  # rail leaves serve many racks: never on top of one
+            return "end-of-row" if wanted == "end-of-row" else "middle-of-row"
+        if topology == "leaf-spine":
+            return "top-of-rack" if wanted == "auto" else wanted
+        return "middle-of-row" if wanted in ("auto", "top-of-rack") else wanted
+
+    def _one_rack(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """One switch for the whole cluster sits on top of the rack while the nodes fit one rack (node caps
+        1..nodes per rack), and in the row's network rack beyond."""
+        single = rows["tier"] == 1
+        npr = rows.loc[single, "nodes_per_rack"]
+        in_rack = rows[single].assign(placement="top-of-rack", cap_lo=1, cap_hi=npr)
+        in_row = rows[single].assign(cap_lo=npr + 1, cap_hi=10**9)
+        rest = rows[~single].assign(cap_lo=1, cap_hi=10**9)
+        return pd.concat([in_rack, in_row, rest], ignore_index=True)
+
+    def _node_links(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """The cheapest valid NIC-to-leaf link for each row's run; rows no link joins are dropped."""
+        g, override = self.geometry, self.scenario.cabling.node_leaf_reach_m
+        rows = self._one_rack(rows)
+        codes, unique = _distinct(rows, ["placement", "nodes_per_rack", "server_units"])
+        runs = [override or layout.longest_node_run_m(p, npr, u or None, g.racks_per_row, g) for p, npr, u in unique]
+        rows["node_run_m"] = np.asarray(runs, dtype=float)[codes]
+        codes, unique = _distinct(rows, ["server", "nic", "switch", "fabric", "node_run_m"])  # a few dozen links
+        distinct = [self._link(*k) for k in unique]
+        joined = np.array([lk is not None for lk in distinct], dtype=bool)[codes]
+        rows, codes = rows[joined].reset_index(drop=True), codes[joined]
+        rows["link"] = [distinct[c] for c in codes]
+        rows["breakout"] = np.array([lk.breakout if lk else 0 for lk in distinct], dtype=np.int64)[codes]
+        rows["cage_endpoints"] = np.array([lk.endpoints_per_cage if lk else 0 for lk in distinct], np.int64)[codes]
+        rows["endpoints_per_node"] = rows["nics_per_node"] * rows["nic_ports"]
+        rows["rail"] = rows["topology"] == "rail"
+        rows["rails"] = np.where(rows["rail"], rows["nics_per_node"], 1)
+        rows["rail_endpoints"] = rows["nic_ports"]
+        rows["su_nodes"] = np.maximum(rows["leaf_down"] * rows["breakout"] // rows["rail_endpoints"], 1)
+        rows["tor"] = rows["placement"] == "top-of-rack"
+        per_rack = rows["nodes_per_rack"] * rows["endpoints_per_node"]
+        rows["rack_leaves"] = -(-per_rack // np.maximum(rows["leaf_down"] * rows["breakout"], 1))
+        for unit in ("endpoint", "cage"):  # per distinct link, then spread over its rows
+            parts = [_link_parts(lk, unit) for lk in distinct]
+            rows[f"{unit}_skus"] = [parts[c][0] for c in codes]
+            rows[f"{unit}_usd"] = np.array([p[1] for p in parts], dtype=float)[codes]
+            rows[f"{unit}_w"] = np.array([p[2] for p in parts], dtype=float)[codes]
+        switches = rows["switch"].tolist()
+        switch_skus = {sw: (("switches", sw, 1.0),) for sw in set(switches)}
+        rows["switch_skus"] = [switch_skus[sw] for sw in switches]
+        return rows
+
+    def _decision_length(self, run_m: float) -> float:
+        at = bisect.bisect_left(self.limits, run_m - 1e-9)
+        return self.limits[at] if at < len(self.limits) else run_m
+
+    def _link(self, server: str, nic: str, switch: str, fabric: str, run_m: float):
+        key = ("node", self._nic_end(server, nic), self._switch_end(switch), fabric, self._decision_length(run_m))
+        if key not in self.memo:
+            self.memo[key] = connectors.cheapest(self.book.node_links(*key[1:]), self.usd_per_w)
+        return self.memo[key]
+
+    def _nic_end(self, server: str, nic: str) -> connectors.End:
+        """The NIC port's end (the card's cage, or the server's own: DGX), once per server and NIC."""
+        key = ("nic end", server, nic)
+        if key not in self.memo:
+            self.memo[key] = connectors.nic_end(self.catalog.nic(nic), self._server(server))
+        return self.memo[key]
+
+    def _switch_end(self, switch: str) -> connectors.End:
+        key = ("switch end", switch)
+        if key not in self.memo:
+            self.memo[key] = connectors.switch_end(self.catalog.rows["switches"][(switch.lower(),)])
+        return self.memo[key]
+
+    def _uplink_regimes(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Tier 2/3 rows, one per reach regime: the cheapest switch-to-switch link valid for every row the
+        spine row serves at that size (longer reach, dearer link, for more rows); node caps follow."""
+        one = rows[rows["tier"] == 1].assign(uplink=None, uplink_run_m=0.0)
+        multi = rows[rows["tier"] > 1]
+        codes, keys = _distinct(multi, ["switch", "fabric", "nodes_per_rack"])
+        take, regime = [], []  # each group's rows once per regime, group by group (one take, not a frame each)
+        for code, key in enumerate(keys):
+            members = np.flatnonzero(codes == code)
+            for values in self._regimes(*key):
+                take.append(members)
+                regime += [values] * len(members)
+        if one.empty and not take:
+            return rows.iloc[0:0]
+        spread = multi.iloc[np.concatenate(take)] if take else multi.iloc[0:0]
+        lo, hi, links, runs = zip(*regime, strict=True) if regime else ((), (), (), ())
+        spread = spread.assign(cap_lo=np.array(lo, np.int64), cap_hi=np.array(hi, np.int64), uplink=list(links))
+        spread = spread.assign(uplink_run_m=np.array(runs, dtype=float))
+        rows = pd.concat([p for p in (one, spread) if not p.empty], ignore_index=True)
+        uplinks = {id(up): up for up in rows["uplink"]}  # a few distinct links among thousands of rows
+        values = {k: _link_parts(up, "uplink") for k, up in uplinks.items()}
+        for i, column in enumerate(("uplink_skus", "uplink_usd", "uplink_w")):
+            rows[column] = [values[id(up)][i] for up in rows["uplink"]]
+        texts: dict[tuple[int, int], str] = {}
+        for lk, up in zip(rows["link"], rows["uplink"], strict=True):
+            if (id(lk), id(up)) not in texts:
+                texts[id(lk), id(up)] = lk.text + (f"; uplinks {up.text}" if up is not None else "")
+        rows["links"] = [texts[id(lk), id(up)] for lk, up in zip(rows["link"], rows["uplink"], strict=True)]
+        return rows
+
+    def _regimes(self, switch: str, fabric: str, npr: int) -> list[tuple[int, int, object, float]]:
+        """(lowest nodes, highest nodes, link, longest run) per regime, up to max_nodes."""
+        key = ("regimes", switch, fabric, npr)
+        if key in self.memo:
+            return self.memo[key]
+        g, override = self.geometry, self.scenario.cabling.switch_reach_m
+        sw = self._switch_end(switch)
+        per_row = g.racks_per_row * npr
+        rows_needed = layout.rows_of(layout.rows_of(self.scenario.constraints.max_nodes, npr), g.racks_per_row)
+        regimes, lo, offset = [], 1, 0
+        while lo <= self.scenario.constraints.max_nodes:
+            run = override or layout.uplink_run_m(offset, g.racks_per_row, g)
+            link = self._switch_link(sw, fabric, run)
+            if link is None:
+                break
+            top = offset  # the farthest row offset this link still reaches
+            while not override and 2 * top + 1 < rows_needed:
+                nxt = self._switch_link(sw, fabric, layout.uplink_run_m(top + 1, g.racks_per_row, g))
+                if nxt is None or nxt.text != link.text:
+                    break
+                top += 1
+            hi = 10**9 if override else (2 * top + 1) * per_row
+            regimes.append((lo, hi, link, override or layout.uplink_run_m(top, g.racks_per_row, g)))
+            if override or 2 * top + 1 >= rows_needed:
+                break
+            lo, offset = hi + 1, top + 1
+        self.memo[key] = regimes
+        return regimes
+
+    def _switch_link(self, switch: connectors.End, fabric: str, run: float):
+        run = self._decision_length(run)
+        key = ("switch link", switch, fabric, run)
+        if key not in self.memo:
+            links = self.book.switch_links(switch, fabric, run)
+            self.memo[key] = connectors.cheapest(links, self.usd_per_w, "uplink")
+        return self.memo[key]
+
+    def _su_split(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """A rail-optimised fabric keeps each rail's traffic on its leaf within one scalable unit, so up to
+        SU nodes the leaves' oversubscription does not slow the job: such rows split into within-one-SU (full
+        node bandwidth) and beyond (bandwidth / o)."""
+        split = rows["rail"] & (rows["oversubscription"] > 1)
+        within = rows[split].assign(
+            cap_hi=np.minimum(rows.loc[split, "cap_hi"], rows.loc[split, "su_nodes"]), su_local=True
+        )
+        beyond = rows[split].assign(
+            cap_lo=np.maximum(rows.loc[split, "cap_lo"], rows.loc[split, "su_nodes"] + 1), su_local=False
+        )
+        rows = pd.concat([rows[~split].assign(su_local=False), within, beyond], ignore_index=True)
+        return rows[rows["cap_lo"] <= rows["cap_hi"]].reset_index(drop=True)
+
+    # -- storage, in-band, out-of-band, subnet managers
+
+    def _storage(self, rows: pd.DataFrame) -> pd.DataFrame:
+        g = self.geometry
+        columns = ["server", "fabric", "switch", "nodes_per_rack", "server_units", "uplink_run_m"]
+        codes, unique = _distinct(rows, columns)  # designed once per distinct key
+        out = []
+        for server, fabric, switch, npr, units, uplink_run_m in unique:
+            run = layout.longest_node_run_m("middle-of-row", npr, units or None, g.racks_per_row, g)
+            uplink_run = uplink_run_m or layout.uplink_run_m(0, g.racks_per_row, g)
+            out.append(self._storage_design(server, fabric, switch, run, uplink_run))
+        params = pd.DataFrame.from_records(out).iloc[codes].set_axis(rows.index)
+        return pd.concat([rows, params], axis=1)
+
+    def _storage_design(self, server: str, fabric: str, switch: str, run: float, uplink_run: float) -> dict:
+        key = ("storage", server, fabric, switch, run, uplink_run)
+        if key in self.memo:
+            return self.memo[key]
+        empty = _storage_zero()
+        if not self.include.storage_network:
+            result = empty | {
+                "storage_note": "storage network excluded by the scenario (include.storage_network: false)"
+            }
+        else:
+            compute = self.catalog.rows["switches"][(switch.lower(),)]
+            design = networks.storage_design(
+                self.book, self.catalog, self._server(server), fabric, compute, run, uplink_run, self.usd_per_w
+            )
+            result = empty | {"storage_note": design} if isinstance(design, str) else _storage_params(design)
+        self.memo[key] = result
+        return result
+
+    def _inband_oob_ufm(self, rows: pd.DataFrame) -> pd.DataFrame:
+        codes, unique = _distinct(rows, ["server", "nodes_per_rack", "server_units"])  # designed once per key
+        inband = [self._inband(server, self._row_run(npr, units)) for server, npr, units in unique]
+        inband = pd.DataFrame.from_records(inband).iloc[codes].set_axis(rows.index)
+        rows = pd.concat([rows, inband], axis=1)
+        oob = self.oob if self.include.oob_network else None
+        rows["oob_ports_per_switch"] = oob.ports if oob else 0
+        rows["oob_switch_usd"], rows["oob_switch_w"] = (oob.price_usd, oob.power_w) if oob else (0.0, 0.0)
+        rows["oob_switch_skus"] = [(("switches", oob.sku, 1.0),) if oob else ()] * len(rows)
+        rows["oob_note"] = (
+            ""
+            if oob
+            else "out-of-band network excluded by the scenario (include.oob_network: false)"
+            if not self.include.oob_network
+            else "no out-of-band switch (uses oob) in the catalog"
+        )
+        codes, unique = _distinct(rows, ["fabric", "switch", "storage_switch"])
+        counts, notes = zip(*(self._ufm_count(*k) for k in unique), strict=True)
+        rows["ufm_count"], rows["ufm_note"] = np.array(counts, dtype=np.int64)[codes], np.array(notes, object)[codes]
+        u = self.ufm
+        rows["ufm_usd"], rows["ufm_w"] = (u.price_usd, u.power_w) if u else (0.0, 0.0)
+        rows["ufm_units"] = (u.rack_units or 1) if u else 0
+        rows["ufm_skus"] = [(("infra", u.sku, 1.0),) if u else ()] * len(rows)
+        rows["row_network_rack"] = (
+            ~rows["tor"] | (rows["storage_ports_per_node"] > 0) | (rows["inband_ports_per_node"] > 0)
+        )
+        return rows
+
+    def _inband(self, server: str, run: float) -> dict:
+        key = ("inband", server, run)
+        if key in self.memo:
+            return self.memo[key]
+        zero = {"inband_ports_per_node": 0, "inband_down": 1, "inband_switch_units": 0, "inband_switch_w": 0.0}
+        zero |= {"inband_port_usd": 0.0, "inband_port_w": 0.0, "inband_switch_usd": 0.0, "inband_port_skus": ()}
+        zero |= {"inband_switch_skus": (), "inband_switch": None, "inband_link": None}
+        if not self.include.inband_network:
+            result = zero | {
+                "inband_note": "in-band management network excluded by the scenario (include.inband_network: false)"
+            }
+        else:
+            design = networks.inband_design(self.book, self.catalog, self._server(server), run, self.usd_per_w)
+            if isinstance(design, str):
+                result = zero | {"inband_note": design}
+            else:
+                link, sw = design.link, design.switch
+                per = 1.0 / link.endpoints_per_cage
+                skus = tuple(("optics", s, q) for s, q in link.skus("endpoint")) + tuple(
+                    ("optics", s, q * per) for s, q in link.skus("cage")
+                )
+                result = {
+                    "inband_ports_per_node": design.ports_per_node,
+                    "inband_down": design.down,
+                    "inband_switch_units": sw.rack_units,
+                    "inband_switch_w": sw.power_w,
+                    "inband_port_usd": link.per_endpoint_usd(),
+                    "inband_port_w": link.watts("endpoint") + link.watts("cage") * per,
+                    "inband_switch_usd": sw.price_usd,
+                    "inband_port_skus": skus,
+                    "inband_switch_skus": (("switches", sw.sku, 1.0),),
+                    "inband_switch": sw.sku,
+                    "inband_link": link,
+                    "inband_note": "",
+                }
+        self.memo[key] = result
+        return result
+
+    def _ufm_count(self, fabric: str, switch: str, storage_switch: str | None) -> tuple[int, str]:
+        """A UFM high-availability pair per InfiniBand fabric (compute; storage) of unmanaged switches."""
+        compute = self.catalog.rows["switches"][(switch.lower(),)]
+        fabrics = [networks.needs_subnet_manager(fabric, compute)]
+        if isinstance(storage_switch, str):
+            storage = self.catalog.rows["switches"][(storage_switch.lower(),)]
+            fabrics.append(networks.needs_subnet_manager(storage.fabric, storage))
+        needed = sum(fabrics) * networks.UFM_PER_FABRIC
+        if not needed:
+            return 0, ""
+        if not self.include.subnet_manager:
+            return (
+                0,
+                "subnet manager (UFM) for the unmanaged InfiniBand switches excluded by the scenario "
+                "(include.subnet_manager: false)",
+            )
+        if self.ufm is None:
+            return (
+                0,
+                "the InfiniBand switches are unmanaged but the catalog has no subnet-manager appliance (infra.csv)",
+            )
+        return needed, ""
+
+    # -- racks and PDUs
+
+    def _racks(self, rows: pd.DataFrame) -> pd.DataFrame:
+        g = self.geometry
+        rack, pdu = self.rack, self.pdu
+        on = self.include.racks and rack is not None and pdu is not None
+        rows["usable_units"] = g.usable_units
+        rows["rack_w"] = g.rack_kw * 1e3
+        rows["racks_per_row"] = g.racks_per_row
+        rows["count_pdus"] = on
+        load = rows["nodes_per_rack"] * rows["node_w"]
+        pdus = {w: layout.pdus_per_rack(w, pdu.capacity_kw) for w in set(load)} if on else {}  # few distinct
+        rows["pdus_compute"] = [pdus.get(w, 0) for w in load]
+        rows["pdus_network"] = layout.pdus_per_rack(g.rack_kw * 1e3, pdu.capacity_kw) if on else 0
+        for kind, count in (("compute_rack", rows["pdus_compute"]), ("network_rack", rows["pdus_network"])):
+            rows[f"{kind}_usd"] = (rack.price_usd + count * pdu.price_usd) if on else 0.0
+            rows[f"{kind}_w"] = 0.0
+            counts = np.broadcast_to(count, len(rows)).tolist()
+            skus = {c: (("infra", rack.sku, 1.0), ("infra", pdu.sku, float(c))) if on else () for c in set(counts)}
+            rows[f"{kind}_skus"] = [skus[c] for c in counts]
+        rows["racks_note"] = (
+            ""
+            if on
+            else "racks and PDUs excluded by the scenario (include.racks: false)"
+            if not self.include.racks
+            else "no rack or PDU row in the catalog (infra.csv)"
+        )
+        return rows
+
+
+def _link_parts(link: connectors.Link | None, unit: str) -> tuple[tuple, float, float]:
+    """A link's parts of one unit (endpoint, cage or uplink) as SKU lines, USD and watts; nothing without one."""
+    if link is None:
+        return (), 0.0, 0.0
+    return tuple(("optics", s, q) for s, q in link.skus(unit)), link.usd(unit), link.watts(unit)
+
+
+def _distinct(rows: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, list[tuple]]:
+    """Each row's code and the distinct value tuples of `columns`, in order of first appearance (what
+    pd.factorize of a MultiIndex gives, without building one)."""
+    index: dict[tuple, int] = {}
+    keys = zip(*(rows[c].tolist() for c in columns), strict=True)
+    codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(rows))
+    return codes, list(index)
+
+
+def _zero_params() -> dict:
+    """A single node's network parameters: no fabric, no other networks."""
+    zeros = dict(
+        switch_ports=0, ports_per_cage=1, breakout=1, cage_endpoints=1, endpoints_per_node=0, rail=False, rails=1,
+        rail_endpoints=1, su_nodes=1, tor=False, rack_leaves=1, switch_units=0, switch_w=0.0, switch_usd=0.0,
+        leaf_down=0, leaf_up=0, node_run_m=0.0, uplink_run_m=0.0, inband_ports_per_node=0, inband_down=1,
+        inband_switch_units=0, inband_switch_w=0.0, ufm_count=0, ufm_units=0, ufm_w=0.0, row_network_rack=False,
+        oob_ports_per_switch=0,
+    )  # fmt: skip
+    zeros |= _storage_zero() | {column: () for column in SKU_COLUMNS}
+    for prefix in ("endpoint", *PRICED.values()):
+        if prefix not in ("compute_rack", "network_rack"):
+            zeros |= {f"{prefix}_usd": 0.0, f"{prefix}_w": 0.0}
+    notes = dict(storage_note="", inband_note="", oob_note="", ufm_note="")
+    return zeros | notes | dict(inband_switch=None, uplink=None, link=None, inband_link=None)
+
+
+def _assign(rows: pd.DataFrame, values: dict) -> pd.DataFrame:
+    """Set constant columns, all in one frame (one insert each would copy the frame's blocks each time);
+    tuple values (SKU lists) are repeated per row, not spread."""
+    block = pd.DataFrame({name: [value] * len(rows) for name, value in values.items()}, index=rows.index)
+    return pd.concat([rows.drop(columns=[c for c in values if c in rows.columns]), block], axis=1)
+
+
+def _storage_zero() -> dict:
+    zero = dict(
+        storage_ports_per_node=0, storage_down=1, storage_up=0, storage_switch_ports=1, storage_cage_endpoints=1,
+        storage_switch_units=0, storage_switch_w=0.0, storage_switch_usd=0.0, storage_port_usd=0.0,
+        storage_port_w=0.0, storage_cage_usd=0.0, storage_cage_w=0.0, storage_uplink_usd=0.0, storage_uplink_w=0.0,
+        storage_port_skus=(), storage_cage_skus=(), storage_switch_skus=(), storage_uplink_skus=(),
+        storage_switch=None, storage_link=None, storage_uplink=None, storage_note="",
+    )  # fmt: skip
+    return zero
+
+
+def _storage_params(design: networks.StorageDesign) -> dict:
+    down, up = design.split
+    link, uplink, sw = design.link, design.uplink, design.switch
+    return {
+        "storage_ports_per_node": design.ports_per_node,
+        "storage_down": down,
+        "storage_up": up if uplink is not None else 0,
+        "storage_switch_ports": sw.ports,
+        "storage_cage_endpoints": link.endpoints_per_cage,
+        "storage_switch_units": sw.rack_units,
+        "storage_switch_w": sw.power_w,
+        "storage_switch_usd": sw.price_usd,
+        "storage_port_usd": link.usd("endpoint"),
+        "storage_port_w": link.watts("endpoint"),
+        "storage_cage_usd": link.usd("cage"),
+        "storage_cage_w": link.watts("cage"),
+        "storage_uplink_usd": uplink.usd("uplink") if uplink else 0.0,
+        "storage_uplink_w": uplink.watts("uplink") if uplink else 0.0,
+        "storage_port_skus": tuple(("optics", s, q) for s, q in link.skus("endpoint")),
+        "storage_cage_skus": tuple(("optics", s, q) for s, q in link.skus("cage")),
+        "storage_switch_skus": (("switches", sw.sku, 1.0),),
+        "storage_uplink_skus": tuple(("optics", s, q) for s, q in uplink.skus("uplink")) if uplink else (),
+        "storage_switch": sw.sku,
+        "storage_link": link,
+        "storage_uplink": uplink,
+        "storage_note": ""
+        if uplink
+        else f"no switch-to-switch link for the storage {sw.sku}s: one storage leaf at most",
+    }
+
+
+def note_columns() -> list[str]:
+    return ["storage_note", "inband_note", "oob_note", "ufm_note", "racks_note"]

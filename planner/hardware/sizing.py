@@ -1,0 +1,129 @@
+"""Every quantity of a configuration at N nodes, in closed form (docs/plan.md section 3): the compute fabric
+(fabric.size_arrays), racks and PDUs (layout.py's rules), the storage, in-band and out-of-band networks and
+the subnet managers (networks.py's designs). The candidate table prices each row with these at its smallest
+feasible N; the brute force enumerates N with them; the MILP (optimize/buy.py) states the same rules as
+linear constraints. Every quantity is non-decreasing in N.
+
+`params` maps the candidate table's columns (numbers or arrays) to values; `nodes` is a number or an array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.hardware import fabric
+
+# The priced quantities and the coefficient prefix of each (costing.configuration_cost: capex = sum of
+# coef[prefix_usd] x quantity); `endpoints` and `nodes` are priced by endpoint_usd and node_usd.
+PRICED = {
+    "down_ports": "port",
+    "cages": "cage",
+    "switches": "switch",
+    "uplinks": "uplink",
+    "compute_racks": "compute_rack",
+    "network_racks": "network_rack",
+    "storage_ports": "storage_port",
+    "storage_cages": "storage_cage",
+    "storage_switches": "storage_switch",
+    "storage_uplinks": "storage_uplink",
+    "inband_ports": "inband_port",
+    "inband_switches": "inband_switch",
+    "oob_switches": "oob_switch",
+    "ufm": "ufm",
+}
+
+
+def _ceil(a, b):
+    return -(-np.asarray(a, dtype=np.int64) // np.maximum(np.asarray(b, dtype=np.int64), 1))
+
+
+def topology(params) -> fabric.Topology:
+    return fabric.Topology(
+        rail=params["rail"],
+        rails=params["rails"],
+        rail_endpoints=params["rail_endpoints"],
+        su=params["su_nodes"],
+        tor=params["tor"],
+        rack_leaves=params["rack_leaves"],
+        nodes_per_rack=params["nodes_per_rack"],
+    )
+
+
+def quantities(params, nodes) -> dict[str, np.ndarray]:
+    """All quantities of each candidate at `nodes` nodes (see the module docstring)."""
+    n = np.asarray(nodes, dtype=np.int64)
+    t = np.asarray(params["tier"], dtype=np.int64)
+    multi = t > 0
+    size = fabric.size_arrays(
+        np.asarray(params["endpoints_per_node"], dtype=np.int64) * n,
+        t,
+        params["switch_ports"],
+        params["breakout"],
+        params["oversubscription"],
+        nodes=n,
+        cage_endpoints=params["cage_endpoints"],
+        ports_per_cage=params["ports_per_cage"],
+        topology=topology(params),
+    )
+    q = dict(size)
+    q["nodes"] = n * np.ones_like(t)
+    q["endpoints"] = np.asarray(params["endpoints_per_node"], dtype=np.int64) * n
+    q["compute_racks"] = _ceil(n, params["nodes_per_rack"])
+    q.update(_storage(params, n, multi))
+    q["inband_ports"] = np.where(multi, np.asarray(params["inband_ports_per_node"], dtype=np.int64) * n, 0)
+    q["inband_switches"] = _ceil(q["inband_ports"], params["inband_down"])
+    q["ufm"] = np.where(multi, np.asarray(params["ufm_count"], dtype=np.int64), 0)
+    in_rows = multi & np.asarray(params["row_network_rack"], dtype=bool)
+    q["rows"] = np.where(in_rows, _ceil(q["compute_racks"], params["racks_per_row"]), 0)
+    q["network_racks"] = _network_racks(params, q)
+    pdus = q["compute_racks"] * np.asarray(params["pdus_compute"]) + q["network_racks"] * np.asarray(
+        params["pdus_network"]
+    )
+    q["pdus"] = np.where(np.asarray(params["count_pdus"], dtype=bool), pdus, 0)
+    oob = n + size["switches"] + q["storage_switches"] + q["inband_switches"] + q["ufm"] + q["pdus"]
+    q["oob_ports"] = np.where(multi & (np.asarray(params["oob_ports_per_switch"]) > 0), oob, 0)
+    q["oob_switches"] = _ceil(q["oob_ports"], params["oob_ports_per_switch"])
+    return q
+
+
+def _storage(params, n, multi) -> dict[str, np.ndarray]:
+    """Storage leaves of d_s down-ports each; spines only when there is more than one leaf."""
+    ports = np.where(multi, np.asarray(params["storage_ports_per_node"], dtype=np.int64) * n, 0)
+    leaves = _ceil(ports, params["storage_down"])
+    spread = leaves >= 2
+    up = np.asarray(params["storage_up"], dtype=np.int64)
+    spines = np.where(spread, _ceil(leaves * up, params["storage_switch_ports"]), 0)
+    return {
+        "storage_ports": ports,
+        "storage_cages": _ceil(ports, params["storage_cage_endpoints"]),
+        "storage_leaves": leaves,
+        "storage_spines": spines,
+        "storage_switches": leaves + spines,
+        "storage_uplinks": np.where(spread, leaves * up, 0),
+    }
+
+
+def network_units_and_watts(params, q) -> tuple[np.ndarray, np.ndarray]:
+    """Rack units and nameplate watts of the gear in network racks: compute leaves unless they sit on top of
+    the compute racks, spines and cores, storage and in-band switches, subnet managers. (Out-of-band switches
+    are 1U and go in the compute racks' reserved units.)"""
+    in_rows = np.where(np.asarray(params["tor"], dtype=bool), q["switches"] - q["leaf"], q["switches"])
+    parts = [
+        (in_rows, params["switch_units"], params["switch_w"]),
+        (q["storage_switches"], params["storage_switch_units"], params["storage_switch_w"]),
+        (q["inband_switches"], params["inband_switch_units"], params["inband_switch_w"]),
+        (q["ufm"], params["ufm_units"], params["ufm_w"]),
+    ]
+    units = sum(np.asarray(count) * np.asarray(u) for count, u, _ in parts)
+    watts = sum(np.asarray(count) * np.asarray(w) for count, _, w in parts)
+    return units, watts
+
+
+def _network_racks(params, q) -> np.ndarray:
+    """One network rack per row, and enough for the network gear's space and power."""
+    units, watts = network_units_and_watts(params, q)
+    by_space = _ceil(units, params["usable_units"])
+    by_power = np.ceil(np.asarray(watts, dtype=float) / np.asarray(params["rack_w"], dtype=float) - 1e-9).astype(
+        np.int64
+    )
+    return np.maximum(q["rows"], np.maximum(by_space, by_power))

@@ -1,0 +1,440 @@
+"""The planning scenario: what to train, what is required, what is allowed. YAML in, pydantic-validated.
+
+Quantities accept units ("176B", "2T", "30M", "$30M", "500kW"). CLI flags override fields through
+`apply_overrides` before validation, so an override is checked exactly like the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from planner.assumptions import facility as D
+from planner.base import limits as L
+from planner.base.errors import ScenarioError
+from planner.base.fileio import InputFileError, read_text
+from planner.base.safeyaml import YamlProblem, load_yaml
+from planner.catalog.rows import Count, Params, PlanFabric, count, error_text, quantity_type
+
+USD = quantity_type("usd", "$30M", gt=0)
+KW = Annotated[float, BeforeValidator(lambda v: _kw(v)), Field(gt=0, le=L.MAX_QUANTITY["w"] / 1e3)]
+Days = quantity_type("days", "30d", gt=0)
+TFLOPs = quantity_type("tflops", "40", gt=0)
+ModelParams = quantity_type("count", "176B", gt=0, le=L.MAX_PARAMS)
+
+
+def _kw(value: object) -> object:
+    from planner.base.units import parse_quantity
+
+    if isinstance(value, str) and value.strip().lower().endswith("w"):
+        return parse_quantity(value, "w") / 1e3
+    return parse_quantity(value, "count")
+
+
+class _Strict(BaseModel):
+    # allow_inf_nan=False: a .inf or .nan in any float field is refused, never handed to the solver
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _sane(cls, value: object, info: ValidationInfo) -> object:
+        """Text without control characters, lists and dicts of at most MAX_LIST_ITEMS (sections are
+        checked field by field by their own model, so a problem names the field)."""
+        annotation = cls.model_fields[info.field_name].annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return value
+        return L.check_value(value, L.MAX_NAME_CHARS)
+
+
+class Workload(_Strict):
+    model: str | None = Field(None, description="A model name from models.csv (gives params and architecture).")
+    params: ModelParams | None = Field(None, description="Parameter count when no model is named, e.g. 176B.")
+    seq_len: Count | None = Field(
+        None, ge=1, le=L.MAX_SEQ_LEN, description="Tokens per sequence (default: the model's)."
+    )
+    micro_batches: list[count(ge=1, le=L.MAX_MICRO_BATCH)] = Field(
+        default_factory=lambda: [1, 2, 4, 8], min_length=1, description="Micro-batch sizes the plan may pick."
+    )
+    global_batch: Count | None = Field(
+        None, ge=1, description="Sequences per optimizer step; micro_batch x GPUs x grad_accum must equal it."
+    )
+    precision: Literal["bf16", "fp16"] = "bf16"
+    grad_dtype: Literal["bf16", "fp16", "fp32"] | None = Field(None, description="Default: the precision.")
+    checkpointing: bool | Literal["full", "selective", "none"] = Field(
+        "full", description="Activation checkpointing: full, selective (attention core only) or none (true = full)."
+    )
+    framework: Literal["deepspeed", "fsdp"] = Field(
+        "deepspeed", description="DeepSpeed ZeRO-3 (0.6 or later) or PyTorch FSDP."
+    )
+    offload: Literal["none", "cpu", "nvme"] = Field("none", description="Where the optimizer states and step live.")
+    flash_attention: bool = True
+    qwz: bool = False
+    hpz: bool = False
+    qgz: bool = False
+    hierarchical: bool = False
+
+    @model_validator(mode="after")
+    def _one_model(self) -> Workload:
+        if (self.model is None) == (self.params is None):
+            raise ValueError("give exactly one of workload.model or workload.params")
+        return self
+
+    @property
+    def checkpointing_mode(self) -> str:
+        if isinstance(self.checkpointing, bool):
+            return "full" if self.checkpointing else "none"
+        return self.checkpointing
+
+    @property
+    def grad_bytes(self) -> float:
+        return 4.0 if (self.grad_dtype or self.precision) == "fp32" else 2.0
+
+
+class Requirement(_Strict):
+    gpus: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="A fixed GPU count.")
+    tokens: Params | None = Field(None, description="Tokens to train, with days (a deadline).")
+    days: Days | None = None
+    min_tokens_per_s: Params | None = Field(None, description="A minimum total throughput.")
+    schedule_margin: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="With a deadline: finish this share of it early (0.1: within 27 of 30 days), counting "
+        "the time interruptions cost (see reliability).",
+    )
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Requirement:
+        kinds = [
+            self.gpus is not None,
+            self.tokens is not None or self.days is not None,
+            self.min_tokens_per_s is not None,
+        ]
+        if sum(kinds) != 1:
+            raise ValueError("give exactly one requirement: gpus, or tokens with days, or min_tokens_per_s")
+        if (self.tokens is None) != (self.days is None):
+            raise ValueError("tokens and days go together (train this many tokens within this many days)")
+        return self
+
+
+class Objective(_Strict):
+    kind: Literal["capex", "tco"] = "capex"
+    years: float = Field(5.0, gt=0, le=L.MAX_YEARS, description="TCO horizon (Epoch AI: 5-year server life).")
+    usd_per_kwh: float = Field(
+        0.0826, ge=0, le=L.MAX_USD_PER_KWH, description="US industrial 2025 (Epoch AI), datacenter_assumptions."
+    )
+    pue: float = Field(
+        1.25, ge=1, le=L.MAX_PUE, description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale)."
+    )
+    server_draw_fraction: float = Field(0.75, gt=0, le=1, description="Training draw / server max power (Epoch AI).")
+    colocation_usd_per_kw_month: float = Field(
+        D.COLOCATION_USD_PER_KW_MONTH.value,
+        ge=0,
+        le=L.MAX_USD_PER_KW_MONTH,
+        description="Space, cooling and power delivery per kW of nameplate IT power per month (CBRE H2 2025 "
+        "wholesale; 0 when you own the building and count it elsewhere).",
+    )
+    support_share_of_capex_per_year: float = Field(
+        D.SUPPORT_SHARE_OF_CAPEX_PER_YEAR.value,
+        ge=0,
+        le=1,
+        description="Hardware support contracts per year, as a share of capex (CTWatch 2006: 4-8%; low confidence).",
+    )
+    staff_fte: float = Field(
+        0.0, ge=0, le=L.MAX_STAFF_FTE, description="Operations staff (full-time equivalents) charged to the cluster."
+    )
+    staff_usd_per_fte_year: float = Field(
+        D.STAFF_USD_PER_FTE_YEAR.value,
+        ge=0,
+        le=L.MAX_USD_PER_FTE_YEAR,
+        description="Cost per FTE-year (BLS median base wage; add overhead).",
+    )
+
+
+class Constraints(_Strict):
+    budget_usd: USD | None = None
+    power_kw: KW | None = Field(None, description="Cap on IT power at nameplate (servers, NICs, switches, optics).")
+    max_nodes: Count = Field(2048, ge=1, le=L.MAX_NODES)
+    gpus: list[str] | None = Field(None, description="Allowed GPU names or aliases.")
+    servers: list[str] | None = Field(None, description="Allowed server names.")
+    gpus_per_node: list[count(ge=1, le=L.MAX_GPUS_PER_NODE)] | None = Field(None, description="Allowed node sizes.")
+    vendors: list[str] | None = Field(None, description="Allowed server vendors (substring, case-insensitive).")
+    fabrics: list[PlanFabric] = Field(
+        default_factory=lambda: ["ib", "roce", "spectrum-x"],
+        min_length=1,
+        description="ib (InfiniBand), roce (lossless RoCE: PFC and ECN configured), spectrum-x (Spectrum-4 "
+        "switches with SuperNIC-class NICs).",
+    )
+    switches: list[str] | None = Field(None, description="Allowed compute-fabric switch SKUs.")
+    topologies: list[Literal["rail", "leaf-spine"]] | None = Field(
+        None,
+        description="Fabric topologies above one switch: rail-optimised and/or plain leaf-spine. Default: "
+        "rail-optimised for nodes with one NIC per GPU (HGX/DGX, as DGX SuperPOD), else leaf-spine.",
+    )
+    oversubscription: list[Annotated[float, Field(ge=1, le=L.MAX_OVERSUBSCRIPTION)]] = Field(
+        default_factory=lambda: [1.0], min_length=1, description="Allowed leaf oversubscription ratios o (o:1)."
+    )
+    max_nics_per_node: count(ge=1, le=L.MAX_NICS_PER_NODE) | None = None
+
+
+class Cabling(_Strict):
+    """Overrides of the cable runs the layout gives (None: from the layout)."""
+
+    node_leaf_reach_m: float | None = Field(
+        None, gt=0, le=L.MAX_REACH_M, description="Run NIC to leaf, metres (default: layout)."
+    )
+    switch_reach_m: float | None = Field(
+        None, gt=0, le=L.MAX_REACH_M, description="Run between switch tiers, metres (default: layout)."
+    )
+
+
+class Layout(_Strict):
+    """Racks and rows (planner/hardware/layout.py): nodes per rack from power and space, where leaves sit,
+    cable runs."""
+
+    rack_kw: float = Field(
+        40.8,
+        gt=0,
+        le=L.MAX_RACK_KW,
+        description="IT power per rack, kW (DGX SuperPOD H100: 4 x 10.2 kW DGX, RA-11333-001).",
+    )
+    rack_units: int = Field(48, ge=4, le=L.MAX_RACK_UNITS, description="Rack height, U.")
+    reserved_units: int = Field(
+        4, ge=0, le=L.MAX_RACK_UNITS, description="U kept free in a compute rack (patch panels, ToR and OOB switches)."
+    )
+    rack_width_m: float = Field(0.6, gt=0, le=L.MAX_LAYOUT_M)
+    row_pitch_m: float = Field(2.4, gt=0, le=L.MAX_LAYOUT_M, description="Row to row: rack depth plus an aisle.")
+    racks_per_row: int = Field(
+        8,
+        ge=1,
+        le=L.MAX_RACKS_PER_ROW,
+        description="Compute racks per row (a rail-optimised fabric: one scalable unit).",
+    )
+    leaf_placement: Literal["auto", "top-of-rack", "middle-of-row", "end-of-row"] = Field(
+        "auto", description="auto: top-of-rack for leaf-spine, middle-of-row for rail-optimised (as SuperPOD)."
+    )
+    slack_m: float = Field(
+        0.5, ge=0, le=L.MAX_LAYOUT_M, description="Added to every cable run (service loops, dressing)."
+    )
+
+    @model_validator(mode="after")
+    def _room_for_servers(self) -> Layout:
+        if self.reserved_units >= self.rack_units:
+            raise ValueError(
+                f"layout.reserved_units ({self.reserved_units}) leaves no room in a {self.rack_units} U rack; "
+                "reserve fewer units"
+            )
+        return self
+
+
+class Include(_Strict):
+    """Sections of the bill of materials beside the servers and the compute fabric; each on by default."""
+
+    storage_network: bool = True
+    inband_network: bool = True
+    oob_network: bool = True
+    subnet_manager: bool = Field(True, description="UFM appliances where InfiniBand switches are unmanaged.")
+    racks: bool = Field(True, description="Racks and PDUs.")
+
+
+class CloudOptions(_Strict):
+    """Used by `planner cloud` (and `planner plan --compare-cloud`)."""
+
+    providers: list[str] | None = Field(None, description="Allowed providers (case-insensitive).")
+    regions: list[str] | None = Field(None, description="Allowed regions.")
+    instances: list[str] | None = Field(None, description="Allowed instance types.")
+    pricing: list[Literal["ondemand", "spot", "reserved"]] = Field(
+        default_factory=lambda: ["ondemand", "spot", "reserved"], min_length=1
+    )
+    quota: dict[str, count(ge=0, le=L.MAX_INSTANCES)] = Field(
+        default_factory=dict, description="Most instances per instance type (or provider/instance)."
+    )
+    max_instances: Count = Field(256, ge=1, le=L.MAX_INSTANCES, description="Most instances of any one offering.")
+    spot_share_max: float = Field(
+        1.0, ge=0, le=1, description="Largest share of instances on spot pricing (with mix_pricing)."
+    )
+    mix_pricing: bool = Field(
+        False,
+        description="Allow one job to mix pricing models (e.g. some instances on-demand, some reserved or "
+        "spot); false: every instance of the job on one pricing model.",
+    )
+    spot_multi_instance: bool = Field(
+        False,
+        description="Allow spot/preemptible instances in a job spanning several instances, priced with the "
+        "preemption model below. False: one preemption stalls every rank of a synchronous job, so spot only "
+        "serves single-instance jobs.",
+    )
+    spot_interruptions_per_1000_instance_days: float = Field(
+        D.SPOT_INTERRUPTIONS_PER_1000_INSTANCE_DAYS.value,
+        ge=0,
+        le=L.MAX_EVENTS_PER_1000_DAYS,
+        description="Preemptions per 1000 spot instance-days (estimate from AWS Spot Advisor's top bucket).",
+    )
+    spot_restart_minutes: float = Field(
+        D.SPOT_RESTART_MINUTES.value,
+        ge=0,
+        le=L.MAX_MINUTES,
+        description="Minutes per preemption to get replacement capacity and restart (estimate).",
+    )
+
+
+class Reliability(_Strict):
+    """Schedule risk of a training run with a deadline: interruptions cost restarts, recomputed work and
+    checkpoint writes, so the run needs more throughput than tokens / days. Goodput = 1 - the lost share."""
+
+    interruptions_per_1000_node_days: float = Field(
+        D.INTERRUPTIONS_PER_1000_NODE_DAYS.value,
+        ge=0,
+        le=L.MAX_EVENTS_PER_1000_DAYS,
+        description="Job interruptions per 1000 node-days (Llama 3: ~4); 0 turns the goodput model off.",
+    )
+    restart_minutes: float = Field(
+        D.RESTART_MINUTES.value,
+        ge=0,
+        le=L.MAX_MINUTES,
+        description="Minutes per interruption to detect, reschedule and reload.",
+    )
+    checkpoint_interval_minutes: float | None = Field(
+        None, gt=0, le=L.MAX_MINUTES, description="Minutes between checkpoints (default: the Young/Daly optimum)."
+    )
+    checkpoint_write_gb_per_s_per_node: float = Field(
+        D.CHECKPOINT_WRITE_GB_PER_S_PER_NODE.value,
+        gt=0,
+        le=L.MAX_QUANTITY["gb_per_s"],
+        description="Sustained write to shared storage per node while every node writes its shard.",
+    )
+    checkpoint_bytes_per_param: float = Field(
+        D.CHECKPOINT_BYTES_PER_PARAM.value,
+        gt=0,
+        le=L.MAX_CHECKPOINT_BYTES_PER_PARAM,
+        description="Bytes saved per parameter (14: bf16 + fp32 Adam).",
+    )
+    goodput: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="A measured share of wall-clock time that trains, instead of the model above (Llama 3 "
+        "reports over 0.9). Default: the model's, at the plan's node count.",
+    )
+
+
+class Scenario(_Strict):
+    name: str = "unnamed scenario"
+    workload: Workload
+    requirement: Requirement
+    target_tflops: TFLOPs | None = Field(
+        None, description="Achieved TFLOPs per GPU the plan must reach (none: no floor)."
+    )
+    confidence: float | None = Field(
+        None,
+        gt=0.5,
+        lt=1,
+        description="Plan for the pessimistic outcome reached with this probability (e.g. 0.9: the p10 of the "
+        "model's leave-one-source-out errors for the GPU, framework and fabric); none: the point prediction.",
+    )
+    objective: Objective = Field(default_factory=Objective)
+    constraints: Constraints = Field(default_factory=Constraints)
+    cabling: Cabling = Field(default_factory=Cabling)
+    layout: Layout = Field(default_factory=Layout)
+    include: Include = Field(default_factory=Include)
+    cloud: CloudOptions = Field(default_factory=CloudOptions)
+    reliability: Reliability = Field(default_factory=Reliability)
+    catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
+
+    @model_validator(mode="after")
+    def _bounded_search(self) -> Scenario:
+        """Each micro-batch and oversubscription ratio multiplies the candidates the plan searches (4 x 4
+        takes ~10 s, 8 x 8 minutes): their product is capped."""
+        pairs = len(self.workload.micro_batches) * len(self.constraints.oversubscription)
+        if pairs > L.MAX_SEARCH_PAIRS:
+            raise ValueError(
+                f"workload.micro_batches ({len(self.workload.micro_batches)}) x constraints.oversubscription "
+                f"({len(self.constraints.oversubscription)}) = {pairs} combinations to search; at most "
+                f"{L.MAX_SEARCH_PAIRS}: allow fewer"
+            )
+        return self
+
+
+def apply_overrides(data: dict, overrides: dict[str, object], keep_none: bool = False) -> dict:
+    """Set dotted keys ("constraints.budget_usd") in the raw scenario dict. None means "not given" and is
+    skipped, unless keep_none (--set KEY=null sets the field to null)."""
+    for dotted, value in overrides.items():
+        if value is None and not keep_none:
+            continue
+        node = data
+        *parents, leaf = dotted.split(".")
+        if len(parents) >= L.MAX_NESTING_DEPTH:
+            raise ScenarioError(f"cannot override {L.short(dotted)}: at most {L.MAX_NESTING_DEPTH} dotted parts")
+        for key in parents:
+            node = node.setdefault(key, {})
+            if not isinstance(node, dict):
+                raise ScenarioError(f"cannot override {L.short(dotted)}: {L.short(key)} is not a section")
+        node[leaf] = value
+    return data
+
+
+def load_scenario(
+    path: str | Path, overrides: dict[str, object] | None = None, settings: dict[str, object] | None = None
+) -> Scenario:
+    path = Path(path)
+    data = read_yaml(path, "scenario")
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: a scenario is a YAML mapping with workload, requirement, target_tflops")
+    if "horizon" in data and "workload" not in data:
+        raise ScenarioError(f"{path}: this is a fleet file (horizon, training, inference); run `planner fleet {path}`")
+    data = apply_overrides(data, overrides or {})
+    data = apply_overrides(data, settings or {}, keep_none=True)
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError("\n".join(validation_messages(str(path), exc))) from None
+    base = path.parent
+    return scenario.model_copy(update={"catalogs": [str((base / c).resolve()) for c in scenario.catalogs]})
+
+
+def read_yaml(path: Path, what: str) -> object:
+    """A scenario-sized YAML (or JSON) file under every input limit, or a one-line ScenarioError."""
+    try:
+        return load_yaml(read_text(path, L.MAX_SCENARIO_BYTES, what))
+    except InputFileError as exc:
+        raise ScenarioError(str(exc)) from None
+    except YamlProblem as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+
+
+def validation_messages(label: str, exc: ValidationError, message=None) -> list[str]:
+    """One line per problem (the first MAX_ERROR_LINES, then how many more), each naming the field;
+    `message(label, error)` words one (default: the plan scenario's)."""
+    errors, message = exc.errors(), message or field_message
+    lines = [message(label, e) for e in errors[: L.MAX_ERROR_LINES]]
+    if len(errors) > L.MAX_ERROR_LINES:
+        lines.append(f"{label}: ... and {len(errors) - L.MAX_ERROR_LINES:,} more problems")
+    return lines
+
+
+def _dotted(loc: tuple) -> str:
+    """workload.micro_batches.0, each part cut to 40 characters (a key may be huge)."""
+    return ".".join(L.short(x, 40) if not isinstance(x, str) or len(x) > 40 else x for x in loc)
+
+
+def field_message(label: str, err: dict, command: str = "plan", where_of=_dotted) -> str:
+    """file: field = value: what is wrong. The value is cut to MAX_VALUE_CHARS: the input may be huge.
+    `command` names the schema to see; `where_of` writes the field's location."""
+    where = where_of(err["loc"])
+    message = L.cut(error_text(err) if err["type"] != "missing" else str(err["msg"]))
+    hint = f" (see `planner {command} --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
+    if not err["loc"]:  # a rule over several fields: its message names them
+        return f"{label}: {message}{hint}"
+    value = "" if err["type"] == "missing" else f" = {L.short(err.get('input'))}"
+    return f"{label}: {where}{value}: {message}{hint}"

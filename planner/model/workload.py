@@ -1,0 +1,302 @@
+"""What is trained or served, and on which configuration.
+
+The one builder of the table `perf.evaluate` reads (`perf_frame`), and the one set of feasibility tests a
+configuration must pass (target TFLOPs/GPU, memory, throughput, a whole gradient accumulation), used alike
+by buying (candidates), renting (cloud) and the explanations of why nothing fits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from planner.assumptions import model as A
+from planner.base.errors import ScenarioError, UsageError
+from planner.base.units import SECONDS_PER_DAY
+from planner.catalog.load import Catalog
+from planner.hardware import pcie
+
+# Relative slack on floors (target, throughput): a configuration that meets one to 1e-9 meets it.
+TARGET_TOLERANCE = 1e-9
+THROUGHPUT_TOLERANCE = 1e-12
+OFFLOADS = ("none", "cpu", "nvme")
+CHECKPOINTING = ("full", "selective", "none")
+
+
+def _check_choice(what: str, value: str, allowed) -> None:
+    if value not in allowed:
+        raise UsageError(f"--{what} {value!r} is not one of {', '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class Training:
+    """What is trained and how, per GPU: the model (params, and the architecture when known) and the
+    micro-batch, with the framework's options. NaN architecture fields mean "unknown" (estimated from P)."""
+
+    params: float
+    micro_batch: float
+    seq_len: int
+    layers: float = np.nan
+    hidden: float = np.nan
+    heads: float = np.nan
+    vocab: float = np.nan
+    checkpointing: str = "full"  # full | selective | none
+    flash_attention: bool = True
+    qwz: bool = False
+    hpz: bool = False
+    qgz: bool = False
+    grad_bytes: float = 2.0
+    hierarchical: bool = False
+    framework: str = "deepspeed"  # deepspeed | fsdp
+    offload: str = "none"  # none | cpu | nvme (the optimizer's states and step)
+    grad_accum: int = 1
+    model_name: str | None = None
+
+    def __post_init__(self):
+        if isinstance(self.checkpointing, bool):  # older callers: True / False
+            object.__setattr__(self, "checkpointing", "full" if self.checkpointing else "none")
+        _check_choice("framework", self.framework, A.FRAMEWORKS)
+        _check_choice("offload", self.offload, OFFLOADS)
+        _check_choice("checkpointing", self.checkpointing, CHECKPOINTING)
+        if self.framework != "deepspeed" and (self.qwz or self.hpz or self.qgz):
+            raise UsageError("ZeRO++ (qwz/hpz/qgz) is a DeepSpeed feature: use --framework deepspeed or drop ZeRO++")
+
+    def with_micro_batch(self, micro_batch: float) -> Training:
+        return dataclasses.replace(self, micro_batch=micro_batch)
+
+    def with_zeropp(self, on: bool) -> Training:
+        return dataclasses.replace(self, qwz=on, hpz=on, qgz=on)
+
+    def perf_columns(self) -> dict:
+        """The columns perf.evaluate reads that describe the training (not the cluster)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "model_name"}
+
+
+def training(
+    catalog: Catalog,
+    *,
+    params: float | None = None,
+    model: str | None = None,
+    micro_batch: float | None = None,
+    seq_len: int | None = None,
+    tokens_per_gpu: float | None = None,
+    **options,
+) -> Training:
+    """Resolve --model/--params and --micro-batch/--seq-len/--tokens-per-gpu into a Training."""
+    if (params is None) == (model is None):
+        raise UsageError("give exactly one of --params (e.g. 176B) or --model (a name from models.csv)")
+    arch: dict = {}
+    if model is not None:
+        row = catalog.model(model)
+        params = row.params
+        arch = {"layers": row.layers, "hidden": row.hidden, "heads": row.heads, "vocab": row.vocab}
+        arch["model_name"] = row.name
+        seq_len = seq_len or row.seq_len
+    if params <= 0:
+        raise UsageError(f"--params must be positive, got {params:g}")
+    if tokens_per_gpu is not None:
+        if micro_batch is not None:
+            raise UsageError("give --tokens-per-gpu or --micro-batch, not both")
+        if tokens_per_gpu <= 0:
+            raise UsageError(f"--tokens-per-gpu must be positive, got {tokens_per_gpu:g}")
+        seq_len = min(seq_len or tokens_per_gpu, tokens_per_gpu)
+        micro_batch = tokens_per_gpu / seq_len
+    if micro_batch is None or seq_len is None:
+        raise UsageError("give --micro-batch and --seq-len (or --tokens-per-gpu, or --model for its seq_len)")
+    if micro_batch <= 0 or seq_len <= 0:
+        raise UsageError("--micro-batch and --seq-len must be positive")
+    return Training(params=params, micro_batch=micro_batch, seq_len=int(seq_len), **arch, **options)
+
+
+def scenario_training(catalog: Catalog, scenario) -> Training:
+    """The scenario's workload at micro-batch 1 (each candidate sets its own micro-batch)."""
+    w = scenario.workload
+    if w.model is None and w.seq_len is None:
+        raise ScenarioError(
+            "workload.seq_len is required with workload.params (with workload.model the model's "
+            "own seq_len is the default)"
+        )
+    return training(
+        catalog,
+        params=w.params,
+        model=w.model,
+        micro_batch=1,
+        seq_len=w.seq_len,
+        checkpointing=w.checkpointing_mode,
+        flash_attention=w.flash_attention,
+        qwz=w.qwz,
+        hpz=w.hpz,
+        qgz=w.qgz,
+        grad_bytes=w.grad_bytes,
+        hierarchical=w.hierarchical,
+        framework=w.framework,
+        offload=w.offload,
+    )
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What is served: weight bytes (params x bytes per weight), the architecture, the decode batch."""
+
+    weights_bytes: float
+    params: float
+    layers: int
+    hidden: int
+    batch: int = 1
+
+
+# ---------------------------------------------------------------- the table perf.evaluate reads
+
+
+@dataclass(frozen=True)
+class Cluster:
+    gpu: str
+    gpus: int
+    gpus_per_node: int
+    node_gbps: float
+    fabric: str
+    intra_node_gb_per_s: float | None = None
+
+
+def check_cluster(cluster: Cluster) -> None:
+    if cluster.gpus < 1 or cluster.gpus_per_node < 1:
+        raise UsageError("--gpus and --gpus-per-node must be at least 1")
+    if cluster.gpus % cluster.gpus_per_node:
+        raise UsageError(
+            f"--gpus {cluster.gpus} is not a multiple of --gpus-per-node {cluster.gpus_per_node}: give whole nodes"
+        )
+    if not cluster.node_gbps > 0:
+        raise UsageError(f"node bandwidth must be positive, got {cluster.node_gbps:g} Gbps")
+    if cluster.fabric not in A.FABRICS:
+        raise UsageError(f"--fabric {cluster.fabric!r} is not one of {', '.join(A.FABRICS)}")
+
+
+def intra_node_bandwidth(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
+    """NVLink GB/s per GPU from a catalog server with this GPU and node size (NaN when none): how a rented
+    or hypothetical node of this shape is modelled, alike with a purchased one."""
+    values = [
+        s.intra_node_gb_per_s for s in catalog.items("servers") if s.gpu == gpu and s.gpus_per_node == gpus_per_node
+    ]
+    return max(values) if values else np.nan
+
+
+def gpu_columns(catalog: Catalog, gpu: str) -> dict:
+    row = catalog.gpu(gpu)
+    return {
+        "gpu": row.name,
+        "peak_tflops": row.peak_bf16_tflops,
+        "hbm_gib": row.hbm_gib,
+        "hbm_gb_per_s": row.hbm_gb_per_s,
+    }
+
+
+def host_dram_gb_per_s(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
+    """DRAM bandwidth of a catalog server of this GPU and size (NaN: the model's default host)."""
+    values = [
+        s.dram_gb_per_s
+        for s in catalog.items("servers")
+        if s.gpu == gpu and s.gpus_per_node == gpus_per_node and s.dram_gb_per_s
+    ]
+    return max(values) if values else np.nan
+
+
+def host_gbps(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
+    """The x16 PCIe rate between a GPU and its host in a catalog server of this GPU and size (NaN: the
+    model's default for the GPU)."""
+    gens = [s.pcie_gen for s in catalog.items("servers") if s.gpu == gpu and s.gpus_per_node == gpus_per_node]
+    return pcie.x16_gbps(max(gens)) if gens else np.nan
+
+
+def perf_frame(work: Training, clusters: Mapping[str, object] | pd.DataFrame) -> pd.DataFrame:
+    """The one builder of the table perf.evaluate reads: the training's columns beside per-row cluster
+    columns (gpu, peak_tflops, hbm_gib, gpus, gpus_per_node, node_gbps, fabric, intra_node_gb_per_s, and
+    micro_batch where rows differ in it)."""
+    frame = pd.DataFrame(clusters).reset_index(drop=True)
+    shared = {name: value for name, value in work.perf_columns().items() if name not in frame.columns}
+    return pd.concat([frame, pd.DataFrame(shared, index=frame.index)], axis=1)  # one block, not column by column
+
+
+def cluster_record(catalog: Catalog, work: Training, cluster: Cluster) -> dict:
+    """One row of the table perf.evaluate reads, for a named cluster."""
+    check_cluster(cluster)
+    gpu = gpu_columns(catalog, cluster.gpu)
+    nvlink = cluster.intra_node_gb_per_s
+    if nvlink is None:
+        nvlink = intra_node_bandwidth(catalog, gpu["gpu"], cluster.gpus_per_node)
+    return {
+        **work.perf_columns(),
+        **gpu,
+        "gpus": cluster.gpus,
+        "gpus_per_node": cluster.gpus_per_node,
+        "node_gbps": cluster.node_gbps,
+        "fabric": cluster.fabric,
+        "intra_node_gb_per_s": nvlink,
+        "host_gbps": host_gbps(catalog, gpu["gpu"], cluster.gpus_per_node),
+        "host_dram_gb_per_s": host_dram_gb_per_s(catalog, gpu["gpu"], cluster.gpus_per_node),
+    }
+
+
+def cluster_frame(catalog: Catalog, work: Training, clusters: list[Cluster]) -> pd.DataFrame:
+    """One row per cluster (predict, bandwidth)."""
+    return pd.DataFrame.from_records([cluster_record(catalog, work, c) for c in clusters])
+
+
+# ---------------------------------------------------------------- requirements and feasibility
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What every configuration must meet, from the scenario: a per-GPU floor, a throughput floor (from a
+    deadline or a rate), a fixed GPU count, a global batch (whole gradient accumulation)."""
+
+    target_tflops: float = 0.0
+    tokens_per_s: float | None = None
+    gpus: int | None = None
+    global_batch: int | None = None
+    tokens: float | None = None
+    confidence: float | None = None  # met with this probability (perf.evaluate's pessimistic outcome)
+
+    @classmethod
+    def of(cls, scenario) -> Requirements:
+        r = scenario.requirement
+        need = r.min_tokens_per_s
+        if r.tokens is not None:  # a deadline, met in effective time: less the margin, times goodput (reliability.py)
+            need = r.tokens / (r.days * (1 - r.schedule_margin) * SECONDS_PER_DAY * (scenario.reliability.goodput or 1))
+        target = scenario.target_tflops or 0.0
+        return cls(target, need, r.gpus, scenario.workload.global_batch, r.tokens, scenario.confidence)
+
+    def training_days(self, tokens_per_s):
+        return None if self.tokens is None else self.tokens / tokens_per_s / SECONDS_PER_DAY
+
+
+def meets_target(evaluated: Mapping, req: Requirements) -> np.ndarray:
+    return np.asarray(evaluated["achieved_tflops_per_gpu"]) >= req.target_tflops - TARGET_TOLERANCE
+
+
+def fits_memory(evaluated: Mapping) -> np.ndarray:
+    return np.asarray(evaluated["fits_memory"], dtype=bool)
+
+
+def fast_enough(evaluated: Mapping, req: Requirements) -> np.ndarray:
+    tokens_per_s = np.asarray(evaluated["tokens_per_s"])
+    if req.tokens_per_s is None:
+        return np.ones(tokens_per_s.shape, dtype=bool)
+    return tokens_per_s >= req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
+
+
+def whole_grad_accum(gpus, micro_batch, req: Requirements) -> np.ndarray:
+    """micro_batch x GPUs divides the global batch (grad_accum a whole number >= 1)."""
+    per_step = np.asarray(gpus, dtype=np.int64) * np.asarray(micro_batch, dtype=np.int64)
+    if req.global_batch is None:
+        return np.ones(per_step.shape, dtype=bool)
+    return (per_step <= req.global_batch) & (req.global_batch % np.maximum(per_step, 1) == 0)
+
+
+def feasible(evaluated: Mapping, req: Requirements) -> np.ndarray:
+    """Every requirement at once (the fixed GPU count is the caller's range, not a test here)."""
+    ok = fits_memory(evaluated) & meets_target(evaluated, req) & fast_enough(evaluated, req)
+    return ok & whole_grad_accum(evaluated["gpus"], evaluated["micro_batch"], req)

@@ -1,0 +1,591 @@
+"""The candidate table of a purchase: one row per
+    server x NIC x NICs per node x fabric x switch x tier x oversubscription x micro-batch
+(plus one single-node row per server x micro-batch), each priced exactly at its smallest feasible node count.
+
+Node-count bounds are exact, by bisection on functions proven monotone in the node count N (N >= 2):
+  * achieved TFLOPs/GPU never rises with N (the ring share (n-1)/n and the latency both grow), so the
+    target gives an upper bound;
+  * memory per GPU never rises with N (states are sharded 16P/n), so memory gives a lower bound;
+  * cluster tokens/s = N*G*T / t_step(N) never falls with N for N >= 2, because t_step(N) grows at most
+    proportionally: every term of t_comm has the form a*(1 - 1/(cN)) or c + dN, whose elasticity is <= 1;
+    so a deadline or throughput requirement gives a lower bound.
+One node is a candidate of its own (no NICs, no switches), since 1 -> 2 nodes can lower cluster throughput.
+
+Every cost and power term is non-decreasing in N (nodes, NIC ports and ceil-sized switch counts all grow), so
+a candidate's cheapest use is its smallest feasible N, and a budget or power cap that excludes that size
+excludes every larger one: the priced table is exact, and the MILP needs only the rows that can win.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from planner.base.errors import ScenarioError
+from planner.catalog.load import Catalog
+from planner.catalog.rows import ServerRow
+from planner.hardware import costing, fabric, sizing
+from planner.hardware import designs as design_module
+from planner.hardware.designs import Designs, designs
+from planner.inputs.scenario import Scenario
+from planner.model import performance as perf
+from planner.model.calibration import Calibration
+from planner.model.workload import Requirements, Training, fast_enough, fits_memory, meets_target, scenario_training
+
+# A node's shape as the performance model sees it (the fleet's pools share it), then a performance key:
+# the shape, the micro-batch and the network.
+NODE_SHAPE = [
+    "gpu",
+    "peak_tflops",
+    "hbm_gib",
+    "hbm_gb_per_s",
+    "gpus_per_node",
+    "intra_node_gb_per_s",
+    "host_gbps",
+    "host_dram_gb_per_s",
+]
+KEY = [*NODE_SHAPE, "micro_batch", "node_gbps_eff", "fabric"]
+# A single node has no network: its performance key is the node at a nominal 1 Gbps of IB (no traffic crosses it).
+SINGLE_NODE_GBPS, SINGLE_NODE_FABRIC = 1.0, "ib"
+# A distinct configuration (what alternatives and no-good cuts tell apart): tiers are variants of one; a
+# rail-optimised fabric is a configuration of its own.
+GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "micro_batch"]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The priced table (every row with a non-empty node range; `within_limits` marks those within the
+    budget and power caps) and the bounds table of every performance key (for explanations)."""
+
+    frame: pd.DataFrame
+    bounds: pd.DataFrame
+    training: Training
+    requirements: Requirements
+    designs: pd.DataFrame | None = None  # every design once (no micro-batch), with its fabric's capacity
+
+    @property
+    def feasible(self) -> pd.DataFrame:
+        return self.frame[self.frame["within_limits"]] if not self.frame.empty else self.frame
+
+
+def part_designs(catalog: Catalog, scenario: Scenario) -> Designs:
+    """Every node design of the scenario's allowed servers (planner/hardware/designs.py)."""
+    return designs(catalog, scenario, allowed_servers(catalog, scenario))
+
+
+def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
+    c = scenario.constraints
+    servers = catalog.items("servers")
+    if c.gpus is not None:
+        names = {catalog.gpu(g).name for g in c.gpus}
+        servers = [s for s in servers if s.gpu in names]
+    if c.servers is not None:
+        names = {catalog.server(s).name for s in c.servers}
+        servers = [s for s in servers if s.name in names]
+    if c.gpus_per_node is not None:
+        servers = [s for s in servers if s.gpus_per_node in c.gpus_per_node]
+    if c.vendors is not None:
+        servers = [s for s in servers if any(v.lower() in s.vendor.lower() for v in c.vendors)]
+    if not servers:
+        raise ScenarioError(
+            "no server in the catalog matches constraints.gpus/servers/gpus_per_node/vendors; "
+            "see `planner catalog list servers`"
+        )
+    return servers
+
+
+def nic_counts(server: ServerRow, scenario: Scenario) -> list[int]:
+    """The compute-NIC counts a node may have: the server's real configurations (fixed on DGX; one NIC per
+    GPU or per 2, 4 ... GPUs on HGX), within the scenario's max_nics_per_node."""
+    cap = scenario.constraints.max_nics_per_node
+    return [c for c in server.nic_configurations() if cap is None or c <= cap]
+
+
+# ---------------------------------------------------------------- performance over node counts
+
+
+def evaluate_at(keys, nodes, work: Training, calibration: Calibration, confidence=None) -> dict:
+    """The model for each key (a frame, or its KEY columns as arrays: key_arrays) at `nodes` nodes (array or
+    scalar): the arrays of perf.evaluate_arrays (at the pessimistic outcome of `confidence` when given)."""
+    columns = {c: np.asarray(keys[c]) for c in KEY}
+    columns["node_gbps"] = columns.pop("node_gbps_eff")
+    columns["gpus"] = np.asarray(nodes, dtype=np.int64) * columns["gpus_per_node"].astype(np.int64)
+    for name, value in work.perf_columns().items():
+        columns.setdefault(name, value)
+    out = perf.evaluate_arrays(columns, calibration, len(columns["fabric"]), confidence)
+    out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], columns["node_gbps"]
+    return out
+
+
+def network_key(single, node_gbps_eff, fabric) -> tuple[np.ndarray, np.ndarray]:
+    """The (node_gbps_eff, fabric) of performance keys: a single node's at the nominal network."""
+    single = np.asarray(single, dtype=bool)
+    return (
+        np.where(single, SINGLE_NODE_GBPS, np.asarray(node_gbps_eff, dtype=float)),
+        np.where(single, SINGLE_NODE_FABRIC, np.asarray(fabric, dtype=object)),
+    )
+
+
+def key_arrays(keys: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The KEY columns as arrays: searches index these, not the frame (a frame's rows cost more to take)."""
+    return {c: keys[c].to_numpy() for c in KEY}
+
+
+def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=None) -> np.ndarray:
+    """Per row, by bisection on [lo, hi]: with want_max, the largest N whose test is true (true for small N,
+    false beyond), else lo - 1; otherwise the smallest N whose test is true (false, then true), else hi + 1."""
+    lo, hi = lo.astype(np.int64).copy(), hi.astype(np.int64).copy()
+    found = lo - 1 if want_max else hi + 1
+    arrays = key_arrays(keys)
+    while (active := lo <= hi).any():
+        rows = np.flatnonzero(active)
+        mid = (lo[rows] + hi[rows]) // 2
+        ok = test(evaluate_at({c: a[rows] for c, a in arrays.items()}, mid, work, calibration, confidence))
+        found[rows] = np.where(ok, mid, found[rows])
+        if want_max:
+            lo[rows], hi[rows] = np.where(ok, mid + 1, lo[rows]), np.where(ok, hi[rows], mid - 1)
+        else:
+            lo[rows], hi[rows] = np.where(ok, lo[rows], mid + 1), np.where(ok, mid - 1, hi[rows])
+    return found
+
+
+def _memory_bound(keys, lo, hi, work, calibration) -> np.ndarray:
+    """The smallest node count whose memory fits (hi + 1 when none): memory per GPU is A/n + B (sharded
+    states, and terms the GPU count does not change), so two evaluations give A and B per key, the bound
+    is ceil(A / ((usable - B) G)), and one more evaluation settles rounding."""
+    one, two = (evaluate_at(keys, nodes, work, calibration) for nodes in (1, 2))
+    per_node = keys["gpus_per_node"].to_numpy(dtype=float)
+    m1, m2 = np.asarray(one["memory_per_gpu_gib"]), np.asarray(two["memory_per_gpu_gib"])
+    a = (m1 - m2) / (1 / per_node - 1 / (2 * per_node))  # GiB x GPUs
+    b = m1 - a / per_node
+    room = np.asarray(one["usable_hbm_gib"]) - b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimate = np.where(room > 0, np.ceil(a / (room * per_node) - 1e-9), np.inf)
+    nodes = np.clip(np.nan_to_num(estimate, posinf=hi.max() + 1), lo, hi + 1).astype(np.int64)
+    inside = nodes <= hi
+    if inside.any():  # rounding: the model itself decides at the estimate
+        fits = fits_memory(evaluate_at(keys[inside], nodes[inside], work, calibration))
+        nodes[np.flatnonzero(inside)[~fits]] += 1
+    return np.where(nodes > hi, hi + 1, nodes)
+
+
+def _scan_target(keys, lo, hi, req, work, calibration, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """With offload, achieved TFLOPs/GPU first rises with N (less optimizer work per node) then falls (more
+    communication): per key, the first node count meeting the target and the end of that first run, by
+    evaluating every count (exact; used only for offloaded training)."""
+    first, last = hi + 1, lo - 1
+    done = np.zeros(len(keys), dtype=bool)
+    for start in range(int(lo.min()), int(hi.max()) + 1, chunk):
+        counts = np.arange(start, start + chunk)
+        rows = np.repeat(np.arange(len(keys)), len(counts))
+        nodes = np.tile(counts, len(keys))
+        ev = evaluate_at(keys.iloc[rows], nodes, work, calibration, req.confidence)
+        ok = meets_target(ev, req).reshape(len(keys), -1)
+        ok &= (counts >= lo[:, None]) & (counts <= hi[:, None])
+        for i in np.flatnonzero(~done):
+            run = np.flatnonzero(ok[i])
+            if first[i] > hi[i] and run.size:
+                first[i] = counts[run[0]]
+            if first[i] <= hi[i]:
+                beyond = np.flatnonzero(~ok[i] & (counts > first[i]) & (counts <= hi[i]))
+                if beyond.size:
+                    last[i], done[i] = counts[beyond[0]] - 1, True
+                elif start + chunk > hi[i]:
+                    last[i], done[i] = hi[i], True
+    return first, last
+
+
+def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration, start=None) -> np.ndarray:
+    """The smallest N in [lo, hi] whose cluster throughput meets the need (hi + 1 when none): cluster
+    throughput never falls with N. `start`: each key's bound for a smaller need (the previous goodput pass),
+    below which the answer cannot lie; from there the search gallops (start, +1, +2, +4 ...) then bisects
+    the last gap: a goodput of 99% moves the bound by a node or two, found in 2-3 evaluations instead of
+    bisection's ~10. (Jumping to need / r(n), or to the secant's crossing, took as many evaluations as
+    bisection from scratch: a node's throughput falls slowly, then fast.)"""
+    want = lambda ev: fast_enough(ev, req)  # noqa: E731
+    if start is None:
+        return _bisect(keys, lo, hi, want, work, calibration, False, req.confidence)
+    arrays = key_arrays(keys)
+    probe = np.maximum(lo, start).astype(np.int64)
+    below, step = probe - 1, np.ones(len(probe), dtype=np.int64)  # below: the largest count known too slow
+    found = hi.astype(np.int64) + 1
+    active = probe <= hi
+    while active.any():
+        rows = np.flatnonzero(active)
+        ok = want(evaluate_at({c: a[rows] for c, a in arrays.items()}, probe[rows], work, calibration, req.confidence))
+        ok = np.asarray(ok, dtype=bool)
+        found[rows[ok]] = probe[rows[ok]]  # fast: the answer is in (below, probe]
+        active[rows[ok]] = False
+        slow = rows[~ok]
+        below[slow] = probe[slow]
+        active[slow[probe[slow] >= hi[slow]]] = False  # too slow at hi: none
+        grow = slow[probe[slow] < hi[slow]]
+        probe[grow] = np.minimum(probe[grow] + step[grow], hi[grow])
+        step[grow] *= 2
+    gap = np.flatnonzero((found <= hi) & (found - below > 1))
+    if gap.size:
+        inside = _bisect(keys.iloc[gap], below[gap] + 1, found[gap] - 1, want, work, calibration, False, req.confidence)
+        found[gap] = inside  # none inside (below, found): found itself, which is what _bisect returns
+    return found
+
+
+def node_bounds(
+    keys: pd.DataFrame,
+    work: Training,
+    req: Requirements,
+    max_nodes: int,
+    calibration: Calibration,
+    previous: Candidates | None = None,
+) -> pd.DataFrame:
+    """n_lo, n_hi per perf key (n_lo > n_hi: no feasible node count) and why the range is what it is.
+    `previous`: the table of these keys under a requirement that differed only in its throughput (a goodput
+    pass), whose memory and target bounds hold as they are, and whose speed bound, for a need no larger, is a
+    lower bound."""
+    known = previous.bounds if previous is not None else None
+    single = keys["single"].to_numpy()
+    per_node = keys["gpus_per_node"].to_numpy(dtype=np.int64)
+    lo = np.where(single, 1, 2)
+    hi = np.where(single, 1, max_nodes)
+    if req.gpus is not None:  # a fixed GPU count pins N; single-node keys only when it is one node
+        n_fixed = np.where(req.gpus % per_node == 0, req.gpus // per_node, 0)
+        valid = np.where(single, n_fixed == 1, (n_fixed >= 2) & (n_fixed <= max_nodes))
+        lo, hi = np.where(valid, n_fixed, 1), np.where(valid, n_fixed, 0)
+
+    c = req.confidence
+    if known is not None and work.offload == "none":
+        n_memory, n_target = known["n_memory_min"].to_numpy(), known["n_target_max"].to_numpy()
+        n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
+    elif work.offload == "none":
+        n_memory = _memory_bound(keys, lo, hi, work, calibration)
+        n_target = _bisect(keys, lo, hi, lambda ev: meets_target(ev, req), work, calibration, True, c)
+        n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
+    else:  # offload time falls with N while communication grows: scan for the interval meeting the target
+        n_memory = _memory_bound(keys, lo, hi, work, calibration)
+        n_first, n_target = _scan_target(keys, lo, hi, req, work, calibration)
+        n_lo, n_hi = np.maximum.reduce([lo, n_memory, n_first]), np.minimum(hi, n_target)
+    n_speed = lo
+    if req.tokens_per_s is not None:
+        need = previous.requirements.tokens_per_s if previous is not None else None
+        start = known["n_speed_min"].to_numpy() if need is not None and need <= req.tokens_per_s else None
+        n_speed = _speed_bound(keys, lo, hi, req, work, calibration, start)
+        n_lo = np.maximum(n_lo, n_speed)
+    out = keys.copy()
+    out["n_lo"], out["n_hi"] = n_lo, n_hi
+    out["range_lo"], out["range_hi"] = lo, hi  # the node counts allowed before target, memory and speed
+    out["n_target_max"], out["n_memory_min"], out["n_speed_min"] = n_target, n_memory, n_speed
+    return out
+
+
+# ---------------------------------------------------------------- the table
+
+
+def _design_table(parts: Designs, scenario: Scenario) -> pd.DataFrame:
+    """Every design once, single nodes first: performance at node bandwidth / o, except where a
+    rail-optimised fabric keeps a job within one scalable unit (design._su_split); a single node at the
+    nominal SINGLE_NODE_GBPS. `capacity`: the most nodes its fabric holds within max_nodes."""
+    single = parts.single.assign(node_gbps_eff=SINGLE_NODE_GBPS, single=True)
+    tables = [single]
+    if not parts.multi.empty:
+        multi = parts.multi
+        effective = np.where(multi["su_local"], multi["node_gbps"], multi["node_gbps"] / multi["oversubscription"])
+        tables.append(multi.assign(node_gbps_eff=effective, single=False))
+    table = pd.concat(tables, ignore_index=True).copy()  # the copy consolidates the designs' many columns
+    table["node_gbps_eff"] = table["node_gbps_eff"].astype(float).round(9)  # keys match at 9 decimals
+    table["cap_hi"] = np.minimum(table["cap_hi"].to_numpy(np.int64), scenario.constraints.max_nodes)
+    table["capacity"] = np.where(table["single"], 1, _capacity_nodes(table))
+    return table
+
+
+def _with_micro_batches(designs: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    """Every design at every micro-batch, design by design, as its performance key (network_key) and the
+    columns the node range needs; `design` is the row of the design table."""
+    batches = np.asarray(scenario.workload.micro_batches, dtype=np.int64)
+    at = np.repeat(np.arange(len(designs)), len(batches))
+    columns = [c for c in (*KEY, "single", "cap_lo", "capacity", "rack_fits") if c != "micro_batch"]
+    rows = designs[columns].iloc[at].reset_index(drop=True)
+    _, fabric = network_key(rows["single"], rows["node_gbps_eff"], rows["fabric"])
+    return rows.assign(fabric=fabric, design=at, micro_batch=np.tile(batches, len(designs)))
+
+
+def _performance_keys(servers: pd.DataFrame, configs: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    """Every distinct (node shape, usable node bandwidth / oversubscription, fabric, micro-batch) a NIC
+    configuration gives, whether or not a switch and link connect it (the explanations of an empty table need
+    the bounds of every speed), plus the single-node key of each server."""
+    c = scenario.constraints
+    servers = servers[["server", *(k for k in KEY if k not in ("micro_batch", "node_gbps_eff", "fabric"))]]
+    parts = [servers.assign(node_gbps_eff=SINGLE_NODE_GBPS, fabric=SINGLE_NODE_FABRIC, single=True)]
+    if not configs.empty:
+        multi = configs.merge(servers, on="server")
+        multi = multi.explode("nic_fabrics").rename(columns={"nic_fabrics": "fabric"})
+        multi = multi[multi["fabric"].isin(c.fabrics)]
+        ratios = pd.DataFrame({"oversubscription": sorted({1.0, *c.oversubscription})})
+        multi = multi.merge(ratios, how="cross")
+        multi["node_gbps_eff"] = multi["node_gbps"] / multi["oversubscription"]
+        parts.append(multi.assign(single=False))
+    keys = pd.concat(parts, ignore_index=True)
+    keys = keys.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
+    keys["node_gbps_eff"] = keys["node_gbps_eff"].astype(float).round(9)
+    return keys[[*KEY, "single"]].drop_duplicates(ignore_index=True)
+
+
+def _attach_bounds(rows: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
+    """The node bounds of each row's performance key (key_lo, key_hi)."""
+    renamed = bounds[[*KEY, "single", "n_lo", "n_hi"]].rename(columns={"n_lo": "key_lo", "n_hi": "key_hi"})
+    return rows.merge(renamed, on=[*KEY, "single"], how="left")
+
+
+def _capacity_nodes(rows: pd.DataFrame) -> np.ndarray:
+    """The most nodes each row's fabric holds (ports and leaves of its tier), by the closed form at the
+    scenario's largest count: bisection on the monotone `fits`."""
+    lo = np.zeros(len(rows), dtype=np.int64)
+    hi = np.minimum(rows["cap_hi"].to_numpy(np.int64), 10**6)
+    params = {c: rows[c].to_numpy() for c in PARAMS}
+    while (active := lo < hi).any():
+        mid = np.where(active, (lo + hi + 1) // 2, hi)
+        fits = sizing.quantities(params, mid)["fits"]
+        lo, hi = np.where(active & fits, mid, lo), np.where(active & ~fits, mid - 1, hi)
+    return lo
+
+
+def _node_range(rows: pd.DataFrame, req: Requirements) -> pd.DataFrame:
+    """[n_lo, n_hi] per row: the key's bounds within the fabric's capacity and the row's regime caps; with a
+    global batch, only node counts giving a whole grad_accum (divisors of global_batch / (G x micro_batch))."""
+    hi = np.minimum(rows["key_hi"].to_numpy(np.int64), rows["capacity"].to_numpy(np.int64))
+    lo = np.maximum(rows["key_lo"].to_numpy(np.int64), rows["cap_lo"].to_numpy(np.int64))
+    if req.global_batch is not None:
+        per_step = rows["gpus_per_node"].to_numpy(np.int64) * rows["micro_batch"].to_numpy(np.int64)
+        quotient = np.where(req.global_batch % per_step == 0, req.global_batch // per_step, 0)
+        lo, hi = _divisors_within(quotient, lo, np.minimum(hi, quotient))
+    rows = rows.assign(n_lo=lo, n_hi=hi)
+    return rows[(rows["n_lo"] <= rows["n_hi"]) & rows["rack_fits"]].reset_index(drop=True)
+
+
+def _divisors_within(quotient: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the smallest and the largest divisor of quotient in [lo, hi] (lo > hi when none)."""
+    new_lo, new_hi = np.ones_like(lo), np.zeros_like(hi)
+    for q in np.unique(quotient[quotient > 0]):
+        divisors = np.array([d for d in range(1, int(q) + 1) if q % d == 0], dtype=np.int64)
+        at = quotient == q
+        first = np.searchsorted(divisors, lo[at], side="left")
+        last = np.searchsorted(divisors, hi[at], side="right") - 1
+        ok = (first < len(divisors)) & (last >= 0) & (first <= last)
+        new_lo[at] = np.where(ok, divisors[np.minimum(first, len(divisors) - 1)], 1)
+        new_hi[at] = np.where(ok, divisors[np.maximum(last, 0)], 0)
+    return new_lo, new_hi
+
+
+def allowed_nodes(row: dict, req: Requirements) -> list[int] | None:
+    """The node counts a candidate may take when a global batch fixes grad_accum (None: every count in
+    [n_lo, n_hi])."""
+    if req.global_batch is None:
+        return None
+    quotient = req.global_batch // (row["gpus_per_node"] * row["micro_batch"])
+    return [n for n in range(int(row["n_lo"]), int(row["n_hi"]) + 1) if quotient % n == 0]
+
+
+def quantities_at(rows, nodes) -> dict[str, np.ndarray]:
+    """sizing.quantities for table rows (a frame or one row as a dict) at `nodes`."""
+    if isinstance(rows, dict):
+        return {k: np.asarray(v).item() for k, v in sizing.quantities(rows, nodes).items()}
+    return sizing.quantities({c: rows[c].to_numpy() for c in PARAMS}, nodes)
+
+
+def _price(rows: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+    """Each row at its smallest feasible node count: every quantity in closed form, capex, power, energy and
+    the objective, and whether it is within the budget and power caps."""
+    nodes = rows["n_lo"].to_numpy(np.int64)
+    q = quantities_at(rows, nodes)
+    coef = {c: rows[c].to_numpy(float) for c in COEFFICIENTS}
+    cost = costing.configuration_cost(coef, nodes, **costing.priced_quantities(q))
+    objective = scenario.objective
+    priced = rows.assign(
+        nodes=nodes,
+        **{name: q[name] for name in QUANTITY_COLUMNS},
+        capex_usd=cost.capex_usd,
+        power_w=cost.power_w,
+        node_power_w=cost.node_w,
+        energy_usd=costing.energy_usd(cost, objective),
+        objective_usd=costing.objective_usd(cost, objective),
+    )
+    budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw
+    ok = np.ones(len(priced), dtype=bool)
+    if budget is not None:
+        ok &= priced["capex_usd"].to_numpy() <= budget + 1e-6
+    if power is not None:
+        ok &= priced["power_w"].to_numpy() <= power * 1e3 + 1e-6
+    priced["within_limits"] = ok
+    return priced
+
+
+# the columns sizing.quantities reads
+PARAMS = [
+    "tier",
+    "endpoints_per_node",
+    "switch_ports",
+    "breakout",
+    "oversubscription",
+    "cage_endpoints",
+    "ports_per_cage",
+    "rail",
+    "rails",
+    "rail_endpoints",
+    "su_nodes",
+    "tor",
+    "rack_leaves",
+    "nodes_per_rack",
+    "racks_per_row",
+    "row_network_rack",
+    "usable_units",
+    "rack_w",
+    "pdus_compute",
+    "pdus_network",
+    "count_pdus",
+    "switch_units",
+    "switch_w",
+    "storage_ports_per_node",
+    "storage_down",
+    "storage_up",
+    "storage_switch_ports",
+    "storage_cage_endpoints",
+    "storage_switch_units",
+    "storage_switch_w",
+    "inband_ports_per_node",
+    "inband_down",
+    "inband_switch_units",
+    "inband_switch_w",
+    "oob_ports_per_switch",
+    "ufm_count",
+    "ufm_units",
+    "ufm_w",
+]
+COEFFICIENTS = ["endpoints_per_node", "node_usd", "node_w", "endpoint_usd", "endpoint_w"] + [
+    f"{prefix}_{unit}" for prefix in sizing.PRICED.values() if prefix != "port" for unit in ("usd", "w")
+]
+QUANTITY_COLUMNS = [
+    "down_ports",
+    "cages",
+    "leaf",
+    "spine",
+    "core",
+    "switches",
+    "uplinks",
+    "sus",
+    "compute_racks",
+    "network_racks",
+    "rows",
+    "pdus",
+    "storage_ports",
+    "storage_cages",
+    "storage_leaves",
+    "storage_spines",
+    "storage_switches",
+    "storage_uplinks",
+    "inband_ports",
+    "inband_switches",
+    "oob_ports",
+    "oob_switches",
+    "ufm",
+]
+COLUMNS = list(
+    dict.fromkeys(
+        [
+            "server",
+            *KEY,
+            "nic",
+            "nic_speed_gbps",
+            "nics_per_node",
+            "nic_port_gbps",
+            "nic_ports",
+            "nic_ports_total",
+            "nic_usable_gbps",
+            "nic_pcie",
+            "nics_bought",
+            "node_gbps",
+            "node_gbps_eff",
+            "fabric",
+            "switch",
+            "topology",
+            "placement",
+            "tier",
+            "su_local",
+            "n_lo",
+            "n_hi",
+            "storage_nic",
+            "storage_bought",
+            "storage_switch",
+            "inband_switch",
+            "server_units",
+            "leaf_down",
+            "node_run_m",
+            "uplink_run_m",
+            "links",
+            "link",
+            "uplink",
+            "storage_link",
+            "storage_uplink",
+            "inband_link",
+            "single",
+            *PARAMS,
+            *COEFFICIENTS,
+            *design_module.SKU_COLUMNS,
+            *design_module.note_columns(),
+        ]
+    )
+)
+
+
+def build(
+    catalog: Catalog,
+    scenario: Scenario,
+    calibration: Calibration,
+    parts: Designs | None = None,
+    previous: Candidates | None = None,
+) -> Candidates:
+    """The priced candidate table (cheapest first) and the bounds table of every performance key. `parts`:
+    the scenario's designs when already built (they depend on its hardware, not on its requirement);
+    `previous`: the table of these designs under a requirement that differed only in its throughput (the
+    goodput passes), whose keys and memory and target bounds are reused."""
+    work = scenario_training(catalog, scenario)
+    req = Requirements.of(scenario)
+    if parts is None:
+        parts = part_designs(catalog, scenario)
+    if previous is None:
+        keys, table = _performance_keys(parts.single, parts.configs, scenario), _design_table(parts, scenario)
+    else:
+        keys, table = previous.bounds[[*KEY, "single"]], previous.designs
+    bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration, previous)
+    rows = _node_range(_attach_bounds(_with_micro_batches(table, scenario), bounds), req)
+    # the wide columns only for the rows that have a node range (a few hundred of thousands)
+    wide = table.iloc[rows["design"].to_numpy()].reset_index(drop=True)
+    wide = wide.assign(**{c: rows[c].to_numpy() for c in ("micro_batch", "n_lo", "n_hi")})
+    priced = _price(wide[COLUMNS], scenario)
+    priced = priced.sort_values(["objective_usd", "capex_usd", "power_w"], kind="stable", ignore_index=True)
+    return Candidates(priced, bounds, work, req, table)
+
+
+def leaf_split_columns(row: dict) -> tuple[int, int, int]:
+    """(leaf down-ports, leaf up-ports, aggregation down-ports) of a candidate's switch: the MILP's d, u, a."""
+    if not row["tier"]:
+        return 0, 0, 0
+    down, up = fabric.leaf_split(int(row["switch_ports"]), row["oversubscription"], int(row["ports_per_cage"]))
+    return down, up, int(fabric.agg_down(int(row["switch_ports"])))
+
+
+def fabric_text(row: dict) -> str:
+    if row["tier"] == 0:
+        return "single node (no fabric)"
+    if row["tier"] == 1:
+        shape = "one switch"
+    else:
+        tiers = {2: "two-tier", 3: "three-tier"}[row["tier"]]
+        kind = "rail-optimised" if row["topology"] == "rail" else "leaf-spine"
+        shape = f"{tiers} {kind}"
+        if row["topology"] == "rail":
+            shape += f" ({int(row['rails'])} rails, {int(row['su_nodes'])}-node scalable units)"
+    over = "" if row["oversubscription"] == 1 else f", {row['oversubscription']:g}:1 oversubscribed"
+    if row["oversubscription"] != 1 and row.get("su_local"):
+        over += " (rail-local within one scalable unit: full bandwidth)"
+    brk = f", 1:{row['breakout']:g} breakout" if row["breakout"] > 1 else ""
+    return f"{shape} of {row['switch']}{over}{brk}, leaves {row['placement']}"
