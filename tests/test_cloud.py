@@ -7,6 +7,7 @@ import math
 
 import openpyxl
 import pytest
+import reference_rent
 from conftest import CAL, GPU, make_catalog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from planner.answers import rent as cloud
 from planner.base.resources import examples_dir
 from planner.inputs.scenario import Scenario
+from planner.tables import rent as offers
 
 BASE = dict(provider="P", region="r1", gpu="T1", gpus=8)
 
@@ -47,7 +49,7 @@ def scenario(tokens="20B", days=1, **cloud_options):
 
 def test_ranking_is_cheapest_first_and_costs_add_up():
     cat = catalog(offering("fast", ondemand=30.0), offering("slow", ondemand=20.0, gbps=100.0, fabric="roce"))
-    options, _ = cloud.build_options(cat, scenario(), CAL)
+    options, _ = offers.build_options(cat, scenario(), CAL)
     table = cloud.ranking(options, scenario())
     assert list(table["cost_usd"]) == sorted(table["cost_usd"])
     for row in table.to_dict("records"):
@@ -58,8 +60,8 @@ def test_ranking_is_cheapest_first_and_costs_add_up():
 def test_quota_caps_instances():
     sc = scenario(quota={"cheap": 2})
     cat = catalog(offering("cheap", ondemand=10.0), offering("dear", ondemand=40.0))
-    options, excluded = cloud.build_options(cat, sc, CAL)
-    needed = cloud.build_options(cat, scenario(), CAL)[0][0].counts[0]
+    options, excluded = offers.build_options(cat, sc, CAL)
+    needed = offers.build_options(cat, scenario(), CAL)[0][0].counts[0]
     assert needed > 2  # the deadline needs more than the quota allows
     assert [e.instance for e in excluded] == ["cheap"] and "deadline" in excluded[0].reason
     assert cloud.solve_cloud(options, sc).option.row.instance == "dear"
@@ -68,10 +70,10 @@ def test_quota_caps_instances():
 def test_offering_without_fabric_runs_on_one_instance_only():
     cat = catalog(offering("solo", ondemand=1.0, fabric="none"), offering("net", ondemand=50.0))
     small = scenario(tokens="100M")
-    choice = cloud.solve_cloud(cloud.build_options(cat, small, CAL)[0], small)
+    choice = cloud.solve_cloud(offers.build_options(cat, small, CAL)[0], small)
     assert (choice.option.row.instance, choice.count) == ("solo", 1)
     big = scenario(tokens="50B")
-    options, excluded = cloud.build_options(cat, big, CAL)
+    options, excluded = offers.build_options(cat, big, CAL)
     assert excluded[0].instance == "solo" and "no inter-node fabric" in excluded[0].reason
     assert cloud.solve_cloud(options, big).option.row.instance == "net"
 
@@ -79,7 +81,7 @@ def test_offering_without_fabric_runs_on_one_instance_only():
 def test_spot_share_is_respected_when_mixing_and_opted_in():
     sc = scenario(spot_share_max=0.5, mix_pricing=True, spot_multi_instance=True)
     cat = catalog(offering("mixed", ondemand=40.0, spot=10.0))
-    choice = cloud.solve_cloud(cloud.build_options(cat, sc, CAL)[0], sc)
+    choice = cloud.solve_cloud(offers.build_options(cat, sc, CAL)[0], sc)
     assert choice.mix.get("spot", 0) <= math.floor(0.5 * choice.count)
     assert choice.mix["spot"] == math.floor(0.5 * choice.count) and sum(choice.mix.values()) == choice.count
 
@@ -87,11 +89,11 @@ def test_spot_share_is_respected_when_mixing_and_opted_in():
 def test_spot_stays_out_of_multi_instance_jobs_by_default():
     cat = catalog(offering("mixed", ondemand=40.0, spot=10.0))
     sc = scenario(mix_pricing=True)
-    choice = cloud.solve_cloud(cloud.build_options(cat, sc, CAL)[0], sc)
+    choice = cloud.solve_cloud(offers.build_options(cat, sc, CAL)[0], sc)
     assert choice.count > 1 and choice.mix == {"ondemand": choice.count}
     # a single-instance job may use spot, priced with its preemptions
     small = scenario(tokens="100M")
-    one = cloud.solve_cloud(cloud.build_options(cat, small, CAL)[0], small)
+    one = cloud.solve_cloud(offers.build_options(cat, small, CAL)[0], small)
     assert (one.count, one.mix) == (1, {"spot": 1}) and one.variant.goodput < 1
     assert any("spot: excluded from jobs spanning instances" in t for t in cloud.terms(sc))
 
@@ -100,10 +102,10 @@ def test_one_pricing_model_per_job_unless_mixing():
     cat = catalog(offering("x", ondemand=40.0, reserved=30.0))
     for mix in (False, True):
         sc = scenario(mix_pricing=mix, spot_multi_instance=True)
-        choice = cloud.solve_cloud(cloud.build_options(cat, sc, CAL)[0], sc)
+        choice = cloud.solve_cloud(offers.build_options(cat, sc, CAL)[0], sc)
         assert len(choice.mix) == 1  # the cheapest single model wins either way here
     sc = scenario()
-    options, _ = cloud.build_options(cat, sc, CAL)
+    options, _ = offers.build_options(cat, sc, CAL)
     assert all(v.pure is not None for o in options for n in o.counts for v in o.variants[n])
 
 
@@ -115,7 +117,7 @@ def test_spot_preemptions_lengthen_the_job_by_hand():
         update={"reliability": sc.reliability.model_copy(update={"interruptions_per_1000_node_days": 0})}
     )
     cat = catalog(offering("s", spot=10.0))
-    choice = cloud.solve_cloud(cloud.build_options(cat, sc, CAL)[0], sc)
+    choice = cloud.solve_cloud(offers.build_options(cat, sc, CAL)[0], sc)
     v, hours = choice.variant, choice.option.hours[1]
     # one instance preempted 0.5 times a day, 1 h each, Young/Daly checkpoints: goodput by hand
     write_s = 1e9 * 14 / 2e9
@@ -128,7 +130,7 @@ def test_spot_preemptions_lengthen_the_job_by_hand():
 
 
 def test_capacity_blocks_are_sold_in_fixed_durations():
-    from planner.hardware.costing import capacity_block_days
+    from planner.tables.rent import capacity_block_days
 
     days = [capacity_block_days(d) for d in (0.2, 1.0, 13.5, 14.0, 14.01, 21.0, 27.3, 182.0)]
     assert days == [1, 1, 14, 14, 21, 21, 28, 182]
@@ -138,7 +140,7 @@ def test_capacity_blocks_are_sold_in_fixed_durations():
 def test_capacity_block_bills_whole_blocks():
     cat = catalog(offering("cb", reserved=30.0, reserved_kind="capacity-block"))
     sc = scenario(tokens="300B", days=30)
-    choice = cloud.solve_cloud(cloud.build_options(cat, sc, CAL)[0], sc)
+    choice = cloud.solve_cloud(offers.build_options(cat, sc, CAL)[0], sc)
     days = choice.variant.wall_hours / 24
     blocks = math.ceil(days) if days <= 14 else 14 + 7 * math.ceil((days - 14) / 7)
     assert choice.variant.billed_hours["reserved"] == pytest.approx(blocks * 24)
@@ -159,8 +161,8 @@ def test_shipped_cloud_catalog_corrections():
 
 def test_budget_too_small_means_no_choice():
     sc = scenario().model_copy(update={"constraints": scenario().constraints.model_copy(update={"budget_usd": 1.0})})
-    options, _ = cloud.build_options(catalog(offering("x", ondemand=40.0)), sc, CAL)
-    assert options and cloud.solve_cloud(options, sc) is None and cloud.brute_force(options, sc) is None
+    options, _ = offers.build_options(catalog(offering("x", ondemand=40.0)), sc, CAL)
+    assert options and cloud.solve_cloud(options, sc) is None and reference_rent.brute_force(options, sc) is None
 
 
 @st.composite
@@ -207,8 +209,8 @@ def cloud_problems(draw):
 @given(cloud_problems())
 def test_milp_matches_brute_force(problem):
     cat, sc = problem
-    options, _ = cloud.build_options(cat, sc, CAL)
-    reference = cloud.brute_force(options, sc)
+    options, _ = offers.build_options(cat, sc, CAL)
+    reference = reference_rent.brute_force(options, sc)
     choice = cloud.solve_cloud(options, sc)
     if reference is None:
         assert choice is None

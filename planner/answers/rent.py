@@ -1,278 +1,29 @@
 """`planner cloud`: rent instead of buy. Which instance type, how many, which pricing, and the cost to train.
 
-Offerings come from cloud.csv (one row per provider x instance x region, with on-demand, spot and reserved
-$/h). The same performance model as the purchase predicts each offering's throughput with its own fabric
-constants (EFA, GPUDirect-TCPX, TCP: planner/assumptions/model.py), through the same feasibility tests
-(planner.model.workload). An offering without an inter-node fabric, or whose bandwidth the catalog does not give,
-can only run on one instance. The choice itself is the rental MILP of planner/optimize/rent.py.
-
-Pricing models keep their terms: a job runs on one pricing model unless cloud.mix_pricing; spot is priced
-with its preemptions (planner.model.reliability) and kept out of jobs spanning instances unless
-cloud.spot_multi_instance, since one preemption stalls every rank of a synchronous job; a Capacity Block
-(reserved_kind capacity-block) bills whole blocks of the durations AWS sells. Every job's wall-clock time
-counts its goodput, and a deadline is met with the scenario's schedule margin.
+The offerings, their terms and options are the rent table (planner/tables/rent.py); the choice is the rental
+MILP (planner/optimize/rent.py). Here: the ranking per offering and pricing, the chosen plan, the terms in
+words, and buy against rent (break-even months).
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
 from planner.base.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
 from planner.catalog.load import Catalog
-from planner.catalog.rows import CloudRow
-from planner.hardware.costing import (
-    billed_hours,
-    energy_usd_per_hour,
-    hourly_rate,
-    is_capacity_block,
-    running_usd_per_hour,
-)
-from planner.inputs.scenario import CloudOptions, Scenario
-from planner.model import performance as perf
+from planner.hardware.costing import energy_usd_per_hour, running_usd_per_hour
+from planner.inputs.scenario import Scenario
 from planner.model import reliability
 from planner.model.calibration import Calibration
-from planner.model.workload import (
-    Requirements,
-    feasible,
-    fits_memory,
-    gpu_columns,
-    intra_node_bandwidth,
-    meets_target,
-    perf_frame,
-    scenario_training,
-)
+from planner.model.workload import scenario_training
 from planner.optimize import rent
-from planner.optimize.rent import RentOption, RentSolution, Variant, cheapest_split
-from planner.results import BuyVsRent, CloudChoice, CloudPlan, ExcludedOffering, RankedOffering
-
-
-def offerings(catalog: Catalog, scenario: Scenario) -> list[CloudRow]:
-    o = scenario.cloud
-    rows = catalog.items("cloud")
-    if o.providers:
-        rows = [r for r in rows if r.provider.lower() in {p.lower() for p in o.providers}]
-    if o.regions:
-        rows = [r for r in rows if r.region.lower() in {p.lower() for p in o.regions}]
-    if o.instances:
-        rows = [r for r in rows if r.instance.lower() in {p.lower() for p in o.instances}]
-    if scenario.constraints.gpus:
-        names = {catalog.gpu(g).name for g in scenario.constraints.gpus}
-        rows = [r for r in rows if r.gpu in names]
-    return rows
-
-
-def quota(o: CloudOptions, row: CloudRow) -> int:
-    """The most instances of this offering at once: its quota (by provider/instance or instance), at most
-    max_instances."""
-    for key in (f"{row.provider}/{row.instance}", row.instance):
-        for name, value in o.quota.items():
-            if name.lower() == key.lower():
-                return min(value, o.max_instances)
-    return o.max_instances
-
-
-def multi_node_fabric(row: CloudRow) -> str | None:
-    """The fabric a multi-instance job uses, or None when the offering cannot span instances."""
-    return None if row.fabric == "none" or row.internode_gbps is None else row.fabric
-
-
-def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibration, confidence) -> pd.DataFrame:
-    gpu = gpu_columns(catalog, row.gpu)
-    clusters = {
-        **gpu,
-        "gpus_per_node": row.gpus,
-        # NVLink as in a purchased server of the same GPU and size, so buy and rent are modelled alike
-        "intra_node_gb_per_s": intra_node_bandwidth(catalog, gpu["gpu"], row.gpus),
-        "micro_batch": mb,
-        "node_gbps": row.internode_gbps or 1.0,
-        "fabric": multi_node_fabric(row) or "ib",  # single instance: no network term
-        "gpus": np.asarray(counts) * row.gpus,
-    }
-    return perf.evaluate(perf_frame(work, clusters), calibration, confidence)
-
-
-def build_options(
-    catalog: Catalog, scenario: Scenario, calibration: Calibration
-) -> tuple[list[RentOption], list[ExcludedOffering]]:
-    """Feasible options, and each excluded offering with the reason."""
-    work = scenario_training(catalog, scenario)
-    req = Requirements.of(scenario)
-    options, excluded = [], []
-    for row in offerings(catalog, scenario):
-        prices = [p for p in scenario.cloud.pricing if hourly_rate(row, p) is not None]
-        if not prices:
-            excluded.append(_excluded(row, "no price for the allowed pricing models"))
-            continue
-        if prices == ["spot"] and scenario.cloud.spot_share_max < 1:
-            excluded.append(_excluded(row, "spot pricing only, but spot_share_max < 1 keeps some instances off spot"))
-            continue
-        found, reasons = _options_of(catalog, scenario, work, req, row, calibration)
-        found = [o for o in (_with_variants(o, scenario, work.params, req) for o in found) if o.counts]
-        if not found and not reasons:
-            reasons = [_terms_reason(row, scenario)]
-        options += found
-        if not found:
-            excluded.append(_excluded(row, _one_reason_per_kind(reasons)))
-    return options, excluded
-
-
-# ---------------------------------------------------------------- pricing terms: variants of a count
-
-
-def _with_variants(o: RentOption, scenario: Scenario, params: float, req: Requirements) -> RentOption:
-    """The option with, per count, the variants its pricing terms allow (counts without any dropped)."""
-    variants = {n: _variants(o, n, scenario, params, req) for n in o.counts}
-    counts = [n for n in o.counts if variants[n]]
-    return RentOption(o.row, o.micro_batch, counts, o.hours, o.figures, {n: variants[n] for n in counts})
-
-
-def spot_allowed(n: int, cloud) -> bool:
-    """Spot may serve a single-instance job; a job spanning instances only when the user opts in."""
-    return n == 1 or cloud.spot_multi_instance
-
-
-def _variants(o: RentOption, n: int, scenario: Scenario, params: float, req: Requirements) -> list[Variant]:
-    """One variant per pricing model (and, with mix_pricing, a mix without spot and one with the largest
-    spot share), each with its wall-clock and billed hours; those missing the deadline are dropped."""
-    c = scenario.cloud
-    offered = [p for p in c.pricing if hourly_rate(o.row, p) is not None]
-    others = tuple(p for p in offered if p != "spot")
-    spot_most = math.floor(c.spot_share_max * n + 1e-9) if "spot" in offered and spot_allowed(n, c) else 0
-    plans = [((p,), 0) for p in others] + ([((), n)] if spot_most == n else [])
-    if c.mix_pricing:
-        plans += [(others, 0)] if len(others) > 1 else []
-        plans += [(others, spot_most)] if 0 < spot_most < n and others else []
-    found = (_variant(o, n, pricings, spot, scenario, params, req) for pricings, spot in plans)
-    return [v for v in found if v is not None]
-
-
-def _variant(
-    o: RentOption,
-    n: int,
-    pricings: tuple[str, ...],
-    spot: int,
-    scenario: Scenario,
-    params: float,
-    req: Requirements,
-) -> Variant | None:
-    """n instances, `spot` of them on spot and the rest on `pricings`: the job's wall-clock hours at its
-    goodput (spot preemptions included) and the hours each pricing bills; None when the deadline (less its
-    margin) is missed or no pricing can sell the job (a run longer than any Capacity Block, or more
-    instances than Capacity Blocks sell)."""
-    trains = req.tokens is not None
-    extra = (reliability.spot_interruptions(scenario.cloud, spot),) if spot else ()
-    g = reliability.goodput(scenario.reliability, params, n, extra) if trains else None
-    wall = o.hours[n] / g.fraction if g else o.hours[n]
-    r = scenario.requirement
-    if trains and wall > r.days * (1 - r.schedule_margin) * 24 * (1 + 1e-9):
-        return None
-    billed = {p: billed_hours(o.row, p, wall) if trains else wall for p in pricings}
-    pricings = tuple(p for p in pricings if billed[p] is not None)
-    if not pricings and spot < n:
-        return None
-    if pricings == ("reserved",) and is_capacity_block(o.row, "reserved") and n - spot > rent.CAPACITY_BLOCK_CAP:
-        return None
-    billed = {p: billed[p] for p in pricings} | ({"spot": wall} if spot else {})
-    interruptions = g.interruptions_per_day * wall / 24 if g else 0.0
-    return Variant(pricings, spot, wall, billed, g.fraction if g else 1.0, interruptions)
-
-
-def _terms_reason(row: CloudRow, scenario: Scenario) -> str:
-    """Why an offering that is fast enough has no variant: the pricing terms or goodput."""
-    c = scenario.cloud
-    offered = [p for p in c.pricing if hourly_rate(row, p) is not None]
-    if offered == ["spot"] and not c.spot_multi_instance:
-        return "spot only: excluded from jobs spanning instances (set cloud.spot_multi_instance to price preemptions)"
-    if all(is_capacity_block(row, p) for p in offered):
-        return "capacity blocks only, and the run is longer than the longest block (182 days)"
-    return "deadline: too slow once interruptions (goodput) and the schedule margin are counted"
-
-
-def _options_of(catalog, scenario, work, req: Requirements, row: CloudRow, calibration):
-    cap = quota(scenario.cloud, row) if multi_node_fabric(row) else min(1, quota(scenario.cloud, row))
-    counts = list(range(1, cap + 1))
-    if req.gpus is not None:
-        fixed = req.gpus / row.gpus
-        counts = [int(fixed)] if fixed.is_integer() and 1 <= fixed <= cap else []
-    if not counts:
-        return [], ["GPU count not reachable in whole instances within quota"]
-    options, reasons = [], []
-    for mb in scenario.workload.micro_batches:
-        ev = _evaluate(catalog, work, row, mb, counts, calibration, req.confidence)
-        good = [c for c, keep in zip(counts, feasible(ev, req), strict=True) if keep]
-        if not good:
-            reasons.append(_why_not(ev, req, row, mb))
-            continue
-        figures = {c: ev.iloc[counts.index(c)].to_dict() for c in good}
-        hours = {c: (req.tokens / figures[c]["tokens_per_s"] / SECONDS_PER_HOUR if req.tokens else 1.0) for c in good}
-        options.append(RentOption(row, mb, good, hours, figures))
-    return options, reasons
-
-
-def _one_reason_per_kind(reasons: list[str]) -> str:
-    """Micro-batches fail for the same kind of reason: keep one per kind, the most telling: the largest
-    micro-batch for bandwidth and memory (the best it gets), the smallest for a global batch (most instances)."""
-    by_kind: dict[str, str] = {}
-    for reason in reasons:
-        kind = reason.split(":")[0]
-        if not (kind.startswith("global batch") and kind in by_kind):
-            by_kind[kind] = reason
-    return "; ".join(by_kind.values()) or "no feasible configuration"
-
-
-def _excluded(row: CloudRow, reason: str) -> ExcludedOffering:
-    return ExcludedOffering(provider=row.provider, instance=row.instance, region=row.region, gpu=row.gpu, reason=reason)
-
-
-def _why_not(ev: pd.DataFrame, req: Requirements, row: CloudRow, mb: int) -> str:
-    fits = fits_memory(ev)
-    fast = meets_target(ev, req)
-    single = multi_node_fabric(row) is None
-    what = "no inter-node fabric" if row.fabric == "none" else "inter-node bandwidth not in the catalog"
-    if not fits.any():
-        if single:
-            return f"{what}: single instance only, and the model does not fit on its {row.gpus} GPUs"
-        return f"memory: does not fit on {int(ev['gpus'].max())} GPUs (the most the quota allows)"
-    if not (fits & fast).any():
-        best = ev.loc[fits, "achieved_tflops_per_gpu"].max()
-        return (
-            f"bandwidth: where the model fits, at most {best:.0f} TFLOPs/GPU < target "
-            f"{req.target_tflops:g} ({row.fabric}, {row.internode_gbps or 0:g} Gbps)"
-        )
-    speed = ev["tokens_per_s"] >= req.tokens_per_s if req.tokens_per_s is not None else True
-    if not (fits & fast & speed).any():
-        if single:
-            return f"{what}: single instance only, too slow for the deadline"
-        return (
-            f"deadline: at most {ev['tokens_per_s'].max():,.0f} tokens/s within quota < {req.tokens_per_s:,.0f} needed"
-        )
-    smallest = int(ev.loc[fits & fast & speed, "gpus"].min()) // row.gpus
-    return (
-        f"global batch {req.global_batch}: no instance count from {smallest} up gives a whole grad_accum at "
-        f"micro-batch {mb} (at most {req.global_batch // (row.gpus * mb)} instances)"
-    )
-
+from planner.optimize.rent import RentSolution, cheapest_split
+from planner.results import BuyVsRent, CloudChoice, CloudPlan, RankedOffering
+from planner.tables.rent import RentOption, Variant, billed_hours, build_options, hourly_rate, pricing_label
 
 # ---------------------------------------------------------------- choice
-
-
-def brute_force(options: list[RentOption], scenario: Scenario) -> tuple[float, int, int] | None:
-    """(cost, option index, count) by enumeration: the reference for the MILP."""
-    found = None
-    for i, o in enumerate(options):
-        for n in o.counts:
-            for v in o.variants[n]:
-                cost, _ = cheapest_split(o.row, n, v)
-                if not math.isfinite(cost):
-                    continue
-                if scenario.constraints.budget_usd is not None and cost > scenario.constraints.budget_usd + 1e-6:
-                    continue
-                if found is None or cost < found[0] - 1e-6:
-                    found = (cost, i, n)
-    return found
 
 
 def solve_cloud(options: list[RentOption], scenario: Scenario, solver: str = "auto") -> RentSolution | None:
@@ -322,11 +73,6 @@ def _ranked(o: RentOption, n: int, v: Variant, trains: bool) -> dict:
         "usd_per_pflop_day": rate * n * 24 / model_pflops,
         "goodput": v.goodput if trains else None,
     }
-
-
-def pricing_label(row: CloudRow, pricing: str) -> str:
-    """The pricing model as sold: reserved rows of kind capacity-block are Capacity Blocks."""
-    return "capacity-block" if is_capacity_block(row, pricing) else pricing
 
 
 # ---------------------------------------------------------------- the whole answer

@@ -8,12 +8,10 @@ checks these prices, not only the structure.)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from planner.assumptions import facility as D
 from planner.base.units import HOURS_PER_YEAR
-from planner.catalog.rows import CloudRow, NicRow, ServerRow
+from planner.catalog.rows import NicRow, ServerRow
 
 
 def node_cost(server: ServerRow, nic: NicRow | None, nics: int) -> tuple[float, float]:
@@ -156,53 +154,3 @@ def objective_usd(cost: Cost, objective):
 
 
 # ---------------------------------------------------------------- renting
-
-PRICING_COLUMNS = {"ondemand": "ondemand_usd_per_h", "spot": "spot_usd_per_h", "reserved": "reserved_usd_per_h"}
-
-
-def hourly_rate(row: CloudRow, pricing: str) -> float | None:
-    """USD per instance-hour of an offering under a pricing model (None: not offered)."""
-    return getattr(row, PRICING_COLUMNS[pricing])
-
-
-def best_mix(row: CloudRow, n: int, pricings: list[str], spot_share: float) -> tuple[float, dict[str, int]]:
-    """Cheapest hourly cost of n instances: fill the cheapest pricing first, spot up to its share."""
-    rates = sorted((hourly_rate(row, p), p) for p in pricings if hourly_rate(row, p) is not None)
-    left, mix, cost = n, {}, 0.0
-    for rate, p in rates:
-        take = min(left, math.floor(spot_share * n + 1e-9)) if p == "spot" else left
-        if take:
-            mix[p], cost, left = take, cost + take * rate, left - take
-    return (cost, mix) if left == 0 else (math.inf, {})
-
-
-CAPACITY_BLOCK = "capacity-block"
-
-
-def is_capacity_block(row: CloudRow, pricing: str) -> bool:
-    """Reserved pricing of a row whose reserved_kind is capacity-block (AWS Capacity Blocks for ML)."""
-    return pricing == "reserved" and (row.reserved_kind or "").strip().lower() == CAPACITY_BLOCK
-
-
-def capacity_block_days(days: float) -> float | None:
-    """The shortest Capacity Block covering `days`, as AWS sells them: whole days up to 14, then 7-day steps
-    up to 182 (None: longer than any block)."""
-    daily, step, most = (
-        D.CAPACITY_BLOCK_DAILY_UP_TO_DAYS.value,
-        D.CAPACITY_BLOCK_STEP_DAYS.value,
-        D.CAPACITY_BLOCK_MAX_DAYS.value,
-    )
-    slack = 1e-9  # 14.000000001 days of float arithmetic is 14 days
-    if days <= daily:
-        return float(max(1, math.ceil(days - slack)))
-    block = daily + math.ceil((days - daily) / step - slack) * step
-    return block if block <= most else None
-
-
-def billed_hours(row: CloudRow, pricing: str, wall_hours: float) -> float | None:
-    """Hours charged per instance for a job of `wall_hours`: the whole block for a Capacity Block (paid up
-    front, not refundable), the hours used otherwise. None when no block is long enough."""
-    if not is_capacity_block(row, pricing):
-        return wall_hours
-    days = capacity_block_days(wall_hours / 24)
-    return None if days is None else days * 24

@@ -13,49 +13,14 @@ Cost = sum rate_p B_{v,p} x_{o,n,v,p} + rate_spot B_{v,spot} spot_v y_{o,n,v}.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pulp
 
-from planner.assumptions import facility as D
 from planner.base.errors import SolverError
 from planner.catalog.rows import CloudRow
-from planner.hardware.costing import hourly_rate, is_capacity_block
 from planner.optimize.solver import SolveResult, chosen, new_var, solve, var_name
-
-CAPACITY_BLOCK_CAP = int(D.CAPACITY_BLOCK_MAX_INSTANCES.value)
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One way to run an option at a count: `pricings` for the instances not on spot, `spot` instances on
-    spot, the job's wall-clock hours (goodput counted) and the hours billed per instance per pricing."""
-
-    pricings: tuple[str, ...]
-    spot: int
-    wall_hours: float
-    billed_hours: dict[str, float]
-    goodput: float = 1.0
-    interruptions: float = 0.0  # expected over the job
-
-    @property
-    def pure(self) -> str | None:
-        """The one pricing model of a single-pricing variant (None for a mix)."""
-        if self.spot and not self.pricings:
-            return "spot"
-        return self.pricings[0] if len(self.pricings) == 1 and not self.spot else None
-
-
-@dataclass(frozen=True)
-class RentOption:
-    """One offering at one micro-batch, with its allowed instance counts, their figures and variants."""
-
-    row: CloudRow
-    micro_batch: int
-    counts: list[int]
-    hours: dict[int, float]  # uninterrupted training hours (or 1: cost per hour) per count
-    figures: dict[int, dict]  # perf figures per count
-    variants: dict[int, list[Variant]] = field(default_factory=dict)
+from planner.tables.rent import CAPACITY_BLOCK_CAP, RentOption, Variant, hourly_rate, is_capacity_block
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,12 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from planner.answers import rent as renting
 from planner.base.errors import ScenarioError, in_field
 from planner.base.resources import display_name
 from planner.base.units import HOURS_PER_YEAR, SECONDS_PER_DAY
 from planner.catalog.load import Catalog
 from planner.catalog.rows import CloudRow
-from planner.hardware import costing, fabric
+from planner.hardware import fabric
 from planner.hardware.designs import Designs, designs
 from planner.inputs.fleet import Fleet, Periods, resolve_windows, steps
 from planner.inputs.scenario import Scenario
@@ -48,6 +47,7 @@ from planner.model.workload import (
     scenario_training,
     whole_grad_accum,
 )
+from planner.tables import rent as renting
 from planner.tables.buy import NODE_SHAPE, evaluate_at, network_key
 
 PERIODS_PER_YEAR = 4
@@ -563,11 +563,11 @@ def _cloud(catalog: Catalog, fleet: Fleet) -> pd.DataFrame:
 def _serving_rate(row: CloudRow, pricings: list[str], spot_share: float) -> tuple[float | None, str]:
     """Per-instance hourly rate for capacity held all period: the cheapest allowed pricing, spot only when
     every instance may be on spot."""
-    usable = [p for p in pricings if costing.hourly_rate(row, p) is not None and (p != "spot" or spot_share >= 1)]
+    usable = [p for p in pricings if renting.hourly_rate(row, p) is not None and (p != "spot" or spot_share >= 1)]
     if not usable:
         return None, ""
-    best = min(usable, key=lambda p: costing.hourly_rate(row, p))
-    return costing.hourly_rate(row, best), best
+    best = min(usable, key=lambda p: renting.hourly_rate(row, p))
+    return renting.hourly_rate(row, best), best
 
 
 # ---------------------------------------------------------------- workloads
@@ -729,13 +729,13 @@ def _job_options(best: pd.DataFrame, tokens: float, window: int, cloud: pd.DataF
 def training_bill(row: CloudRow, instances: int, hours: float, terms) -> float:
     """The cheapest bill of a run on `instances` instances for `hours`, every instance on one allowed pricing
     model (as `planner cloud` without mix_pricing): spot only on one instance unless spot_multi_instance
-    (a preemption stalls every rank), Capacity Blocks billed whole (costing.billed_hours)."""
+    (a preemption stalls every rank), Capacity Blocks billed whole (renting.billed_hours)."""
     bills = [math.inf]
     for pricing in terms.pricing:
-        rate = costing.hourly_rate(row, pricing)
+        rate = renting.hourly_rate(row, pricing)
         if rate is None or (pricing == "spot" and not renting.spot_allowed(instances, terms)):
             continue
-        billed = costing.billed_hours(row, pricing, hours)
+        billed = renting.billed_hours(row, pricing, hours)
         if billed is not None:
             bills.append(rate * instances * billed)
     return min(bills)
