@@ -227,6 +227,8 @@ def test_huge_numbers_name_the_field_and_range(run, write, replace, fragments):
         ("objective:\n  staff_fte: .inf\n", ["objective.staff_fte", "finite"]),
         ('include:\n  racks: "on\\0"\n', ["include.racks", "U+0000"]),
         ('constraints:\n  switches: ["\\x1b[31m"]\n', ["constraints.switches", "U+001B (ESC)"]),
+        # a key holding a carriage return is quoted, not printed raw (it would start a spoofed line)
+        ('cloud:\n  quota: {"\\r": ""}\n', ["cloud.quota.'\\r' = ''", "not a quantity"]),
     ],
 )
 def test_out_of_range_scenario_values(run, write, extra, fragments):

@@ -29,6 +29,7 @@ from planner.inputs.scenario import (
     TFLOPs,
     Workload,
     field_message,
+    location_part,
     read_yaml,
     validation_messages,
 )
@@ -439,7 +440,7 @@ def _where(loc: tuple) -> str:
         if isinstance(item, int):
             parts[-1 if parts else 0 :] = [f"{parts[-1]}[{item}]"] if parts else [f"[{item}]"]
         elif not _union_branch(str(item)):
-            parts.append(str(item))
+            parts.append(location_part(item))
     return ".".join(parts) or "(top level)"
 
 

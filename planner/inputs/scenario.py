@@ -424,8 +424,16 @@ def validation_messages(label: str, exc: ValidationError, message=None) -> list[
 
 
 def _dotted(loc: tuple) -> str:
-    """workload.micro_batches.0, each part cut to 40 characters (a key may be huge)."""
-    return ".".join(L.short(x, 40) if not isinstance(x, str) or len(x) > 40 else x for x in loc)
+    """workload.micro_batches.0, each part cut to 40 characters (a key may be huge) and quoted when it is
+    not plain printable text (a key holding a carriage return would otherwise start a spoofed line)."""
+    return ".".join(location_part(x) for x in loc)
+
+
+def location_part(part: object, limit: int = 40) -> str:
+    """One part of a field's location as a message shows it: as typed when it is short printable text,
+    else quoted with its control characters escaped (L.short)."""
+    plain = isinstance(part, str) and len(part) <= limit and part.isprintable()
+    return part if plain else L.short(part, limit)
 
 
 def field_message(label: str, err: dict, command: str = "plan", where_of=_dotted) -> str:
