@@ -13,7 +13,11 @@ from hypothesis import strategies as st
 from planner.answers import serve as I
 from planner.base.errors import InfeasibleError
 from planner.catalog.load import load_catalog
+from planner.hardware import pcie
+from planner.model import streaming
 from planner.model.calibration import Calibration
+from planner.model.workload import Serving
+from planner.tables import serve as serve_table
 
 CAL = Calibration.default()
 # A PCIe 4.0, 128-lane, 8-GPU machine whose GPUs hold no weights (1 GiB of HBM), so everything streams.
@@ -41,7 +45,9 @@ DAC = dict(sku="D", name="D", kind="dac", fabric="any", gbps=400, reach_m=3, pri
 
 def machine(catalog=None, nics=0):
     catalog = catalog or tiny()
-    return I.Machine(catalog.server("S"), catalog.gpu("G"), None, 0, catalog.nic("N400") if nics else None, nics)
+    return serve_table.Machine(
+        catalog.server("S"), catalog.gpu("G"), None, 0, catalog.nic("N400") if nics else None, nics
+    )
 
 
 def tiny():
@@ -49,15 +55,15 @@ def tiny():
 
 
 def test_field_figures():
-    assert 16 * I.lane_gb_per_s(4) == pytest.approx(31.5, abs=0.05)  # PCIe 4.0 x16
-    assert I.platform_gb_per_s(tiny().server("S")) == pytest.approx(252, abs=0.5)  # a 128-lane platform
-    assert I.required_gb_per_s(1e12, 1.0) == pytest.approx(1000)  # 1 TB at 1 s needs 1 TB/s
+    assert 16 * pcie.lane_gb_per_s(4) == pytest.approx(31.5, abs=0.05)  # PCIe 4.0 x16
+    assert serve_table.platform_gb_per_s(tiny().server("S")) == pytest.approx(252, abs=0.5)  # a 128-lane platform
+    assert streaming.required_gb_per_s(1e12, 1.0) == pytest.approx(1000)  # 1 TB at 1 s needs 1 TB/s
     # GPT-3's ~300 GB streamed by 8 GPUs over PCIe 4.0 x16: 300 / (8 x 31.5) = 1.19 s, so one machine
     # cannot serve it at 1 s; two machines split width-wise halve the bytes each streams
-    one = I.forward_pass(I.Serving(300e9, 175e9, 96, 12288), machine(), 1, CAL)
+    one = serve_table.forward_pass(Serving(300e9, 175e9, 96, 12288), machine(), 1, CAL)
     assert one.link_s["PCIe to GPUs"] == pytest.approx(300 / (8 * 31.5), rel=0.01)
     assert one.bottleneck in ("PCIe to GPUs", "platform PCIe") and one.latency_s > 1.0
-    two = I.forward_pass(I.Serving(300e9, 175e9, 96, 12288), machine(nics=1), 2, CAL)
+    two = serve_table.forward_pass(Serving(300e9, 175e9, 96, 12288), machine(nics=1), 2, CAL)
     assert two.link_s["PCIe to GPUs"] == pytest.approx(one.link_s["PCIe to GPUs"] / 2)
     assert two.latency_s < 1.0
 
@@ -65,15 +71,15 @@ def test_field_figures():
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from([100e9, 300e9, 1e12, 3e12]), st.integers(1, 15), st.sampled_from([1, 8, 64]))
 def test_more_machines_never_lower_bandwidth_and_raise_latency_term(weights, m, batch):
-    job = I.Serving(weights, weights / 2, 96, 12288, batch)
-    a = I.forward_pass(job, machine(nics=1), m, CAL)
-    b = I.forward_pass(job, machine(nics=1), m + 1, CAL)
+    job = Serving(weights, weights / 2, 96, 12288, batch)
+    a = serve_table.forward_pass(job, machine(nics=1), m, CAL)
+    b = serve_table.forward_pass(job, machine(nics=1), m + 1, CAL)
     assert b.streaming_gb_per_s >= a.streaming_gb_per_s * (1 - 1e-12)
     assert b.network_s >= a.network_s
 
 
 def test_the_machine_count_is_optimised():
-    result = I.plan(tiny(), I.Serving(1e12, 500e9, 105, 20480), 1.0, CAL, max_machines=16)
+    result = I.plan(tiny(), Serving(1e12, 500e9, 105, 20480), 1.0, CAL, max_machines=16)
     chosen = result.choice
     feasible = [s.machines for s in result.machine_sweep if s.fits and s.latency_s <= 1.0]
     assert chosen.machines == min(feasible) > 1
@@ -83,7 +89,7 @@ def test_the_machine_count_is_optimised():
 
 def test_infeasible_latency_is_explained():
     with pytest.raises(InfeasibleError, match=r"(?s)needs 1,000,000 GB/s.*the fastest reachable .* limited by"):
-        I.plan(tiny(), I.Serving(1e12, 500e9, 105, 20480), 0.001, CAL)
+        I.plan(tiny(), Serving(1e12, 500e9, 105, 20480), 0.001, CAL)
 
 
 def test_weights_beyond_memory_need_nvme():
@@ -91,7 +97,7 @@ def test_weights_beyond_memory_need_nvme():
         gpus=[GPU], servers=[dict(SERVER, dram_gib=64, nvme_slots=0)], nics=[NIC], switches=[SWITCH], optics=[DAC]
     )
     with pytest.raises(InfeasibleError):
-        I.plan(catalog, I.Serving(5e12, 2.5e12, 120, 20480), 100.0, CAL, max_machines=2)
+        I.plan(catalog, Serving(5e12, 2.5e12, 120, 20480), 100.0, CAL, max_machines=2)
 
 
 # ---------------------------------------------------------------- CLI

@@ -18,6 +18,7 @@ SECONDS_PER_DAY = 86400.0
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730: the cloud providers' billing month
 GIB = 2**30
+GB = 1e9  # decimal gigabyte (bandwidths in GB/s)
 
 _NUMBER = re.compile(
     r"^\s*(?P<currency>\$|usd\s*)?\s*(?P<num>[+-]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*"
