@@ -15,7 +15,8 @@ import math
 import numpy as np
 
 from planner.hardware import fabric
-from planner.tables.fleet import HOURS_PER_PERIOD, FleetData
+from planner.inputs.fleet import HOURS_PER_PERIOD
+from planner.tables.fleet import FleetData
 
 MONTHS_PER_PERIOD = 3
 

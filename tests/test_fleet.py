@@ -17,7 +17,7 @@ from fleet_reference import brute_force
 from planner.answers.fleet import REPEAT_THREADS, REPEAT_TIME, repeat_note, run, solve_model
 from planner.base.errors import ScenarioError
 from planner.base.resources import examples_dir
-from planner.inputs.fleet import Fleet, check
+from planner.inputs.fleet import SECONDS_PER_PERIOD, Fleet, check
 from planner.model.calibration import Calibration
 from planner.optimize import fleet as milp
 from planner.optimize.solver import SolveResult
@@ -122,7 +122,7 @@ def _tokens_per_quarter(catalog, nodes: int) -> float:
     options = ft.build(catalog, fleet(training=[job(tokens=tokens)], buy__servers=["S8"]), CAL).options
     smallest = options.sort_values("n").iloc[0]
     assert int(smallest["n"]) == nodes
-    return float(smallest["tokens_per_s"] * ft.SECONDS_PER_PERIOD)
+    return float(smallest["tokens_per_s"] * SECONDS_PER_PERIOD)
 
 
 def test_options_are_the_smallest_node_count_per_number_of_quarters(catalog):

@@ -20,7 +20,7 @@ import pulp
 from planner.base.errors import SolverError
 from planner.base.units import format_usd
 from planner.catalog.load import Catalog
-from planner.inputs.fleet import QUARTER_LABEL, Fleet
+from planner.inputs.fleet import HOURS_PER_PERIOD, QUARTER_LABEL, Fleet
 from planner.model.calibration import Calibration
 from planner.optimize import fleet as milp
 from planner.optimize.solver import SolveResult, proven_gap, solve
@@ -451,8 +451,8 @@ def _jobs(m: milp.Model) -> list[FleetJobRun]:
 def _finish_date(d: ft.FleetData, start: int, days: float) -> str:
     label = d.fleet.horizon.start
     if label is None:
-        whole = int(days // (ft.HOURS_PER_PERIOD / 24))
-        rest = days - whole * ft.HOURS_PER_PERIOD / 24
+        whole = int(days // (HOURS_PER_PERIOD / 24))
+        rest = days - whole * HOURS_PER_PERIOD / 24
         return f"P{start + whole} + {rest:.0f} d"
     year, quarter = (int(x) for x in QUARTER_LABEL.match(label).groups())
     month = 3 * (quarter - 1) + 1 + 3 * (start - 1)
@@ -587,7 +587,7 @@ def _pool_cost(m: milp.Model) -> dict[int, float]:
     d = m.data
     costs, periods = d.fleet.costs, d.periods.set_index("t")
     supply, pools = d.supply.set_index(["o", "p"]), d.pools.set_index("p")
-    usd_per_w_period = ft.HOURS_PER_PERIOD * costs.pue * costs.usd_per_kwh / 1e3
+    usd_per_w_period = HOURS_PER_PERIOD * costs.pue * costs.usd_per_kwh / 1e3
     colo_per_w_period = costs.colocation_usd_per_kw_month * milp.MONTHS_PER_PERIOD / 1e3
     cost: dict[int, float] = {int(p): 0.0 for p in d.pools["p"]}
     for (o, p, t), x in m.buy.items():
@@ -710,7 +710,7 @@ def _usage(m: milp.Model) -> list[dict]:
         else:
             # serving instances are whole; each service pays for the share of instances its replicas fill
             share = replicas * row["replica_gpus"] / row["gpus_per_node"]
-            bill = share * float(rates[int(row["resource"])]) * ft.HOURS_PER_PERIOD * periods.at[t, "discount"]
+            bill = share * float(rates[int(row["resource"])]) * HOURS_PER_PERIOD * periods.at[t, "discount"]
             rows.append({"workload": name, "kind": "inference", "pool": None, "gpus": 0, "cloud_pv": bill})
     return rows
 

@@ -19,7 +19,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_
 
 from planner.base import limits as L
 from planner.base.errors import ScenarioError
-from planner.base.units import parse_quantity
+from planner.base.units import HOURS_PER_YEAR, parse_quantity
 from planner.catalog.rows import Count, Params, PlanFabric, count, quantity_type
 from planner.inputs.scenario import (
     USD,
@@ -263,6 +263,10 @@ class Fleet(_Strict):
 
 
 # ---------------------------------------------------------------- periods
+
+PERIODS_PER_YEAR = 4  # a period is a quarter
+HOURS_PER_PERIOD = HOURS_PER_YEAR / PERIODS_PER_YEAR  # 2190 h
+SECONDS_PER_PERIOD = HOURS_PER_PERIOD * 3600
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,9 @@ import pandas as pd
 import pulp
 
 from planner.hardware import costing
+from planner.inputs.fleet import HOURS_PER_PERIOD
 from planner.optimize.solver import new_var, var_name
-from planner.tables.fleet import HOURS_PER_PERIOD, FleetData
+from planner.tables.fleet import FleetData
 
 RELAXATIONS = ("deadlines", "power", "racks", "stock", "quota", "demand")
 MONTHS_PER_PERIOD = 3

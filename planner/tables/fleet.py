@@ -20,39 +20,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
 from planner.base.errors import ScenarioError, in_field
 from planner.base.resources import display_name
-from planner.base.units import HOURS_PER_YEAR, SECONDS_PER_DAY
 from planner.catalog.load import Catalog
 from planner.catalog.rows import CloudRow
 from planner.hardware import fabric
 from planner.hardware.designs import Designs, designs
-from planner.inputs.fleet import Fleet, Periods, resolve_windows, steps
+from planner.inputs.fleet import PERIODS_PER_YEAR, Fleet, Periods, steps
 from planner.inputs.scenario import Scenario
 from planner.model.calibration import Calibration
-from planner.model.serving import capacity, served_model
-from planner.model.workload import (
-    Requirements,
-    fits_memory,
-    gpu_columns,
-    host_dram_gb_per_s,
-    host_gbps,
-    intra_node_bandwidth,
-    meets_target,
-    scenario_training,
-    whole_grad_accum,
-)
+from planner.tables import fleet_workloads as workloads
 from planner.tables import rent as renting
-from planner.tables.buy import NODE_SHAPE, evaluate_at, network_key
-
-PERIODS_PER_YEAR = 4
-HOURS_PER_PERIOD = HOURS_PER_YEAR / PERIODS_PER_YEAR  # a quarter: 2190 h
-SECONDS_PER_PERIOD = HOURS_PER_PERIOD * 3600
+from planner.tables.buy import NODE_SHAPE
 
 
 @dataclass(frozen=True)
@@ -101,11 +84,11 @@ def build(catalog: Catalog, fleet: Fleet, calibration: Calibration, source: str 
     pools, installed = _pools(catalog, fleet, offers, parts, periods, source)
     supply = _undominated(_supply(offers, pools, parts, shape_keys(fleet)), offers, stock, tiers)
     cloud = _cloud(catalog, fleet)
-    jobs, services = _workloads(fleet)
-    options = _options(catalog, fleet, jobs, pools, cloud, calibration, source)
+    jobs, services = workloads.workloads(fleet)
+    options = workloads.options(catalog, fleet, jobs, pools, cloud, calibration, source)
     table = _periods(fleet, periods)
-    columns = _columns(options, jobs, table)
-    serving, demand = _serving(catalog, fleet, services, pools, cloud, source)
+    columns = workloads.columns(options, jobs, table)
+    serving, demand = workloads.serving(catalog, fleet, services, pools, cloud, source)
     site = _site(fleet, periods)
     return FleetData(
         fleet, periods.labels, table, offers, stock, tiers, pools, supply, installed, jobs, options, columns,
@@ -210,7 +193,7 @@ def _offers(catalog: Catalog, fleet: Fleet, periods: Periods, single: pd.DataFra
                 "o": o,
                 "server": server.name,
                 "vendor": (t.vendor if t and t.vendor else server.vendor),
-                **{c: shapes.at[name, c] for c in SHAPE_COLUMNS},
+                **{c: shapes.at[name, c] for c in NODE_SHAPE},
                 "price_usd": price,
                 "server_w": server.power_w,
                 "lead": t.lead_time_periods if t else 0,
@@ -249,7 +232,6 @@ def _tier_bands(o: int, price: float, tiers) -> list[dict]:
 
 # ---------------------------------------------------------------- pools: shape x network
 
-SHAPE_COLUMNS = NODE_SHAPE  # a node's shape, as the performance model sees it
 SHAPE = ["gpu", "gpus_per_node", "intra_node_gb_per_s", "host_gbps", "host_dram_gb_per_s"]
 HOST = ["host_gbps", "host_dram_gb_per_s"]
 
@@ -332,7 +314,7 @@ def _pools(catalog: Catalog, fleet: Fleet, offers: pd.DataFrame, parts: Designs,
     records = []
     multi, keys = parts.multi, shape_keys(fleet)
     for _, group in offers.groupby(keys, sort=False, dropna=False):
-        shape = group.iloc[0][SHAPE_COLUMNS].to_dict()
+        shape = group.iloc[0][NODE_SHAPE].to_dict()
         shape.update(group[HOST].min().to_dict())  # the slowest host of the pool (only offload reads it)
         if fleet.buy.standalone_pools:
             records.append({**shape, **_standalone()})
@@ -369,7 +351,7 @@ def _installed_pool(catalog: Catalog, fleet: Fleet, entry, parts: Designs, where
     """The pool of an installed entry: its server's shape and the design of its NICs and switch."""
     server = in_field(source, f"{where}.server", lambda: catalog.server(entry.server))
     single = parts.single.set_index("server")
-    shape = {c: single.at[server.name, c] for c in SHAPE_COLUMNS}
+    shape = {c: single.at[server.name, c] for c in NODE_SHAPE}
     nic_sku = entry.nic or server.included_nic
     count = entry.nics_per_node if entry.nics_per_node is not None else server.included_nics
     if nic_sku is None or count == 0:
@@ -526,15 +508,8 @@ def _cloud(catalog: Catalog, fleet: Fleet) -> pd.DataFrame:
                "quota", "usd_per_h", "pricing", "row"]  # fmt: skip
     if not c.allowed:
         return pd.DataFrame(columns=columns)
-    rows: list[CloudRow] = catalog.items("cloud")
-    if c.providers:
-        rows = [r for r in rows if r.provider.lower() in {p.lower() for p in c.providers}]
-    if c.regions:
-        rows = [r for r in rows if r.region.lower() in {p.lower() for p in c.regions}]
-    if c.instances:
-        rows = [r for r in rows if r.instance.lower() in {p.lower() for p in c.instances}]
     records = []
-    for row in rows:
+    for row in renting.allowed_offerings(catalog, c):
         rate, pricing = _serving_rate(row, c.pricing, c.spot_share_max)
         if rate is None:
             continue
@@ -573,255 +548,13 @@ def _serving_rate(row: CloudRow, pricings: list[str], spot_share: float) -> tupl
 # ---------------------------------------------------------------- workloads
 
 
-def _workloads(fleet: Fleet) -> tuple[pd.DataFrame, pd.DataFrame]:
-    windows, service_windows = resolve_windows(fleet)
-    jobs = pd.DataFrame(
-        {
-            "j": np.arange(len(fleet.training)),
-            "name": [j.name for j in fleet.training],
-            "tokens": [j.tokens for j in fleet.training],
-            "start": [w.start for w in windows],
-            "deadline": [w.end for w in windows],
-            "late_penalty_usd": [j.late_penalty_usd for j in fleet.training],
-            "target_tflops": [j.target_tflops or 0.0 for j in fleet.training],
-        }
-    )
-    services = pd.DataFrame(
-        {
-            "s": np.arange(len(fleet.inference)),
-            "name": [s.name for s in fleet.inference],
-            "tokens_per_s": [s.demand_tokens_per_s for s in fleet.inference],
-            "growth": [s.growth_per_period for s in fleet.inference],
-            "start": [w.start for w in service_windows],
-            "end": [w.end for w in service_windows],
-        }
-    )
-    return jobs, services
-
-
 # ---------------------------------------------------------------- training options (performance)
-
-
-def _resources(pools: pd.DataFrame, cloud: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
-    """Where a job can run: each pool (node counts up to its size; one node when standalone) and each cloud
-    offering (instances up to its quota; one when it has no inter-node fabric), as perf keys."""
-    gbps, fabric = network_key(~pools["networked"], pools["node_gbps"], pools["fabric"])
-    own = pools.assign(
-        kind="pool",
-        resource=pools["p"],
-        node_gbps_eff=gbps,
-        key_fabric=fabric,
-        n_max=np.where(pools["networked"], pools["max_nodes"], 1),
-    )[["kind", "resource", *SHAPE_COLUMNS, "node_gbps_eff", "key_fabric", "n_max"]]
-    if cloud.empty:
-        return own.reset_index(drop=True)
-    gpus = {g: gpu_columns(catalog, g) for g in cloud["gpu"].unique()}
-    rented = pd.DataFrame(
-        {
-            "kind": "cloud",
-            "resource": cloud["c"],
-            "gpu": cloud["gpu"],
-            "peak_tflops": [gpus[g]["peak_tflops"] for g in cloud["gpu"]],
-            "hbm_gib": [gpus[g]["hbm_gib"] for g in cloud["gpu"]],
-            "hbm_gb_per_s": [gpus[g]["hbm_gb_per_s"] for g in cloud["gpu"]],
-            "gpus_per_node": cloud["gpus"],
-            "host_gbps": [host_gbps(catalog, g, n) for g, n in zip(cloud["gpu"], cloud["gpus"], strict=True)],
-            "host_dram_gb_per_s": [
-                host_dram_gb_per_s(catalog, g, n) for g, n in zip(cloud["gpu"], cloud["gpus"], strict=True)
-            ],
-            # NVLink as in a purchased server of the same GPU and size (as `planner cloud` models it)
-            "intra_node_gb_per_s": [
-                intra_node_bandwidth(catalog, g, n) for g, n in zip(cloud["gpu"], cloud["gpus"], strict=True)
-            ],
-            "node_gbps_eff": cloud["internode_gbps"],
-            "key_fabric": cloud["fabric"],
-            "n_max": np.where(cloud["multi_node"], cloud["quota"], np.minimum(1, cloud["quota"])),
-        }
-    )
-    return pd.concat([own, rented], ignore_index=True)
-
-
-def _performance(work, req: Requirements, resources: pd.DataFrame, micro_batches, n_cap: int, calibration):
-    """Best tokens/s (over micro-batches) of the job on each resource at every node count 1..n_max: one
-    perf evaluation over the whole grid."""
-    res = resources.assign(n_max=np.minimum(resources["n_max"], n_cap))
-    res = res[res["n_max"] >= 1]
-    grid = res.loc[res.index.repeat(res["n_max"])].copy()
-    grid["n"] = grid.groupby(level=0).cumcount() + 1
-    grid = grid.merge(pd.DataFrame({"micro_batch": list(micro_batches)}), how="cross")
-    keys = grid.rename(columns={"key_fabric": "fabric"})
-    ev = evaluate_at(keys, grid["n"].to_numpy(), work, calibration)
-    ok = fits_memory(ev) & meets_target(ev, req) & whole_grad_accum(ev["gpus"], ev["micro_batch"], req)
-    grid["tokens_per_s"] = np.where(ok, ev["tokens_per_s"], 0.0)
-    grid["tflops"] = ev["achieved_tflops_per_gpu"]
-    grid["fits"] = fits_memory(ev)
-    grid["meets_target"] = meets_target(ev, req)
-    best = grid.sort_values(["kind", "resource", "n", "tokens_per_s"], ascending=[True, True, True, False])
-    return best.drop_duplicates(["kind", "resource", "n"]).reset_index(drop=True), grid
-
-
-def _options(catalog, fleet: Fleet, jobs, pools, cloud, calibration, source: str) -> pd.DataFrame:
-    resources = _resources(pools, cloud, catalog)
-    frames = []
-    horizon = fleet.horizon.periods
-    for j, job in enumerate(fleet.training):
-        work = in_field(
-            source,
-            f"training[{j}].workload",
-            lambda job=job: scenario_training(catalog, SimpleNamespace(workload=job.workload)),
-        )
-        req = Requirements(target_tflops=job.target_tflops or 0.0, global_batch=job.workload.global_batch)
-        n_cap = job.max_nodes or int(resources["n_max"].max())
-        best, grid = _performance(work, req, resources, job.workload.micro_batches, n_cap, calibration)
-        # up to the horizon even past a hard deadline: those runs are only used to say by how much a
-        # deadline would slip (optimize/fleet.py leaves them out unless deadlines are being relaxed)
-        window = horizon - int(jobs.loc[j, "start"]) + 1
-        found = _job_options(best, job.tokens, window, cloud, fleet.cloud)
-        if found.empty:
-            raise ScenarioError(f"{source}: training[{j}] ({job.name}): {_why_no_option(grid, best, job, window)}")
-        frames.append(found.assign(j=j))
-    if not frames:
-        return pd.DataFrame(columns=["k", "j", "kind", "resource", "n", "micro_batch", "tokens_per_s", "tflops",
-                                     "periods", "days", "cloud_usd", "gpus_per_node"])  # fmt: skip
-    options = pd.concat(frames, ignore_index=True)
-    options.insert(0, "k", np.arange(len(options)))
-    return options
-
-
-def _job_options(best: pd.DataFrame, tokens: float, window: int, cloud: pd.DataFrame, terms) -> pd.DataFrame:
-    """Per resource, for each m = 1..window whole periods, the node count worth running at: on a pool the
-    smallest that finishes in m periods (a larger one holds more nodes for as long); in the cloud the one
-    with the smallest bill among those (training_bill)."""
-    best = best[best["tokens_per_s"] > 0].copy()
-    if best.empty:
-        return best
-    best["periods"] = np.ceil(tokens / (best["tokens_per_s"] * SECONDS_PER_PERIOD) - 1e-9).astype(int)
-    best = best[best["periods"] <= window]
-    best["days"] = tokens / best["tokens_per_s"] / SECONDS_PER_DAY
-    best["cloud_usd"] = 0.0
-    rented = best["kind"] == "cloud"
-    if rented.any():
-        rows = cloud.set_index("c")["row"]
-        bills = [
-            training_bill(rows[r], int(n), days * 24, terms)
-            for r, n, days in best.loc[rented, ["resource", "n", "days"]].itertuples(index=False)
-        ]
-        best.loc[rented, "cloud_usd"] = bills
-        best = best[np.isfinite(best["cloud_usd"])]
-    chosen = []
-    for (kind, _), group in best.groupby(["kind", "resource"], sort=False):
-        group = group.sort_values("n")
-        periods, rows = group["periods"].to_numpy(), group.index.to_numpy()
-        if kind == "pool":
-            # the smallest n for each m: the rows that set a new low of periods needed, in order of n
-            previous = np.concatenate([[np.inf], np.minimum.accumulate(periods)[:-1]])
-            chosen += list(rows[periods < previous])
-            continue
-        bill = group["cloud_usd"].to_numpy()
-        for m in np.unique(periods):
-            eligible = periods <= m
-            chosen.append(rows[eligible][np.argmin(bill[eligible])])
-    picked = best.loc[list(dict.fromkeys(chosen))]
-    return picked[["kind", "resource", "n", "micro_batch", "tokens_per_s", "tflops", "periods", "days",
-                   "cloud_usd", "gpus_per_node"]].reset_index(drop=True)  # fmt: skip
-
-
-def training_bill(row: CloudRow, instances: int, hours: float, terms) -> float:
-    """The cheapest bill of a run on `instances` instances for `hours`, every instance on one allowed pricing
-    model (as `planner cloud` without mix_pricing): spot only on one instance unless spot_multi_instance
-    (a preemption stalls every rank), Capacity Blocks billed whole (renting.billed_hours)."""
-    bills = [math.inf]
-    for pricing in terms.pricing:
-        rate = renting.hourly_rate(row, pricing)
-        if rate is None or (pricing == "spot" and not renting.spot_allowed(instances, terms)):
-            continue
-        billed = renting.billed_hours(row, pricing, hours)
-        if billed is not None:
-            bills.append(rate * instances * billed)
-    return min(bills)
-
-
-def _why_no_option(grid: pd.DataFrame, best: pd.DataFrame, job, window: int) -> str:
-    fix = "allow more servers (buy.servers), a larger max_nodes, the cloud, or a later deadline"
-    if grid.empty or not grid["fits"].any():
-        return f"the model does not fit in memory on any allowed server or cloud offering; {fix}"
-    if not (grid["fits"] & grid["meets_target"]).any():
-        top = grid.loc[grid["fits"], "tflops"].max()
-        return f"at most {top:.0f} TFLOPs/GPU where it fits < target_tflops {job.target_tflops:g}; lower the target"
-    fastest = best["tokens_per_s"].max()
-    days = job.tokens / fastest / SECONDS_PER_DAY if fastest > 0 else math.inf
-    return (
-        f"cannot finish within its {window} period(s): the fastest allowed configuration needs {days:,.0f} days "
-        f"({days / (HOURS_PER_PERIOD / 24):.1f} periods); {fix}"
-    )
 
 
 # ---------------------------------------------------------------- columns: contiguous runs
 
 
-def _columns(options: pd.DataFrame, jobs: pd.DataFrame, periods: pd.DataFrame) -> pd.DataFrame:
-    """Every option at every start period its window allows: a run of `periods` consecutive quarters from
-    `start`, ending in `finish`; `late` periods after the deadline (allowed only with a late penalty, or
-    when deadlines are being relaxed); the cloud bill spread evenly over the run, discounted."""
-    if options.empty:
-        empty = pd.DataFrame(columns=["col", "k", "j", "start", "finish", "late", "hard_late", "cloud_pv", "penalty"])
-        return empty.astype({"col": int, "k": int, "j": int, "start": int, "finish": int, "late": int,
-                             "hard_late": bool, "cloud_pv": float, "penalty": float})  # fmt: skip
-    horizon = len(periods)
-    o = options.merge(jobs[["j", "start", "deadline", "late_penalty_usd"]], on="j")
-    o["last_start"] = horizon - o["periods"] + 1
-    o = o[o["last_start"] >= o["start"]]
-    runs = o.loc[o.index.repeat(o["last_start"] - o["start"] + 1)].copy()
-    runs["start"] = runs["start"] + runs.groupby(level=0).cumcount()
-    runs["finish"] = runs["start"] + runs["periods"] - 1
-    runs["late"] = np.maximum(0, runs["finish"] - runs["deadline"])
-    runs["hard_late"] = (runs["late"] > 0) & runs["late_penalty_usd"].isna()
-    cumulative = np.concatenate([[0.0], np.cumsum(periods["discount"].to_numpy())])
-    pv = cumulative[runs["finish"].to_numpy()] - cumulative[runs["start"].to_numpy() - 1]
-    runs["cloud_pv"] = runs["cloud_usd"] / runs["periods"] * pv
-    runs["penalty"] = runs["late"] * runs["late_penalty_usd"].fillna(0.0)
-    runs = runs.reset_index(drop=True)
-    runs.insert(0, "col", np.arange(len(runs)))
-    return runs[["col", "k", "j", "start", "finish", "late", "hard_late", "cloud_pv", "penalty"]]
-
-
 # ---------------------------------------------------------------- serving
-
-
-def _serving(catalog, fleet: Fleet, services: pd.DataFrame, pools: pd.DataFrame, cloud: pd.DataFrame, source: str):
-    machines = pd.concat(
-        [
-            pools.assign(kind="pool", resource=pools["p"], multi_node=pools["networked"]),
-            cloud.assign(
-                kind="cloud",
-                resource=cloud["c"],
-                gpus_per_node=cloud["gpus"],
-                multi_node=cloud["multi_node"],
-                **{k: [gpu_columns(catalog, g)[v] for g in cloud["gpu"]] for k, v in
-                   (("hbm_gib", "hbm_gib"), ("peak_tflops", "peak_tflops"))},
-                hbm_gb_per_s=[catalog.gpu(g).hbm_gb_per_s for g in cloud["gpu"]],
-            ),
-        ],
-        ignore_index=True,
-    )[["kind", "resource", "gpu", "hbm_gib", "hbm_gb_per_s", "peak_tflops", "gpus_per_node", "multi_node"]]  # fmt: skip
-    frames, demand = [], []
-    for s, svc in enumerate(fleet.inference):
-        model = in_field(source, f"inference[{s}].model", lambda svc=svc: served_model(catalog, svc))
-        cap = capacity(model, machines).assign(s=s)
-        if not (cap["tokens_per_s"] > 0).any():
-            reasons = "; ".join(sorted(set(cap["reason"])))
-            raise ScenarioError(
-                f"{source}: inference[{s}] ({svc.name}): no allowed server or cloud offering can serve it "
-                f"({reasons}); allow larger GPUs, lower weight_bytes or batch, or relax max_ms_per_token"
-            )
-        frames.append(cap[cap["tokens_per_s"] > 0])
-        row = services.iloc[s]
-        for t in range(int(row["start"]), int(row["end"]) + 1):
-            growth = (1 + row["growth"]) ** (t - row["start"])
-            demand.append({"s": s, "t": t, "tokens_per_s": row["tokens_per_s"] * growth})
-    columns = ["s", "kind", "resource", "gpu", "gpus_per_node", "replica_gpus", "batch", "ms_per_token", "tokens_per_s"]
-    serving = pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
-    return serving.reset_index(drop=True), pd.DataFrame.from_records(demand, columns=["s", "t", "tokens_per_s"])
 
 
 # ---------------------------------------------------------------- site

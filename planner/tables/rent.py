@@ -133,17 +133,23 @@ class RentOption:
 
 
 def offerings(catalog: Catalog, scenario: Scenario) -> list[CloudRow]:
-    o = scenario.cloud
-    rows = catalog.items("cloud")
-    if o.providers:
-        rows = [r for r in rows if r.provider.lower() in {p.lower() for p in o.providers}]
-    if o.regions:
-        rows = [r for r in rows if r.region.lower() in {p.lower() for p in o.regions}]
-    if o.instances:
-        rows = [r for r in rows if r.instance.lower() in {p.lower() for p in o.instances}]
+    """The cloud rows a plan scenario may rent: its cloud options' and its allowed GPUs."""
+    rows = allowed_offerings(catalog, scenario.cloud)
     if scenario.constraints.gpus:
         names = {catalog.gpu(g).name for g in scenario.constraints.gpus}
         rows = [r for r in rows if r.gpu in names]
+    return rows
+
+
+def allowed_offerings(catalog: Catalog, options: CloudOptions) -> list[CloudRow]:
+    """The cloud rows of the allowed providers, regions and instance types (case-insensitive; none given:
+    all), for `planner cloud` and the fleet alike."""
+    rows = catalog.items("cloud")
+    filters = {"provider": options.providers, "region": options.regions, "instance": options.instances}
+    for column, allowed in filters.items():
+        if allowed:
+            wanted = {a.lower() for a in allowed}
+            rows = [r for r in rows if getattr(r, column).lower() in wanted]
     return rows
 
 
