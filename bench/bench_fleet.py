@@ -20,11 +20,11 @@ import time
 
 import numpy as np
 
-from planner.answers.fleet import solve_model
 from planner.catalog.load import load_catalog
 from planner.inputs.fleet import Fleet, check
 from planner.model.calibration import Calibration
 from planner.optimize import fleet as milp
+from planner.optimize.fleet import solve_model
 from planner.optimize.solver import highs_available
 from planner.tables import fleet as ft
 

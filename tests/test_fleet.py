@@ -14,12 +14,14 @@ import pytest
 from conftest import GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog
 from fleet_reference import brute_force
 
-from planner.answers.fleet import REPEAT_THREADS, REPEAT_TIME, repeat_note, run, solve_model
+from planner.answers.fleet import run
+from planner.answers.fleet_readout import REPEAT_THREADS, REPEAT_TIME, repeat_note
 from planner.base.errors import ScenarioError
 from planner.base.resources import examples_dir
 from planner.inputs.fleet import SECONDS_PER_PERIOD, Fleet, check
 from planner.model.calibration import Calibration
 from planner.optimize import fleet as milp
+from planner.optimize.fleet import solve_model
 from planner.optimize.solver import SolveResult
 from planner.tables import fleet as ft
 

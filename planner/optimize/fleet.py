@@ -18,6 +18,8 @@ racks R[p,t] (integer).
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -27,7 +29,7 @@ import pulp
 
 from planner.hardware import costing
 from planner.inputs.fleet import HOURS_PER_PERIOD
-from planner.optimize.solver import new_var, var_name
+from planner.optimize.solver import SolveResult, new_var, proven_gap, solve, var_name
 from planner.tables.fleet import FleetData
 
 RELAXATIONS = ("deadlines", "power", "racks", "stock", "quota", "demand")
@@ -512,3 +514,26 @@ def violation(m: Model) -> pulp.LpAffineExpression:
     for slacks in m.slack.values():
         terms += [(s, 1.0) for s in slacks.values()]
     return _sum(terms)
+
+
+# ---------------------------------------------------------------- solving
+
+
+@dataclass(frozen=True)
+class Solved:
+    """A solved model and how the solve went."""
+
+    model: Model
+    result: SolveResult
+    gap_proven: float | None
+
+
+def solve_model(model: Model, solver: str, time_limit_s, gap, threads: int | None = None) -> Solved:
+    """Solve through optimize/solver.py, with a CBC log to read the proven gap from."""
+    fd, log = tempfile.mkstemp(prefix="planner-fleet-", suffix=".log")
+    os.close(fd)
+    try:
+        result = solve(model.problem, solver, time_limit_s, gap, log_path=log, threads=threads)
+        return Solved(model, result, proven_gap(model.problem, result, log))
+    finally:
+        os.unlink(log)
