@@ -92,9 +92,25 @@ def test_csv_bill_of_materials_and_json_file(run, tmp_path):
 
 
 def test_output_errors(run, tmp_path):
-    assert run("plan", BLOOM, "-q", "-o", tmp_path / "plan.pdf").exit_code == 2
+    refused = run("plan", BLOOM, "-q", "-o", tmp_path / "plan.pdf")
+    assert refused.exit_code == 2
+    assert "write .xlsx (quote workbook), .json (the whole plan) or .csv (bill of materials)" in refused.stderr
     result = run("plan", BLOOM, "-q", "-o", tmp_path / "missing-folder" / "plan.csv")
     assert result.exit_code == 1 and "does not exist" in result.stderr
+
+
+def test_a_new_output_format_is_one_writer_and_one_table_entry(run, tmp_path, monkeypatch):
+    from planner.report import writers
+
+    def node_count(report, tmp):
+        tmp.write_text(f"{report.plan.choice.nodes} nodes of {report.plan.choice.server}\n")
+
+    monkeypatch.setitem(writers.WRITERS["plan"], ".txt", writers.Format("node count", node_count))
+    target = tmp_path / "plan.txt"
+    assert run("plan", BLOOM, "-q", "-o", target).exit_code == 0
+    assert target.read_text() == "24 nodes of NVIDIA DGX-2 (list 2018-03)\n"  # 384 GPUs in 16-GPU nodes
+    refused = run("plan", BLOOM, "-q", "-o", tmp_path / "plan.pdf")
+    assert ".csv (bill of materials) or .txt (node count)" in refused.stderr  # the table lists it
 
 
 def test_bad_scenario_file(run, write):

@@ -211,6 +211,18 @@ def wrote(path, quiet: bool = False) -> None:
         click.echo(f"wrote {path}", err=True)
 
 
+def write_report(outputs, report, targets, quiet: bool = False) -> None:
+    """Write `report` to each (option, path, format) of `targets` that has a path (planner.report.writers
+    chose the format), all files or none (planner.base.fileio.Outputs), and confirm each on stderr."""
+    chosen = [(option, path, fmt) for option, path, fmt in targets if fmt is not None]
+    for option, path, fmt in chosen:
+        fmt.prepare(report)
+        outputs.add(option, path, lambda tmp, fmt=fmt: fmt.write(report, tmp))
+    outputs.commit()
+    for _, path, _ in chosen:
+        wrote(path, quiet)
+
+
 def check_names(catalog, scenario, path) -> None:
     """The names a scenario gives against the catalog, before any work: its workload (the model named, the
     architecture complete), the GPUs, servers and switches its constraints allow and the cloud providers,

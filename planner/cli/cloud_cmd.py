@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from planner.cli.base import (
@@ -22,7 +20,7 @@ from planner.cli.base import (
     set_option,
     solver_option,
     stderr_progress,
-    wrote,
+    write_report,
 )
 
 
@@ -59,18 +57,16 @@ def cloud(scenario: str, **kw) -> None:
       planner cloud examples/cloud-70b.yaml -o cloud.xlsx
     """
     from planner.answers.rent import run as run_cloud
-    from planner.base.errors import UsageError
     from planner.base.fileio import Outputs
     from planner.catalog.load import load_catalog
     from planner.inputs.scenario import load_scenario
     from planner.report.cloud_text import render
-    from planner.report.jsonout import dumps
+    from planner.report.writers import document, format_for
 
     imports_done()
 
     output = kw.pop("output")
-    if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
-        raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
+    targets = [("-o", output, format_for("cloud", "-o", output))]
     overrides = {
         "constraints.budget_usd": kw.pop("budget"),
         "target_tflops": kw.pop("target_tflops"),
@@ -92,16 +88,8 @@ def cloud(scenario: str, **kw) -> None:
     quiet = kw.pop("quiet")
     stderr_progress(quiet)("predicting every offering at every instance count, then the rental MILP")
     result = run_cloud(loaded, loaded_scenario, load_calibration(calibration_path), kw.pop("solver"))
-    if output:
-        if Path(output).suffix.lower() == ".xlsx":
-            from planner.report.workbooks import write_cloud
-
-            outputs.add("-o", output, lambda tmp: write_cloud(result, tmp))
-        else:
-            outputs.add_text("-o", output, dumps(result.model_dump()))
-        outputs.commit()
-        wrote(output, quiet)
-    click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result))
+    write_report(outputs, result, targets, quiet)
+    click.echo(document(result) if kw.pop("as_json") else render(result))
     if result.choice is None:
         from planner.base.errors import InfeasibleError
 

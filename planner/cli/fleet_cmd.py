@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
@@ -19,7 +18,7 @@ from planner.cli.base import (
     parse_settings,
     set_option,
     stderr_progress,
-    wrote,
+    write_report,
 )
 
 
@@ -77,19 +76,18 @@ def fleet(fleet_file: str | None, schema: bool, **kw) -> None:
 
 def _run(path: str, kw: dict) -> None:
     from planner.answers.fleet import run
-    from planner.base.errors import InfeasibleError, UsageError
+    from planner.base.errors import InfeasibleError
     from planner.base.fileio import Outputs
     from planner.catalog.load import load_catalog
     from planner.inputs.fleet import load_fleet
     from planner.model.calibration import load_calibration
     from planner.report.fleet_text import render
-    from planner.report.jsonout import dumps
+    from planner.report.writers import document, format_for
 
     imports_done()
 
     output = kw.pop("output")
-    if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
-        raise UsageError(f"-o {output}: write .xlsx (workbook with charts) or .json (the whole plan)")
+    targets = [("-o", output, format_for("fleet", "-o", output))]
     spec = load_fleet(path, parse_settings(kw.pop("settings")))
     catalogs, calibration_path = [*spec.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
     outputs = Outputs([("fleet file", path), *command_inputs(None, catalogs, calibration_path)])
@@ -109,16 +107,7 @@ def _run(path: str, kw: dict) -> None:
         source=path,
         threads=kw.pop("threads"),
     )
-    document = dumps(plan.model_dump())
-    if output:
-        if Path(output).suffix.lower() == ".xlsx":
-            from planner.report.fleet_xlsx import write_fleet
-
-            outputs.add("-o", output, lambda tmp: write_fleet(plan, tmp))
-        else:
-            outputs.add_text("-o", output, document)
-        outputs.commit()
-        wrote(output, quiet)
-    click.echo(document if kw.pop("as_json") else render(plan).rstrip("\n"))
+    write_report(outputs, plan, targets, quiet)
+    click.echo(document(plan) if kw.pop("as_json") else render(plan).rstrip("\n"))
     if plan.status == "infeasible":
         raise InfeasibleError(f"{path}: the fleet cannot be met as written; the relaxations above say what would")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from planner.base.limits import MAX_ALTERNATIVES, MAX_MICRO_BATCH, MAX_PARAMS
@@ -19,7 +17,7 @@ from planner.cli.base import (
     quiet_option,
     solver_option,
     stderr_progress,
-    wrote,
+    write_report,
 )
 
 
@@ -79,11 +77,12 @@ def inference(**kw) -> None:
     from planner.model.performance import estimated_layers
     from planner.model.workload import Serving
     from planner.report.inference_text import render
-    from planner.report.jsonout import dumps
+    from planner.report.writers import document, format_for
 
     imports_done()
 
     catalogs, output = kw.pop("catalog_paths"), kw.pop("output")
+    targets = [("-o", output, format_for("inference", "-o", output))]
     outputs = Outputs(command_inputs(catalogs=catalogs, calibration=kw["calibration"]))
     outputs.check("-o", output)
     loaded = load_catalog(catalogs)
@@ -96,8 +95,6 @@ def inference(**kw) -> None:
     else:
         layers = int(estimated_layers(params))
         hidden = int(layers * 128)
-    if output and Path(output).suffix.lower() not in (".xlsx", ".json"):
-        raise UsageError(f"-o {output}: write .xlsx (workbook) or .json")
     job = Serving(params * kw.pop("weight_bytes"), params, layers, hidden, kw.pop("batch"))
     quiet = kw.pop("quiet")
     for gpu in kw["gpus"]:
@@ -114,13 +111,5 @@ def inference(**kw) -> None:
         solver=kw.pop("solver"),
         progress=stderr_progress(quiet),
     )
-    if output:
-        if Path(output).suffix.lower() == ".xlsx":
-            from planner.report.workbooks import write_inference
-
-            outputs.add("-o", output, lambda tmp: write_inference(result, tmp))
-        else:
-            outputs.add_text("-o", output, dumps(result.model_dump()))
-        outputs.commit()
-        wrote(output, quiet)
-    click.echo(dumps(result.model_dump()) if kw.pop("as_json") else render(result, kw.pop("explain")))
+    write_report(outputs, result, targets, quiet)
+    click.echo(document(result) if kw.pop("as_json") else render(result, kw.pop("explain")))

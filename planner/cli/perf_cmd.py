@@ -8,7 +8,16 @@ from pathlib import Path
 import click
 
 from planner.base import limits as L
-from planner.cli.base import Quantity, calibration_option, catalog_option, command_inputs, main, named, wrote
+from planner.cli.base import (
+    Quantity,
+    calibration_option,
+    catalog_option,
+    command_inputs,
+    main,
+    named,
+    write_report,
+    wrote,
+)
 
 # planner.assumptions.model.FABRICS, without importing the model
 FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")
@@ -209,11 +218,13 @@ def bandwidth(**kw) -> None:
     from planner.model.calibration import load_calibration
     from planner.report.jsonout import dumps
     from planner.report.perf_text import sweep_table
+    from planner.report.writers import BandwidthReport, format_for
 
     catalogs, calibration_path = kw.pop("catalog_paths"), kw.pop("calibration")
     as_json, target, output = kw.pop("as_json"), kw.pop("target_tflops"), kw.pop("output")
     outputs = Outputs(command_inputs(catalogs=catalogs, calibration=calibration_path))
     outputs.check("-o", output)
+    targets = [("-o", output, format_for("bandwidth", "-o", output))]
     loaded = load_catalog(catalogs)
     calibration = load_calibration(calibration_path)
     gpu, gpus, per_node = kw.pop("gpu"), kw.pop("gpus"), kw.pop("gpus_per_node")
@@ -221,17 +232,9 @@ def bandwidth(**kw) -> None:
     work = _workload(loaded, kw)
     table = node_gbps_needed(bandwidth_table(loaded, work, gpu, gpus, per_node, calibration), target)
     answers = table.drop_duplicates(["fabric", "zeropp"])
-    if output:
-        from planner.base.errors import UsageError
-        from planner.report.workbooks import write_bandwidth
-
-        if Path(output).suffix.lower() != ".xlsx":
-            raise UsageError(f"-o {output}: the bandwidth report is an .xlsx workbook")
-        heading = f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU on {gpus} x {table.iloc[0]['gpu']}"
-        needed = [_needed_record(r) for _, r in answers.iterrows()]
-        outputs.add("-o", output, lambda tmp: write_bandwidth(table, needed, heading, calibration, tmp))
-        outputs.commit()
-        wrote(output)
+    heading = f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU on {gpus} x {table.iloc[0]['gpu']}"
+    needed = [_needed_record(r) for _, r in answers.iterrows()]
+    write_report(outputs, BandwidthReport(table, needed, heading, calibration), targets)
     if as_json:
         click.echo(
             dumps(

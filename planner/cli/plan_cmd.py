@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
@@ -23,7 +22,7 @@ from planner.cli.base import (
     set_option,
     solver_option,
     stderr_progress,
-    wrote,
+    write_report,
 )
 
 
@@ -113,23 +112,18 @@ def _overrides(kw: dict) -> dict:
 
 def _run_plan(path: str, kw: dict) -> None:
     from planner.answers.buy import run
-    from planner.base.errors import UsageError
     from planner.base.fileio import Outputs
     from planner.catalog.load import load_catalog
     from planner.inputs.scenario import load_scenario
     from planner.model.calibration import load_calibration
-    from planner.report.jsonout import dumps
-    from planner.report.plan_text import bom_csv, render
+    from planner.report.plan_text import render
+    from planner.report.writers import PlanReport, document, format_for
 
     imports_done()
 
     output, csv_path = kw.pop("output"), kw.pop("csv_path")
-    if csv_path and Path(csv_path).suffix.lower() != ".csv":
-        raise UsageError(f"--csv {csv_path}: the bill of materials is written as .csv")
-    if output and Path(output).suffix.lower() not in (".json", ".csv", ".xlsx"):
-        raise UsageError(
-            f"-o {output}: write .xlsx (quote workbook), .json (the whole plan) or .csv (bill of materials)"
-        )
+    targets = [("-o", output, format_for("plan", "-o", output))]
+    targets.append(("--csv", csv_path, format_for("bill of materials", "--csv", csv_path)))
     loaded_scenario = load_scenario(path, _overrides(kw), parse_settings(kw.pop("settings")))
     catalogs, calibration_path = [*loaded_scenario.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
     outputs = Outputs(command_inputs(path, catalogs, calibration_path))
@@ -151,26 +145,14 @@ def _run_plan(path: str, kw: dict) -> None:
         progress=progress,
     )
     comparison = _compare_cloud(loaded, loaded_scenario, calibration, result, solver, progress) if compare else None
-    cloud = {"cloud_comparison": comparison.model_dump() if comparison else None} if compare else {}
-    document = dumps({**result.model_dump(), **cloud})
-    written = []
-    for option, target in (("-o", output), ("--csv", csv_path)):
-        if not target:
-            continue
-        suffix = Path(target).suffix.lower()
-        if suffix == ".xlsx":
-            from planner.report.excel import write_plan
 
-            progress("sensitivity sweeps for the workbook")
-            context = _workbook_context(loaded, loaded_scenario, result, calibration, comparison)
-            outputs.add(option, target, lambda tmp, context=context: write_plan(result, context, tmp))
-        else:
-            outputs.add_text(option, target, document if suffix == ".json" else bom_csv(result))
-        written.append(target)
-    outputs.commit()  # all files or none
-    for target in written:
-        wrote(target, quiet)
-    click.echo(document if as_json else render(result))
+    def workbook_context():
+        progress("sensitivity sweeps for the workbook")
+        return _workbook_context(loaded, loaded_scenario, result, calibration, comparison)
+
+    report = PlanReport(result, comparison, compare, workbook_context)
+    write_report(outputs, report, targets, quiet)
+    click.echo(document(report) if as_json else render(result))
     if compare and not as_json:
         from planner.report.cloud_text import render_comparison
 
