@@ -107,12 +107,24 @@ def workload_options(func):
 
 
 def _workload(loaded, kw: dict):
+    from planner.model.parallelism import GRAD_BYTES, Parallelism
     from planner.model.workload import training
 
     zeropp = kw.pop("zeropp")
     model = kw.pop("model")
     if model is not None:
         named("--model", lambda: loaded.model(model))
+    parallelism = Parallelism(
+        checkpointing="none" if kw.pop("no_checkpointing") else kw.pop("checkpointing").lower(),
+        flash_attention=not kw.pop("no_flash_attention"),
+        qwz=kw.pop("qwz") or zeropp,
+        hpz=kw.pop("hpz") or zeropp,
+        qgz=kw.pop("qgz") or zeropp,
+        grad_bytes=GRAD_BYTES[kw.pop("grad_dtype")],
+        hierarchical=kw.pop("hierarchical"),
+        framework=kw.pop("framework").lower(),
+        offload=kw.pop("offload").lower(),
+    )
     return training(
         loaded,
         params=kw.pop("params"),
@@ -120,16 +132,8 @@ def _workload(loaded, kw: dict):
         micro_batch=kw.pop("micro_batch"),
         seq_len=kw.pop("seq_len"),
         tokens_per_gpu=kw.pop("tokens_per_gpu"),
-        checkpointing="none" if kw.pop("no_checkpointing") else kw.pop("checkpointing").lower(),
-        framework=kw.pop("framework").lower(),
-        offload=kw.pop("offload").lower(),
+        parallelism=parallelism,
         grad_accum=kw.pop("grad_accum"),
-        flash_attention=not kw.pop("no_flash_attention"),
-        qwz=kw.pop("qwz") or zeropp,
-        hpz=kw.pop("hpz") or zeropp,
-        qgz=kw.pop("qgz") or zeropp,
-        grad_bytes={"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}[kw.pop("grad_dtype")],
-        hierarchical=kw.pop("hierarchical"),
     )
 
 

@@ -90,16 +90,6 @@ class Workload(_Strict):
             raise ValueError("give exactly one of workload.model or workload.params")
         return self
 
-    @property
-    def checkpointing_mode(self) -> str:
-        if isinstance(self.checkpointing, bool):
-            return "full" if self.checkpointing else "none"
-        return self.checkpointing
-
-    @property
-    def grad_bytes(self) -> float:
-        return 4.0 if (self.grad_dtype or self.precision) == "fp32" else 2.0
-
 
 class Requirement(_Strict):
     gpus: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="A fixed GPU count.")

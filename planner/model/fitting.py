@@ -29,7 +29,7 @@ from pydantic_core import PydanticCustomError
 from scipy.optimize import least_squares
 
 from planner.assumptions import model as A
-from planner.base.errors import CatalogError, CatalogProblem, PlannerError
+from planner.base.errors import CatalogError, CatalogProblem, PlannerError, UsageError
 from planner.base.limits import (
     MAX_GPUS,
     MAX_GPUS_PER_NODE,
@@ -50,6 +50,7 @@ from planner.catalog.read import read_csv
 from planner.catalog.rows import Count, Gbps, Params
 from planner.model import performance as perf
 from planner.model.calibration import QUANTILES, Calibration
+from planner.model.parallelism import Parallelism
 from planner.model.workload import Cluster, Training, cluster_record, training
 
 DATABASE = "measurements.csv"
@@ -177,9 +178,23 @@ class Measurement(BaseModel):
         ):
             if low is not None and high is not None and low > high:
                 raise ValueError(f"the band's low {low:g} is above its high {high:g}")
-        if self.framework == "fsdp" and (self.qwz or self.hpz or self.qgz):
-            raise ValueError("ZeRO++ (qwz/hpz/qgz) is a DeepSpeed feature; set framework to deepspeed")
+        try:
+            self.parallelism  # noqa: B018 (its rules, checked once there)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
         return self
+
+    @property
+    def parallelism(self) -> Parallelism:
+        return Parallelism(
+            checkpointing=self.checkpointing,
+            qwz=self.qwz,
+            hpz=self.hpz,
+            qgz=self.qgz,
+            grad_bytes=self.grad_bytes,
+            framework=self.framework,
+            offload=self.offload,
+        )
 
 
 def read_measurements(path: Path) -> list[tuple[int, Measurement]]:
@@ -244,13 +259,7 @@ def _work(catalog: Catalog, m: Measurement, tokens_per_gpu: float | None) -> Tra
         micro_batch=m.micro_batch,
         seq_len=seq_len,
         tokens_per_gpu=tokens,
-        checkpointing=m.checkpointing,
-        qwz=m.qwz,
-        hpz=m.hpz,
-        qgz=m.qgz,
-        grad_bytes=m.grad_bytes,
-        framework=m.framework,
-        offload=m.offload,
+        parallelism=m.parallelism,
         grad_accum=m.grad_accum or 1,
         **{k: float(v) for k, v in arch.items()},
     )

@@ -19,23 +19,18 @@ from planner.base.errors import ScenarioError, UsageError
 from planner.base.units import SECONDS_PER_DAY
 from planner.catalog.load import Catalog
 from planner.hardware import pcie
+from planner.model.parallelism import Parallelism
 
 # Relative slack on floors (target, throughput): a configuration that meets one to 1e-9 meets it.
 TARGET_TOLERANCE = 1e-9
 THROUGHPUT_TOLERANCE = 1e-12
-OFFLOADS = ("none", "cpu", "nvme")
-CHECKPOINTING = ("full", "selective", "none")
-
-
-def _check_choice(what: str, value: str, allowed) -> None:
-    if value not in allowed:
-        raise UsageError(f"--{what} {value!r} is not one of {', '.join(allowed)}")
 
 
 @dataclass(frozen=True)
 class Training:
-    """What is trained and how, per GPU: the model (params, and the architecture when known) and the
-    micro-batch, with the framework's options. NaN architecture fields mean "unknown" (estimated from P)."""
+    """What is trained and how, per GPU: the model (params, and the architecture when known), the
+    micro-batch and gradient accumulation, and how the GPUs are used (parallelism, handed on whole). NaN
+    architecture fields mean "unknown" (estimated from P)."""
 
     params: float
     micro_batch: float
@@ -44,36 +39,29 @@ class Training:
     hidden: float = np.nan
     heads: float = np.nan
     vocab: float = np.nan
-    checkpointing: str = "full"  # full | selective | none
-    flash_attention: bool = True
-    qwz: bool = False
-    hpz: bool = False
-    qgz: bool = False
-    grad_bytes: float = 2.0
-    hierarchical: bool = False
-    framework: str = "deepspeed"  # deepspeed | fsdp
-    offload: str = "none"  # none | cpu | nvme (the optimizer's states and step)
+    parallelism: Parallelism = Parallelism()
     grad_accum: int = 1
     model_name: str | None = None
 
-    def __post_init__(self):
-        if isinstance(self.checkpointing, bool):  # older callers: True / False
-            object.__setattr__(self, "checkpointing", "full" if self.checkpointing else "none")
-        _check_choice("framework", self.framework, A.FRAMEWORKS)
-        _check_choice("offload", self.offload, OFFLOADS)
-        _check_choice("checkpointing", self.checkpointing, CHECKPOINTING)
-        if self.framework != "deepspeed" and (self.qwz or self.hpz or self.qgz):
-            raise UsageError("ZeRO++ (qwz/hpz/qgz) is a DeepSpeed feature: use --framework deepspeed or drop ZeRO++")
+    @property
+    def framework(self) -> str:
+        return self.parallelism.framework
+
+    @property
+    def offload(self) -> str:
+        return self.parallelism.offload
 
     def with_micro_batch(self, micro_batch: float) -> Training:
         return dataclasses.replace(self, micro_batch=micro_batch)
 
     def with_zeropp(self, on: bool) -> Training:
-        return dataclasses.replace(self, qwz=on, hpz=on, qgz=on)
+        return dataclasses.replace(self, parallelism=self.parallelism.with_zeropp(on))
 
     def perf_columns(self) -> dict:
         """The columns perf.evaluate reads that describe the training (not the cluster)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "model_name"}
+        shape = {"params": self.params, "micro_batch": self.micro_batch, "seq_len": self.seq_len}
+        architecture = {"layers": self.layers, "hidden": self.hidden, "heads": self.heads, "vocab": self.vocab}
+        return {**shape, **architecture, **self.parallelism.columns(), "grad_accum": self.grad_accum}
 
 
 def training(
@@ -84,9 +72,12 @@ def training(
     micro_batch: float | None = None,
     seq_len: int | None = None,
     tokens_per_gpu: float | None = None,
-    **options,
+    parallelism: Parallelism | None = None,
+    grad_accum: int = 1,
+    **architecture,
 ) -> Training:
-    """Resolve --model/--params and --micro-batch/--seq-len/--tokens-per-gpu into a Training."""
+    """Resolve --model/--params and --micro-batch/--seq-len/--tokens-per-gpu into a Training (`architecture`:
+    layers, hidden, heads, vocab of a model given by its parameter count)."""
     if (params is None) == (model is None):
         raise UsageError("give exactly one of --params (e.g. 176B) or --model (a name from models.csv)")
     arch: dict = {}
@@ -109,7 +100,14 @@ def training(
         raise UsageError("give --micro-batch and --seq-len (or --tokens-per-gpu, or --model for its seq_len)")
     if micro_batch <= 0 or seq_len <= 0:
         raise UsageError("--micro-batch and --seq-len must be positive")
-    return Training(params=params, micro_batch=micro_batch, seq_len=int(seq_len), **arch, **options)
+    return Training(
+        params=params,
+        micro_batch=micro_batch,
+        seq_len=int(seq_len),
+        **{**architecture, **arch},
+        parallelism=parallelism or Parallelism(),
+        grad_accum=grad_accum,
+    )
 
 
 def scenario_training(catalog: Catalog, scenario) -> Training:
@@ -126,15 +124,7 @@ def scenario_training(catalog: Catalog, scenario) -> Training:
         model=w.model,
         micro_batch=1,
         seq_len=w.seq_len,
-        checkpointing=w.checkpointing_mode,
-        flash_attention=w.flash_attention,
-        qwz=w.qwz,
-        hpz=w.hpz,
-        qgz=w.qgz,
-        grad_bytes=w.grad_bytes,
-        hierarchical=w.hierarchical,
-        framework=w.framework,
-        offload=w.offload,
+        parallelism=Parallelism.of_workload(w),
     )
 
 

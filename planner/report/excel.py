@@ -27,6 +27,7 @@ from planner.base.resources import display_name
 from planner.base.units import format_count
 from planner.model import binding
 from planner.model.calibration import Calibration
+from planner.model.parallelism import ZEROPP_OPTIONS
 from planner.report.perf_text import FABRIC_LABEL
 from planner.report.xlsx import (
     INPUT_FILL,
@@ -370,7 +371,7 @@ def _question(scenario: dict) -> list[tuple[str, object]]:
         ("Target TFLOPs per GPU", scenario.get("target_tflops") or "none"),
         ("Micro-batches allowed", ", ".join(map(str, w.get("micro_batches", [])))),
         ("Global batch", w.get("global_batch") or "not fixed"),
-        ("ZeRO++", ", ".join(k for k in ("qwz", "hpz", "qgz") if w.get(k)) or "off"),
+        ("ZeRO++", ", ".join(k for k in ZEROPP_OPTIONS if w.get(k)) or "off"),
         ("Objective", _objective(o)),
         ("Constraints", _constraints(c)),
         *([("Schedule risk", _reliability(scenario.get("reliability", {})))] if r.get("tokens") else []),

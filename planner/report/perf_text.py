@@ -8,6 +8,7 @@ import pandas as pd
 
 from planner.base.units import format_count, format_gbps
 from planner.model import binding
+from planner.model.parallelism import ZEROPP_OPTIONS
 from planner.report.terminal import format_table
 
 FABRIC_LABEL = {
@@ -34,7 +35,7 @@ def _line(label: str, value: str = "", detail: str = "") -> str:
 
 def _headline(r: dict) -> str:
     model = r.get("model_name") or f"{format_count(r['params'])} params"
-    zeropp = [k for k in ("qwz", "hpz", "qgz") if r[k]]
+    zeropp = [k for k in ZEROPP_OPTIONS if r[k]]
     offload = "" if r.get("offload", "none") == "none" else f", optimizer offloaded to {r['offload']}"
     return (
         f"{FRAMEWORK_LABEL[r.get('framework', 'deepspeed')]} micro-step: {model} on {int(r['gpus'])} x {r['gpu']} "
