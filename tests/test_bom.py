@@ -5,7 +5,7 @@ PCIe-true NIC rates, ties called by price uncertainty."""
 from __future__ import annotations
 
 import pytest
-from conftest import CAL, SWITCHES, scenario, tiny
+from support import CAL, SWITCHES, scenario, tiny
 
 from planner.answers import buy as purchase
 from planner.base.resources import examples_dir

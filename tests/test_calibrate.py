@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import DS2928
+from support import DS2928
 
 from planner.base.errors import PlannerError
 from planner.base.resources import data_dir
@@ -30,17 +30,17 @@ def synthetic(truth: Calibration) -> pd.DataFrame:
             layers=layers,
             hidden=hidden,
             gpus=n * 8,
-            gpus_per_node=8,
+            scale_up_gpus=8,
             micro_batch=b,
             seq_len=2048,
-            node_gbps=g,
+            scale_out_gbps=g,
             fabric=f,
             framework=fw,
             gpu="A100-80GB",
             peak_tflops=312.0,
             hbm_gib=80.0,
             hbm_gb_per_s=2039.0,
-            intra_node_gb_per_s=300.0,
+            scale_up_gb_per_s=300.0,
         )
         for p, layers, hidden in ((125e6, 12, 768), (1.3e9, 24, 2048), (13e9, 40, 5120), (70e9, 80, 8192))
         for n in (1, 4, 16, 64)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import DS2928
+from support import DS2928
 
 from planner import __version__
 from planner.base.resources import catalogs_dir
@@ -106,7 +106,7 @@ def test_predict_reproduces_deepspeed_2928(run, gbps, low, high):
         "t_compute_s",
         "t_comm_s",
         "t_step_s",
-        "bytes_per_node_per_step",
+        "bytes_per_domain_per_step",
         "node_gbps",
         "memory_per_gpu_gib",
         "fits_memory",
@@ -172,7 +172,7 @@ def test_predict_with_model_and_zeropp(run):
     plain = json.loads(run("predict", *LLAMA_64_H100).output)
     zpp = json.loads(run("predict", *LLAMA_64_H100, "--zeropp").output)
     assert plain["seq_len"] == 4096
-    assert zpp["bytes_per_node_per_step"] == pytest.approx(plain["bytes_per_node_per_step"] / 4)
+    assert zpp["bytes_per_domain_per_step"] == pytest.approx(plain["bytes_per_domain_per_step"] / 4)
     assert zpp["achieved_tflops_per_gpu"] > plain["achieved_tflops_per_gpu"]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-import reference_buy as bruteforce
+from reference import buy as bruteforce
 
 from planner.base.resources import examples_dir
 from planner.catalog.load import load_catalog
@@ -29,7 +29,7 @@ def test_bloom_plan_meets_target_and_is_cheapest(run):
     # brute force over every candidate agrees on the optimum
     scenario = load_scenario(BLOOM)
     catalog = load_catalog()
-    best = bruteforce.best(catalog, candidates.build(catalog, scenario, Calibration.default()).frame, scenario)
+    best = bruteforce.best(catalog, candidates.part_designs(catalog, scenario), scenario, Calibration.default())
     assert plan["cost"]["objective_usd"] == pytest.approx(best[0])
 
 

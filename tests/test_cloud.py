@@ -7,10 +7,8 @@ import math
 
 import openpyxl
 import pytest
-import reference_rent
-from conftest import CAL, GPU, make_catalog
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from reference import rent as reference_rent
+from support import CAL, GPU, Draw, make_catalog
 
 from planner.answers import rent as cloud
 from planner.base.resources import examples_dir
@@ -165,57 +163,63 @@ def test_budget_too_small_means_no_choice():
     assert options and cloud.solve_cloud(options, sc) is None and reference_rent.brute_force(options, sc) is None
 
 
-@st.composite
-def cloud_problems(draw):
+def cloud_problem(seed: int):
+    r = Draw(seed)
     offerings = []
-    for i in range(draw(st.integers(1, 4))):
-        prices = {p: draw(st.one_of(st.none(), st.floats(1, 100))) for p in ("ondemand", "spot", "reserved")}
+    for i in range(r.int(1, 4)):
+        prices = {p: r.pick([None, r.real(1, 100)]) for p in ("ondemand", "spot", "reserved")}
         if all(v is None for v in prices.values()):
             prices["ondemand"] = 50.0
-        fabric = draw(st.sampled_from(["ib", "roce", "efa", "tcpx", "tcp", "none"]))
+        fabric = r.pick(["ib", "roce", "efa", "tcpx", "tcp", "none"])
         offerings.append(
             offering(
                 f"i{i}",
-                gbps=draw(st.sampled_from([100.0, 400.0, 1600.0])),
+                gbps=r.pick([100.0, 400.0, 1600.0]),
                 fabric=fabric,
-                gpus=draw(st.sampled_from([4, 8])),
-                reserved_kind=draw(st.sampled_from([None, "capacity-block"])),
+                gpus=r.pick([4, 8]),
+                reserved_kind=r.pick([None, "capacity-block"]),
                 **prices,
             )
         )
     sc = Scenario.model_validate(
         {
             "workload": {
-                "params": draw(st.sampled_from(["1B", "7B"])),
+                "params": r.pick(["1B", "7B"]),
                 "seq_len": 1024,
-                "micro_batches": draw(st.lists(st.sampled_from([1, 2, 4]), min_size=1, max_size=2, unique=True)),
+                "micro_batches": r.subset([1, 2, 4], 1, 2),
             },
-            "requirement": {"tokens": f"{draw(st.integers(1, 60))}B", "days": 1},
-            "target_tflops": draw(st.sampled_from([None, 10, 30])),
-            "constraints": {"budget_usd": draw(st.sampled_from([None, 5e3, 5e4]))},
+            "requirement": {"tokens": f"{r.int(1, 60)}B", "days": 1},
+            "target_tflops": r.pick([None, 10, 30]),
+            "constraints": {"budget_usd": r.pick([None, 5e3, 5e4])},
             "cloud": {
-                "spot_share_max": draw(st.sampled_from([0.0, 0.3, 0.5, 1.0])),
+                "spot_share_max": r.pick([0.0, 0.3, 0.5, 1.0]),
                 "max_instances": 24,
-                "mix_pricing": draw(st.booleans()),
-                "spot_multi_instance": draw(st.booleans()),
+                "mix_pricing": r.flag(),
+                "spot_multi_instance": r.flag(),
             },
         }
     )
     return catalog(*offerings), sc
 
 
-@pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cloud_problems())
-def test_milp_matches_brute_force(problem):
-    cat, sc = problem
+def _rent_agrees(seed: int) -> bool:
+    """The rental MILP against the enumeration of every option, count and variant: True when both found the
+    cheapest plan, False when neither found one."""
+    cat, sc = cloud_problem(seed)
     options, _ = offers.build_options(cat, sc, CAL)
     reference = reference_rent.brute_force(options, sc)
     choice = cloud.solve_cloud(options, sc)
     if reference is None:
-        assert choice is None
-    else:
-        assert choice is not None and choice.cost_usd == pytest.approx(reference[0], rel=1e-9)
+        assert choice is None, f"seed {seed}"
+        return False
+    assert choice is not None and choice.cost_usd == pytest.approx(reference[0], rel=1e-9), f"seed {seed}"
+    return True
+
+
+@pytest.mark.slow
+def test_milp_matches_brute_force():
+    compared = [_rent_agrees(seed) for seed in range(40)]
+    assert sum(compared) >= 14, compared  # 16 of the 40 have a plan: fewer means the generator or model drifted
 
 
 # ---------------------------------------------------------------- CLI

@@ -193,11 +193,11 @@ def test_validate_rejects_a_server_nic_configuration_it_cannot_have(run, write):
     columns = header.split(",")
     values = {c: "" for c in columns}
     values |= dict(name="Odd", vendor="x", gpu="H100", gpus_per_node="8", price_usd="1", power_w="1", pcie_gen="5")
-    values |= dict(pcie_lanes="128", pcie_lanes_per_gpu="16", intra_node_gb_per_s="450", max_nics_per_node="4")
+    values |= dict(pcie_lanes="128", pcie_lanes_per_gpu="16", scale_up_gb_per_s="450", max_nics_per_host="4")
     values |= dict(nic_counts="8", storage_nic="NO-SUCH-NIC", storage_nics="1", source="t", date="2026")
     values |= dict(confidence="estimate")
     path = write("servers.csv", header + "\n" + ",".join(values[c] for c in columns) + "\n")
     result = run("catalog", "validate", path)
     assert result.exit_code == 1
-    assert "column 'nic_counts' = '8': more NICs than max_nics_per_node (4) slots" in result.stderr
+    assert "column 'nic_counts' = '8': more NICs than max_nics_per_host (4) slots" in result.stderr
     assert "column 'storage_nic' = 'NO-SUCH-NIC': unknown NIC" in result.stderr

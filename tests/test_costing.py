@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import SERVER, make_catalog
+from support import SERVER, make_catalog
 
 from planner.hardware import costing, fabric
 from planner.inputs.scenario import Objective

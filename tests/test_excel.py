@@ -9,7 +9,7 @@ import zipfile
 
 import openpyxl
 import pytest
-from conftest import CAL, DS2928, GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog, scenario
+from support import CAL, DS2928, GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog, scenario
 
 from planner.answers import buy as purchase
 from planner.base.errors import CatalogError

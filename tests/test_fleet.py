@@ -11,8 +11,8 @@ import zipfile
 import numpy as np
 import openpyxl
 import pytest
-from conftest import GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog
-from fleet_reference import brute_force
+from reference.fleet import brute_force
+from support import GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog
 
 from planner.answers.fleet import run
 from planner.answers.fleet_readout import REPEAT_THREADS, REPEAT_TIME, repeat_note
@@ -188,30 +188,40 @@ def random_fleet(seed: int) -> Fleet:
     return fleet(**data)
 
 
-def _compare(catalog, seed: int) -> None:
+def _compare(catalog, seed: int) -> str:
+    """The MILP against the brute force on one random fleet: 'compared' (both found the optimum),
+    'infeasible' (both found none) or 'unbuildable' (a job no configuration can finish: its one-line error is
+    tested elsewhere)."""
     spec = random_fleet(seed)
     try:
         data = ft.build(catalog, spec, CAL)
     except ScenarioError:
-        return  # a job no configuration can finish: the one-line error is tested elsewhere
+        return "unbuildable"
     solved = solve_model(milp.create_model(data), "cbc", None, 0.0, threads=1)
     reference = brute_force(data)
     if reference is None:
         assert solved.result.status == "infeasible", f"seed {seed}"
-        return
+        return "infeasible"
     assert solved.result.solved, f"seed {seed}: brute force found {reference:,.2f}"
     assert solved.result.objective == pytest.approx(reference, rel=1e-7, abs=1e-4), f"seed {seed}"
+    return "compared"
 
 
-@pytest.mark.parametrize("seed", range(10))
-def test_milp_equals_brute_force_on_tiny_fleets(catalog, seed):
-    _compare(catalog, seed)
+# The seeds are fixed, and so is how many of their fleets have a plan to compare (7 of the first 10, 42 of the
+# next 50; the rest infeasible, which the MILP must agree with): a generator or model that drifts to infeasible
+# or unbuildable fleets fails the floor instead of comparing nothing.
+FLOOR_FIRST_10, FLOOR_NEXT_50 = 6, 38
+
+
+def test_milp_equals_brute_force_on_tiny_fleets(catalog):
+    outcomes = [_compare(catalog, seed) for seed in range(10)]
+    assert outcomes.count("compared") >= FLOOR_FIRST_10, outcomes
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(10, 60))
-def test_milp_equals_brute_force_on_more_tiny_fleets(catalog, seed):
-    _compare(catalog, seed)
+def test_milp_equals_brute_force_on_more_tiny_fleets(catalog):
+    outcomes = [_compare(catalog, seed) for seed in range(10, 60)]
+    assert outcomes.count("compared") >= FLOOR_NEXT_50, outcomes
 
 
 def test_brute_force_sees_what_the_milp_sees(catalog):

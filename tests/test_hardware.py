@@ -4,7 +4,7 @@ effect on usable bandwidth, checked by hand."""
 from __future__ import annotations
 
 import pytest
-from conftest import CAL, SERVER, SWITCHES, scenario, tiny
+from support import CAL, SERVER, SWITCHES, scenario, tiny
 
 from planner.base.resources import examples_dir
 from planner.catalog.load import load_catalog
@@ -93,7 +93,7 @@ def test_runs_by_placement():
 def test_rail_fabric_keeps_full_bandwidth_within_a_scalable_unit():
     """8 N100 per 8-GPU node on 8 x 100G switches, rail-optimised at 2:1: a leaf puts 5 ports down, so a
     scalable unit is 5 nodes; up to 5 nodes a job never crosses a spine and keeps full node bandwidth."""
-    servers = [dict(SERVER, max_nics_per_node=8)]
+    servers = [dict(SERVER, max_nics_per_host=8)]
     switches = [dict(SWITCHES[0], ports=8, port_gbps=100, max_breakout=1)]
     sc = scenario(
         requirement={"gpus": 32},

@@ -275,7 +275,7 @@ def test_out_of_range_options(run, write):
         ("--micro-batch", "1e30"),
         ("--tokens-per-gpu", "1e30"),
         ("--params", "1e30"),
-        ("--nics-per-node", "1000"),
+        ("--nics-per-node", "2000"),  # a node holds at most 1,024 NICs (an NVL72 has 72)
     ],
 )
 def test_out_of_range_predict_options(run, option, value):
@@ -302,10 +302,13 @@ def test_server_max_nics_is_capped(run, write):
     lines = (catalogs_dir() / "servers.csv").read_text().splitlines()
     header, row = lines[1], next(line for line in lines[2:] if "H100" in line)
     cells = row.split(",")
-    cells[header.split(",").index("max_nics_per_node")] = "1000000000"
+    cells[header.split(",").index("max_nics_per_host")] = "1000000000"
     cells[0] = "Monster"
     path = write("servers.csv", header + "\n" + ",".join(cells) + "\n")
-    refused(run("catalog", "validate", path), 1, f"{path}:2: column 'max_nics_per_node'", "at most 64")
+    refused(run("catalog", "validate", path), 1, f"{path}:2: column 'max_nics_per_host'", "at most 64")
+    # a schema-1 file names the column as it did (max_nics_per_node), and so does the message
+    old = write("old.csv", header.replace("max_nics_per_host", "max_nics_per_node") + "\n" + ",".join(cells) + "\n")
+    refused(run("catalog", "validate", old), 1, f"{old}:2: column 'max_nics_per_node'", "at most 64")
 
 
 def test_calibration_with_a_100k_digit_number(run, write):

@@ -6,9 +6,9 @@ import json
 
 import openpyxl
 import pytest
-from conftest import make_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import make_catalog
 
 from planner.answers import serve as I
 from planner.base.errors import InfeasibleError
@@ -32,8 +32,8 @@ SERVER = dict(
     pcie_gen=4,
     pcie_lanes=128,
     pcie_lanes_per_gpu=16,
-    intra_node_gb_per_s=300,
-    max_nics_per_node=8,
+    scale_up_gb_per_s=300,
+    max_nics_per_host=8,
     dram_gib=4096,
     dram_gb_per_s=409.6,
     nvme_slots=8,

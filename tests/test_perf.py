@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from planner.model import network
 from planner.model import performance as perf
 from planner.model.calibration import Calibration
 
@@ -18,15 +19,15 @@ def config(**overrides) -> pd.DataFrame:
     base = dict(
         params=176e9,
         gpus=384,
-        gpus_per_node=16,
+        scale_up_gpus=16,
         micro_batch=1,
         seq_len=2048,
-        node_gbps=100.0,
+        scale_out_gbps=100.0,
         fabric="ib",
         gpu="V100-32GB",
         peak_tflops=125.0,
         hbm_gib=32.0,
-        intra_node_gb_per_s=150.0,
+        scale_up_gb_per_s=150.0,
     )
     base.update(overrides)
     return pd.DataFrame([base])
@@ -57,14 +58,14 @@ def test_bytes_per_param(options, bytes_per_param):
 
 def test_ring_traffic_is_the_whole_model_per_collective_not_over_n():
     # 1B params, 2 nodes x 8 GPUs: each node sends 6 GB * 15/16, not 6 GB / 2
-    assert float(perf.cross_node_bytes_per_node(1e9, 16, 8)) == pytest.approx(6e9 * 15 / 16)
-    assert float(perf.cross_node_bytes_per_node(1e9, 16, 8, hierarchical=True)) == pytest.approx(6e9 / 2)
-    assert float(perf.cross_node_bytes_per_node(1e9, 8, 8)) == 0.0  # one node: nothing crosses
+    assert float(perf.cross_domain_bytes(1e9, 16, 8)) == pytest.approx(6e9 * 15 / 16)
+    assert float(perf.cross_domain_bytes(1e9, 16, 8, hierarchical=True)) == pytest.approx(6e9 / 2)
+    assert float(perf.cross_domain_bytes(1e9, 8, 8)) == 0.0  # one node: nothing crosses
 
 
 def test_nccl_ring_latency_by_hand():
     # 384 GPUs on 24 nodes: 8.4 + 3.4*(384-24) + 9.6*(24-1) us
-    assert float(perf.collective_latency_s(384, 24, 9.6)) == pytest.approx((8.4 + 3.4 * 360 + 9.6 * 23) * 1e-6)
+    assert float(network.ring_latency_s(384, 24, 9.6)) == pytest.approx((8.4 + 3.4 * 360 + 9.6 * 23) * 1e-6)
 
 
 def test_flops_by_hand():
@@ -143,7 +144,7 @@ def test_deepspeeds_host_time_per_rank_grows_with_the_gpus_fsdps_does_not():
     fixed per-GPU batch adds the ring's extra steps to every collective, and for DeepSpeed 403 x 256 x cost;
     multi-node qgZ reduces its weight matrices by all-to-all, without the loop."""
     cal = Calibration(rank_overhead_s={"deepspeed": 2e-5})
-    kw = dict(params=13e9, layers=40, hidden=5120, gpus_per_node=8, node_gbps=1600.0)
+    kw = dict(params=13e9, layers=40, hidden=5120, scale_up_gpus=8, scale_out_gbps=1600.0)
     ring = (8.4 + 3.4 * (512 - 64) + 14.0 * 63 - 8.4 - 3.4 * (256 - 32) - 14.0 * 31) * 1e-6 * cal.latency_scale
     # multi-node qgZ all-to-alls the weight matrices: the loop runs over the 40 x 5 + 1 vectors (norms, biases)
     cases = (("deepspeed", False, 403 * 256 * 2e-5), ("fsdp", False, 0.0), ("deepspeed", True, 201 * 256 * 2e-5))
@@ -162,7 +163,7 @@ def test_fsdp_hides_communication_deepspeed_does_not():
     cal = Calibration.default()
     assert cal.overlap_for("fsdp") > 0.6 > 0.3 > cal.overlap_for("deepspeed")
     kw = dict(params=70e9, layers=80, hidden=8192, gpu="H100-SXM", peak_tflops=989.0, hbm_gib=80.0, gpus=256)
-    kw |= dict(gpus_per_node=8, node_gbps=800.0, seq_len=4096)
+    kw |= dict(scale_up_gpus=8, scale_out_gbps=800.0, seq_len=4096)
     fsdp, deepspeed = evaluated(framework="fsdp", **kw), evaluated(framework="deepspeed", **kw)
     assert fsdp["t_comm_exposed_s"] < deepspeed["t_comm_exposed_s"]
 
@@ -173,8 +174,8 @@ def test_unknown_architecture_is_estimated_from_params():
 
 
 def test_single_node_uses_nvlink_only():
-    r = evaluated(gpus=16, node_gbps=100.0)
-    assert r["bytes_per_node_per_step"] == 0 and r["t_comm_network_s"] == 0
+    r = evaluated(gpus=16, scale_out_gbps=100.0)
+    assert r["bytes_per_domain_per_step"] == 0 and r["t_comm_network_s"] == 0
     assert r["t_comm_nvlink_s"] > 0
 
 
@@ -189,7 +190,7 @@ def test_memory_verdict():
 
 @pytest.mark.parametrize(("node_gbps", "low", "high"), [(100, 0, 20), (200, 30, 40), (400, 30, 40), (800, 40, 1e9)])
 def test_default_calibration_lands_in_measured_bands(node_gbps, low, high):
-    achieved = evaluated(node_gbps=float(node_gbps))["achieved_tflops_per_gpu"]
+    achieved = evaluated(scale_out_gbps=float(node_gbps))["achieved_tflops_per_gpu"]
     assert low <= achieved <= high if low else achieved < high
 
 
@@ -197,7 +198,7 @@ def test_six_p_over_n_cannot_explain_the_measurements():
     """With 6P/N bytes per node, 100 -> 800 Gbps would change throughput by a few percent; measured, it
     more than doubles (<20 -> 40+). The ring formula reproduces the doubling."""
     cal = Calibration.default()
-    slow, fast = (evaluated(node_gbps=g) for g in (100.0, 800.0))
+    slow, fast = (evaluated(scale_out_gbps=g) for g in (100.0, 800.0))
     assert fast["achieved_tflops_per_gpu"] / slow["achieved_tflops_per_gpu"] > 2.0
     wrong_bytes = 6 * 176e9 / 24
     t = [slow["t_compute_s"] + wrong_bytes / (g * 1e9 / 8 * cal.eta_net_for("ib")) for g in (100, 800)]
@@ -219,8 +220,8 @@ overlap = st.floats(min_value=0, max_value=1)
 def test_more_bandwidth_never_lowers_throughput(p, n, g, bw1, bw2, f, o):
     cal = Calibration(overlap=o)
     lo, hi = sorted((bw1, bw2))
-    slow = evaluated(cal, params=p, gpus=n * g, gpus_per_node=g, node_gbps=lo, fabric=f)
-    fast = evaluated(cal, params=p, gpus=n * g, gpus_per_node=g, node_gbps=hi, fabric=f)
+    slow = evaluated(cal, params=p, gpus=n * g, scale_up_gpus=g, scale_out_gbps=lo, fabric=f)
+    fast = evaluated(cal, params=p, gpus=n * g, scale_up_gpus=g, scale_out_gbps=hi, fabric=f)
     assert fast["achieved_tflops_per_gpu"] >= slow["achieved_tflops_per_gpu"] * (1 - 1e-12)
 
 
@@ -228,15 +229,15 @@ def test_more_bandwidth_never_lowers_throughput(p, n, g, bw1, bw2, f, o):
 @given(params, nodes, per_node, gbps, st.integers(1, 16), st.integers(1, 16), fabric)
 def test_larger_micro_batch_never_raises_comm_to_compute(p, n, g, bw, b1, b2, f):
     small, large = sorted((b1, b2))
-    kw = dict(params=p, gpus=n * g, gpus_per_node=g, node_gbps=bw, fabric=f)
+    kw = dict(params=p, gpus=n * g, scale_up_gpus=g, scale_out_gbps=bw, fabric=f)
     r1, r2 = evaluated(micro_batch=small, **kw), evaluated(micro_batch=large, **kw)
     assert r2["t_comm_s"] / r2["t_compute_s"] <= r1["t_comm_s"] / r1["t_compute_s"] * (1 + 1e-12)
 
 
 @given(params, nodes, per_node, st.booleans(), st.booleans(), st.booleans(), st.sampled_from([2.0, 4.0]))
 def test_zeropp_never_increases_traffic(p, n, g, qwz, hpz, qgz, grad):
-    plain = perf.cross_node_bytes_per_node(p, n * g, g, grad_bytes=grad)
-    quantised = perf.cross_node_bytes_per_node(p, n * g, g, qwz=qwz, hpz=hpz, qgz=qgz, grad_bytes=grad)
+    plain = perf.cross_domain_bytes(p, n * g, g, grad_bytes=grad)
+    quantised = perf.cross_domain_bytes(p, n * g, g, qwz=qwz, hpz=hpz, qgz=qgz, grad_bytes=grad)
     assert quantised <= plain
 
 
@@ -244,7 +245,7 @@ def test_zeropp_never_increases_traffic(p, n, g, qwz, hpz, qgz, grad):
 @given(params, nodes, nodes, per_node, st.integers(1, 8), st.booleans())
 def test_more_gpus_never_lowers_memory_headroom(p, n1, n2, g, b, ckpt):
     few, many = sorted((n1, n2))
-    kw = dict(params=p, gpus_per_node=g, micro_batch=b, checkpointing=ckpt)
+    kw = dict(params=p, scale_up_gpus=g, micro_batch=b, checkpointing=ckpt)
     r1, r2 = evaluated(gpus=few * g, **kw), evaluated(gpus=many * g, **kw)
     assert r2["usable_hbm_gib"] - r2["memory_per_gpu_gib"] >= r1["usable_hbm_gib"] - r1["memory_per_gpu_gib"] - 1e-9
 
@@ -255,22 +256,22 @@ def test_more_gpus_never_lowers_memory_headroom(p, n1, n2, g, b, ckpt):
 @pytest.mark.parametrize("target", [25.0, 35.0, 42.0])
 def test_needed_bandwidth_reaches_target_exactly(target):
     r = evaluated()
-    needed, reason = perf.node_gbps_for_target(r, target)
+    needed, reason = perf.domain_gbps_for_target(r, target)
     assert reason == ""
-    at_needed = evaluated(node_gbps=needed)["achieved_tflops_per_gpu"]
+    at_needed = evaluated(scale_out_gbps=needed)["achieved_tflops_per_gpu"]
     assert at_needed == pytest.approx(target, rel=1e-9)
 
 
 def test_unreachable_target_names_the_limit():
     r = evaluated()
-    needed, reason = perf.node_gbps_for_target(r, 1000.0)
+    needed, reason = perf.domain_gbps_for_target(r, 1000.0)
     assert needed == np.inf and reason == "compute"
     assert perf.ceiling_tflops(r) < 125 * r["eta_comp"] + 1e-9  # never above the compute bound
 
 
 # ---------------------------------------------------------------- the terms issue 10 asked for
 
-V100_ZEROPP = dict(params=138e9, gpus=384, gpus_per_node=16, node_gbps=400.0, qwz=True, hpz=True, qgz=True)
+V100_ZEROPP = dict(params=138e9, gpus=384, scale_up_gpus=16, scale_out_gbps=400.0, qwz=True, hpz=True, qgz=True)
 V100_ZEROPP |= dict(hbm_gb_per_s=900.0)
 
 
@@ -293,7 +294,7 @@ def test_zeropp_kernels_cost_time():
 
 def test_selective_checkpointing_by_hand():
     cal = Calibration(width_k=0.0, attention_cost=1.0)
-    kw = dict(params=7e9, layers=32, hidden=4096, heads=32, gpus=8, gpus_per_node=8, seq_len=4096, micro_batch=2)
+    kw = dict(params=7e9, layers=32, hidden=4096, heads=32, gpus=8, scale_up_gpus=8, seq_len=4096, micro_batch=2)
     full, selective, none = (evaluated(cal, checkpointing=c, **kw) for c in ("full", "selective", "none"))
     tokens = 2 * 4096
     attention_recompute = 4 * 32 * 4096 * 4096 * tokens
@@ -305,7 +306,7 @@ def test_selective_checkpointing_by_hand():
 
 def test_offload_frees_hbm_and_costs_time():
     kw = dict(params=70e9, layers=80, hidden=8192, gpu="H100-SXM", peak_tflops=989.0, hbm_gib=80.0, gpus=64)
-    kw |= dict(gpus_per_node=8, node_gbps=3200.0, seq_len=4096, hbm_gb_per_s=3350.0)
+    kw |= dict(scale_up_gpus=8, scale_out_gbps=3200.0, seq_len=4096, hbm_gb_per_s=3350.0)
     on_gpu, offloaded = evaluated(offload="none", **kw), evaluated(offload="cpu", **kw)
     assert on_gpu["memory_per_gpu_gib"] - offloaded["memory_per_gpu_gib"] == pytest.approx(12 * 70e9 / 64 / GIB)
     cal = Calibration.default()
@@ -330,7 +331,7 @@ def test_offload_frees_hbm_and_costs_time():
 )
 def test_more_tokens_per_gpu_never_lowers_throughput(p, n, g, bw, b1, b2, f, fw):
     small, large = sorted((b1, b2))
-    kw = dict(params=p, gpus=n * g, gpus_per_node=g, node_gbps=bw, fabric=f, framework=fw)
+    kw = dict(params=p, gpus=n * g, scale_up_gpus=g, scale_out_gbps=bw, fabric=f, framework=fw)
     r1, r2 = evaluated(micro_batch=small, **kw), evaluated(micro_batch=large, **kw)
     assert r2["tokens_per_s"] >= r1["tokens_per_s"] * (1 - 1e-12)
 
@@ -340,7 +341,7 @@ def test_more_tokens_per_gpu_never_lowers_throughput(p, n, g, bw, b1, b2, f, fw)
 def test_fewer_gpus_never_lower_per_gpu_throughput(p, n1, n2, g, bw, f, fw):
     """Without offload (with it, more GPUs share the CPU optimizer step: docs/model.md section 5)."""
     few, many = sorted((n1, n2))
-    kw = dict(params=p, gpus_per_node=g, node_gbps=bw, fabric=f, framework=fw)
+    kw = dict(params=p, scale_up_gpus=g, scale_out_gbps=bw, fabric=f, framework=fw)
     r1, r2 = evaluated(gpus=few * g, **kw), evaluated(gpus=many * g, **kw)
     assert r1["achieved_tflops_per_gpu"] >= r2["achieved_tflops_per_gpu"] * (1 - 1e-12)
 
@@ -350,7 +351,7 @@ def test_throughput_at_fixed_batch_falls_with_scale():
     1024 (docs/_posts/2022-07-26-deepspeed-azure.md), a fall of 48%: ring latency and DeepSpeed's host time per
     rank grow with the GPU count (41% here; 34% with the calibration before the host time per rank)."""
     kw = dict(params=175e9, layers=96, hidden=12288, gpu="A100-80GB", peak_tflops=312.0, hbm_gib=80.0)
-    kw |= dict(gpus_per_node=8, node_gbps=1600.0, seq_len=1024, micro_batch=1, hbm_gb_per_s=2039.0)
+    kw |= dict(scale_up_gpus=8, scale_out_gbps=1600.0, seq_len=1024, micro_batch=1, hbm_gb_per_s=2039.0)
     small, large = evaluated(gpus=128, **kw), evaluated(gpus=1024, **kw)
     assert large["tokens_per_s"] / 1024 < 0.65 * small["tokens_per_s"] / 128
 

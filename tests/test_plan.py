@@ -7,10 +7,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
-import reference_buy as bruteforce
-from conftest import CAL, NICS, SERVER, SWITCHES, scenario, tiny
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from reference import buy as bruteforce
+from support import CAL, NICS, SERVER, SWITCHES, Draw, scenario, tiny
 
 from planner.answers import buy as purchase
 from planner.base.errors import InfeasibleError, ScenarioError
@@ -85,7 +83,8 @@ def test_deadline_sets_node_count():
     sc = scenario(requirement={"tokens": "20B", "days": 1})
     plan = purchase.run(tiny(), sc, CAL)
     assert plan.metrics.training_days <= 1.0
-    key = {**workload.gpu_columns(tiny(), "T1"), "gpus_per_node": 8, "intra_node_gb_per_s": 300, "micro_batch": 1}
+    key = {**workload.gpu_columns(tiny(), "T1"), "gpus_per_node": 8, "scale_up_gpus": 8, "micro_batch": 1}
+    key |= {"scale_up_gb_per_s": 300, "gpus_per_host": 8}
     key |= {"host_gbps": 16 * 32 * 128 / 130, "host_dram_gb_per_s": float("nan")}  # the server's PCIe 5.0 slot
     key |= {"node_gbps_eff": plan.choice.node_gbps, "fabric": plan.choice.fabric}
     work = workload.scenario_training(tiny(), sc)
@@ -136,59 +135,57 @@ def test_scenario_errors_are_clear():
 # ---------------------------------------------------------------- the MILP equals brute force
 
 
-def random_catalog(draw):
+def random_catalog(r: Draw):
     speeds = [100.0, 200.0, 400.0]
     servers = [
         dict(
             SERVER,
             name=f"S{i}",
-            gpus_per_node=draw(st.sampled_from([4, 8])),
-            price_usd=draw(st.integers(50, 200)) * 1000,
-            power_w=draw(st.integers(2, 10)) * 1000,
-            max_nics_per_node=draw(st.integers(1, 3)),
-            pcie_gen=draw(st.sampled_from([3, 4, 5])),
-            rack_units=draw(st.sampled_from([None, 4, 8])),
-            **draw(
-                st.sampled_from(
-                    [
-                        {},
-                        {"storage_nic": "N0", "storage_nics": 2},
-                        {"storage_nic": "N0", "storage_nics": 1, "storage_nics_included": True},
-                    ]
-                )
+            gpus_per_node=r.pick([4, 8]),
+            price_usd=r.int(50, 200) * 1000,
+            power_w=r.int(2, 10) * 1000,
+            max_nics_per_host=r.int(1, 3),
+            pcie_gen=r.pick([3, 4, 5]),
+            rack_units=r.pick([None, 4, 8]),
+            **r.pick(
+                [
+                    {},
+                    {"storage_nic": "N0", "storage_nics": 2},
+                    {"storage_nic": "N0", "storage_nics": 1, "storage_nics_included": True},
+                ]
             ),
         )
-        for i in range(draw(st.integers(1, 2)))
+        for i in range(r.int(1, 2))
     ]
     nics = [
         dict(
             sku=f"N{i}",
             name=f"N{i}",
             vendor="Acme",
-            speed_gbps=draw(st.sampled_from(speeds)),
-            ports=draw(st.sampled_from([1, 2])),
-            protocols=draw(st.sampled_from(["ib", "roce", "both"])),
-            price_usd=draw(st.integers(5, 40)) * 100,
-            power_w=draw(st.integers(5, 30)),
+            speed_gbps=r.pick(speeds),
+            ports=r.pick([1, 2]),
+            protocols=r.pick(["ib", "roce", "both"]),
+            price_usd=r.int(5, 40) * 100,
+            power_w=r.int(5, 30),
         )
-        for i in range(draw(st.integers(1, 3)))
+        for i in range(r.int(1, 3))
     ]
     switches = [
         dict(
             sku=f"W{i}",
             name=f"W{i}",
             vendor="Acme",
-            fabric=draw(st.sampled_from(["ib", "roce"])),
-            ports=draw(st.sampled_from([4, 8, 16])),
-            port_gbps=draw(st.sampled_from(speeds)),
-            max_breakout=draw(st.sampled_from([1, 2, 4])),
-            price_usd=draw(st.integers(2, 40)) * 1000,
-            power_w=draw(st.integers(50, 500)),
-            managed=draw(st.sampled_from([None, True, False])),
+            fabric=r.pick(["ib", "roce"]),
+            ports=r.pick([4, 8, 16]),
+            port_gbps=r.pick(speeds),
+            max_breakout=r.pick([1, 2, 4]),
+            price_usd=r.int(2, 40) * 1000,
+            power_w=r.int(50, 500),
+            managed=r.pick([None, True, False]),
         )
-        for i in range(draw(st.integers(1, 3)))
+        for i in range(r.int(1, 3))
     ]
-    if draw(st.booleans()):  # management switches: in-band at 100G, out-of-band 48 x 1G
+    if r.flag():  # management switches: in-band at 100G, out-of-band 48 x 1G
         switches += [
             dict(
                 sku="IB-MGMT",
@@ -223,7 +220,7 @@ def random_catalog(draw):
                 fabric="any",
                 gbps=gbps,
                 reach_m=3,
-                price_usd=draw(st.integers(20, 400)),
+                price_usd=r.int(20, 400),
                 power_w=0,
             ),
             dict(
@@ -234,7 +231,7 @@ def random_catalog(draw):
                 gbps=gbps,
                 breakout=2,
                 reach_m=3,
-                price_usd=draw(st.integers(20, 400)),
+                price_usd=r.int(20, 400),
                 power_w=0,
             ),
             dict(
@@ -244,8 +241,8 @@ def random_catalog(draw):
                 fabric="any",
                 gbps=gbps,
                 reach_m=100,
-                price_usd=draw(st.integers(50, 900)),
-                power_w=draw(st.integers(1, 9)),
+                price_usd=r.int(50, 900),
+                power_w=r.int(1, 9),
             ),
             dict(
                 sku=f"F{gbps:g}",
@@ -254,7 +251,7 @@ def random_catalog(draw):
                 fabric="any",
                 gbps=gbps,
                 reach_m=50,
-                price_usd=draw(st.integers(5, 90)),
+                price_usd=r.int(5, 90),
                 power_w=0,
             ),
             dict(
@@ -265,83 +262,92 @@ def random_catalog(draw):
                 gbps=gbps,
                 reach_m=30,
                 lengths=f"5:A{gbps:g}-5M;30:A{gbps:g}-30M",
-                price_usd=draw(st.integers(100, 900)),
-                power_w=draw(st.integers(0, 5)),
+                price_usd=r.int(100, 900),
+                power_w=r.int(0, 5),
             ),
         ]
     infra = [
-        dict(sku="RACK", name="r", vendor="Acme", kind="rack", rack_units=42, price_usd=draw(st.integers(500, 3000))),
-        dict(
-            sku="PDU", name="p", vendor="Acme", kind="pdu", capacity_kw=draw(st.sampled_from([11, 22])), price_usd=900
-        ),
+        dict(sku="RACK", name="r", vendor="Acme", kind="rack", rack_units=42, price_usd=r.int(500, 3000)),
+        dict(sku="PDU", name="p", vendor="Acme", kind="pdu", capacity_kw=r.pick([11, 22]), price_usd=900),
         dict(sku="SM", name="s", vendor="Acme", kind="subnet-manager", rack_units=1, price_usd=7000, power_w=300),
     ]
-    return tiny(
-        servers=servers, nics=nics, switches=switches, optics=optics, infra=infra if draw(st.booleans()) else []
-    )
+    return tiny(servers=servers, nics=nics, switches=switches, optics=optics, infra=infra if r.flag() else [])
 
 
-@st.composite
-def problems(draw):
-    catalog = random_catalog(draw)
-    requirement = draw(st.sampled_from(["gpus", "deadline", "rate"]))
+def problem(seed: int):
+    r = Draw(seed)
+    catalog = random_catalog(r)
+    requirement = r.pick(["gpus", "deadline", "rate"])
     req = (
-        {"gpus": draw(st.sampled_from([8, 16, 32, 64]))}
+        {"gpus": r.pick([8, 16, 32, 64])}
         if requirement == "gpus"
-        else {"tokens": f"{draw(st.integers(1, 40))}B", "days": 1}
+        else {"tokens": f"{r.int(1, 12)}B", "days": 1}
         if requirement == "deadline"
-        else {"min_tokens_per_s": draw(st.integers(10_000, 500_000))}
+        else {"min_tokens_per_s": r.int(5_000, 150_000)}
     )
     sc = Scenario.model_validate(
         {
             "workload": {
-                "params": draw(st.sampled_from(["1B", "3B", "7B"])),
+                "params": r.pick(["1B", "3B", "7B"]),
                 "seq_len": 1024,
-                "micro_batches": draw(st.lists(st.sampled_from([1, 2, 4]), min_size=1, max_size=2, unique=True)),
-                "global_batch": draw(st.sampled_from([None, 64, 256])),
+                "micro_batches": r.subset([1, 2, 4], 1, 2),
+                "global_batch": r.pick([None, 64, 256]),
             },
             "requirement": req,
-            "target_tflops": draw(st.sampled_from([5, 20, 35])),
-            "objective": {"kind": draw(st.sampled_from(["capex", "tco"]))},
+            "target_tflops": r.pick([5, 15, 25]),
+            "objective": {"kind": r.pick(["capex", "tco"])},
             "constraints": {
                 "max_nodes": 32,
-                "oversubscription": draw(st.sampled_from([[1.0], [1.0, 2.0]])),
-                "budget_usd": draw(st.sampled_from([None, 2e6, 8e6])),
-                "power_kw": draw(st.sampled_from([None, 100, 400])),
-                "topologies": draw(st.sampled_from([None, ["rail"], ["rail", "leaf-spine"]])),
+                "oversubscription": r.pick([[1.0], [1.0, 2.0]]),
+                "budget_usd": r.pick([None, 2e6, 8e6]),
+                "power_kw": r.pick([None, 100, 400]),
+                "topologies": r.pick([None, ["rail"], ["rail", "leaf-spine"]]),
             },
             "layout": {
-                "rack_kw": draw(st.sampled_from([12, 40.8])),
-                "racks_per_row": draw(st.sampled_from([2, 8])),
-                "leaf_placement": draw(st.sampled_from(["auto", "end-of-row", "top-of-rack"])),
+                "rack_kw": r.pick([12, 40.8]),
+                "racks_per_row": r.pick([2, 8]),
+                "leaf_placement": r.pick(["auto", "end-of-row", "top-of-rack"]),
             },
-            "include": {name: draw(st.booleans()) for name in ("storage_network", "inband_network", "racks")},
+            "include": {name: r.flag() for name in ("storage_network", "inband_network", "racks")},
         }
     )
     return catalog, sc
 
 
-@pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(problems())
-def test_milp_matches_brute_force(problem):
-    catalog, sc = problem
+def _agree(seed: int) -> bool:
+    """The MILP, the priced table and `plan` against the enumeration of every design, micro-batch and node
+    count (tests/reference/buy.py); True when a plan exists and they all found its price, False when none
+    exists and they all say so."""
+    catalog, sc = problem(seed)
     # a deadline is planned at the goodput of the plan's own size: the table and the brute force see the same
     sized, table = purchase.sized_candidates(catalog, sc, CAL)
-    frame = table.frame
-    reference = bruteforce.best(catalog, frame, sized)
-    found = buy.optimize(frame, sized)
+    reference = bruteforce.best(catalog, candidates.part_designs(catalog, sized), sized, CAL)
+    found = buy.optimize(table.frame, sized)
     if reference is None:
-        assert found is None and table.feasible.empty
+        assert found is None and table.feasible.empty, f"seed {seed}"
         with pytest.raises(InfeasibleError):
             purchase.run(catalog, sc, CAL, alternatives=0)
-        return
-    assert found is not None
-    assert found.result.objective == pytest.approx(reference[0], rel=1e-9)
+        return False
+    assert found is not None, f"seed {seed}: the enumeration found {reference[0]:,.2f}"
+    assert found.result.objective == pytest.approx(reference[0], rel=1e-9), f"seed {seed}"
     assert table.feasible.iloc[0]["objective_usd"] == pytest.approx(reference[0], rel=1e-9)  # the priced table
     plan = purchase.run(catalog, sc, CAL, alternatives=1)  # with bounding presolve
-    assert plan.cost.objective_usd == pytest.approx(reference[0], rel=1e-9)
+    assert plan.cost.objective_usd == pytest.approx(reference[0], rel=1e-9), f"seed {seed}"
     assert sum(b.extended_usd for b in plan.bom) == pytest.approx(plan.cost.capex_usd)
+    return True
+
+
+# The seeded problems are fixed: 4 of the first 10 and 31 of the next 70 have a plan (the rest are infeasible for
+# a reason the test checks too). A generator or model that drifts to infeasible cases fails the floors.
+def test_milp_matches_brute_force_on_a_few_catalogs():
+    compared = [_agree(seed) for seed in range(10)]
+    assert sum(compared) >= 4, compared
+
+
+@pytest.mark.slow
+def test_milp_matches_brute_force():
+    compared = [_agree(seed) for seed in range(10, 80)]
+    assert sum(compared) >= 30, compared
 
 
 @pytest.mark.parametrize(
@@ -381,17 +387,20 @@ def test_dearer_twin_parts_change_nothing_but_the_search():
     assert [(b.sku, b.quantity) for b in twins.bom] == [(b.sku, b.quantity) for b in plain.bom]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(problems(), st.sampled_from([None, 0.9]))
-def test_speed_bound_is_the_smallest_node_count_fast_enough(problem, confidence):
+def test_speed_bound_is_the_smallest_node_count_fast_enough():
+    compared = [_speed_bound_agrees(seed, (None, 0.9)[seed % 2]) for seed in range(60)]
+    assert sum(compared) >= 32, compared  # the 34 problems with a throughput requirement, each compared
+
+
+def _speed_bound_agrees(seed: int, confidence: float | None) -> bool:
     """The deadline's node bound: exhaustive evaluation of every node count of every performance key must find
     the same smallest count as the search (which assumes cluster throughput never falls with N), from scratch
-    and galloping from the bound of a smaller need (a goodput pass)."""
-    catalog, sc = problem
+    and galloping from the bound of a smaller need (a goodput pass). False: no throughput requirement."""
+    catalog, sc = problem(seed)
     sc = sc.model_copy(update={"confidence": confidence})
     req = workload.Requirements.of(sc)
     if req.tokens_per_s is None:
-        return
+        return False
     parts = candidates.part_designs(catalog, sc)
     keys = candidates._performance_keys(parts.single, parts.configs, sc)
     work = workload.scenario_training(catalog, sc)
@@ -408,5 +417,6 @@ def test_speed_bound_is_the_smallest_node_count_fast_enough(problem, confidence)
     fast &= (counts >= lo[:, None]) & (counts <= hi[:, None])
     expected = np.where(fast.any(axis=1), counts[fast.argmax(axis=1)], hi + 1)
     bad = found != expected
-    assert not bad.any(), (found[bad], expected[bad], lo[bad], hi[bad])
-    assert (galloped == expected).all()
+    assert not bad.any(), (seed, found[bad], expected[bad], lo[bad], hi[bad])
+    assert (galloped == expected).all(), seed
+    return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import CAL, scenario, tiny
+from support import CAL, scenario, tiny
 
 from planner.answers import buy as purchase
 from planner.inputs.scenario import CloudOptions, Reliability

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
-from conftest import DS2928
+from support import DS2928
 
 from planner.base.resources import examples_dir
 

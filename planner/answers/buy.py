@@ -242,8 +242,19 @@ def _detail(catalog: Catalog, scenario: Scenario, row: dict, nodes: int) -> dict
             "inband_switches": int(q["inband_switches"]),
             "oob_switches": int(q["oob_switches"]),
             "ufm_appliances": int(q["ufm"]),
+            **_system(row),
         },
     }
+
+
+def _system(row: dict) -> dict:
+    """What a node is made of, where it is more than one server (a rack-scale system or a multi-host node):
+    its scale-up domain, hosts, racks and cooling. (An HGX/DGX server adds nothing: node = domain = host.)"""
+    domain, hosts = int(row["scale_up_gpus"]), int(row["hosts"])
+    if not row["rack_scale"] and hosts == 1 and domain == int(row["gpus_per_node"]):
+        return {}
+    racks = int(row["rack_span"]) if row["rack_scale"] else 0  # 0: servers mounted in the layout's racks
+    return {"scale_up_gpus": domain, "hosts_per_node": hosts, "racks_per_node": racks, "cooling": row["cooling"]}
 
 
 def _longest(links, segment: str) -> float:
@@ -392,7 +403,8 @@ def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tu
         training_days=days,
         memory_per_gpu_gib=r["memory_per_gpu_gib"],
         usable_hbm_gib=r["usable_hbm_gib"],
-        bytes_per_node_per_step=r["bytes_per_node_per_step"],
+        bytes_per_node_per_step=r["bytes_per_domain_per_step"]
+        * (int(row["gpus_per_node"]) // int(row["scale_up_gpus"])),
         binding=str(r["binding"]),
         t_comm_exposed_s=r["t_comm_exposed_s"],
         binding_label=binding.label(str(r["binding"]), r["t_comm_exposed_s"], r["t_step_s"]),

@@ -51,8 +51,11 @@ MAX_QUANTITY = {
 }
 MAX_GPUS = 10_000_000  # requirement.gpus
 MAX_NODES = 100_000  # constraints.max_nodes
-MAX_GPUS_PER_NODE = 1_024  # a server, cloud instance or allowed node size
-MAX_NICS_PER_NODE = 64  # servers.max_nics_per_node and constraints.max_nics_per_node
+MAX_GPUS_PER_NODE = 1_024  # a server, rack-scale system, cloud instance or allowed node size
+MAX_HOSTS_PER_NODE = 256  # hosts (compute trays) in one unit of a server row: 18 on an NVL72
+MAX_NICS_PER_HOST = 64  # servers.max_nics_per_host and constraints.max_nics_per_host
+MAX_NICS_PER_NODE = 1_024  # a node of many hosts (predict, an installed fleet node): an NVL72 has 72
+MAX_RACKS_PER_NODE = 16  # racks one rack-scale system comes as (GB200 NVL36x2: 2)
 MAX_INSTANCES = 10_000  # cloud.max_instances and each cloud.quota entry
 MAX_ALTERNATIVES = 20  # --alternatives: each is one more MILP solve
 MAX_SOLVER_THREADS = 256  # --threads (CBC fails to start with thousands)

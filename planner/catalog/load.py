@@ -8,6 +8,7 @@ each naming file, row, column, value and the fix.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import gc
 import hashlib
@@ -179,8 +180,12 @@ def _files_of(source: Path) -> list[Path]:
 def _kind_of(table: RawTable) -> tuple[str | None, CatalogProblem | None]:
     if table.kind_hint in ROW_TYPES:
         return table.kind_hint, None
-    columns = {c for c in table.header if c}
-    matches = [k for k, t in ROW_TYPES.items() if _required(t) <= columns <= set(t.model_fields)]
+
+    def fits(row_type: type[CatalogRow]) -> bool:
+        columns = set(_current_names(table.header, row_type)[0]) - {""}
+        return _required(row_type) <= columns <= set(row_type.model_fields)
+
+    matches = [kind for kind, row_type in ROW_TYPES.items() if fits(row_type)]
     if len(matches) == 1:
         return matches[0], None
     message = (
@@ -206,12 +211,13 @@ def _merge_table(catalog: Catalog, table: RawTable) -> list[CatalogProblem]:
         )
         return [CatalogProblem(table.label, None, None, None, message)]
     row_type = ROW_TYPES[kind]
-    problems = _check_header(table, row_type)
+    header, written_as = _current_names(table.header, row_type)
+    problems = _check_header(table, row_type, header, written_as)
     if problems:
         return problems
     seen: dict[tuple[str, ...], int] = {}
     for number, values in table.rows:
-        record = {c: v for c, v in zip(table.header, values, strict=False) if c and v is not None}
+        record = {c: v for c, v in zip(header, values, strict=False) if c and v is not None}
         extra = [v for v in values[len(table.header) :] if v is not None]
         if extra:
             problems.append(CatalogProblem(table.label, number, None, extra[0], "more cells than header columns"))
@@ -219,7 +225,8 @@ def _merge_table(catalog: Catalog, table: RawTable) -> list[CatalogProblem]:
         try:
             row = row_type.model_validate(record)
         except ValidationError as exc:
-            problems += [problem_from_pydantic(table.label, number, err) for err in exc.errors()]
+            found = [problem_from_pydantic(table.label, number, err) for err in exc.errors()]
+            problems += [dataclasses.replace(p, column=written_as.get(p.column, p.column)) for p in found]
             continue
         key = row.key()
         if key in seen:
@@ -233,18 +240,33 @@ def _merge_table(catalog: Catalog, table: RawTable) -> list[CatalogProblem]:
     return problems
 
 
-def _check_header(table: RawTable, row_type: type[CatalogRow]) -> list[CatalogProblem]:
+def _current_names(header: list[str], row_type: type[CatalogRow]) -> tuple[list[str], dict[str, str]]:
+    """The header in the row type's current column names, and {current name: the name the file used} for the
+    columns an earlier schema named otherwise (messages name the column as the file does)."""
+    renamed = row_type.renamed_columns
+    names = [renamed.get(c, c) for c in header]
+    return names, {renamed[c]: c for c in header if c in renamed}
+
+
+def _check_header(
+    table: RawTable, row_type: type[CatalogRow], header: list[str], written_as: dict[str, str]
+) -> list[CatalogProblem]:
     known = list(row_type.model_fields)
     problems = []
-    for column in table.header:
+    for column in header:
         if column and column not in known:
             close = difflib.get_close_matches(column, known, n=1)
             fix = f"did you mean '{close[0]}'?" if close else f"valid columns: {', '.join(known)}"
             problems.append(CatalogProblem(table.label, table.header_row, column, None, f"unknown column; {fix}"))
-    duplicated = {c for c in table.header if c and table.header.count(c) > 1}
+    duplicated = {c for c in header if c and header.count(c) > 1}
     for column in sorted(duplicated):
-        problems.append(CatalogProblem(table.label, table.header_row, column, None, "column appears twice"))
-    for column in sorted(_required(row_type) - set(table.header)):
+        message = (
+            f"column appears twice: '{written_as[column]}' is its earlier name; keep one of them"
+            if column in written_as and column in table.header
+            else "column appears twice"
+        )
+        problems.append(CatalogProblem(table.label, table.header_row, column, None, message))
+    for column in sorted(_required(row_type) - set(header)):
         message = f"required column missing from the header (kind {row_type.catalog_kind}); add it"
         problems.append(CatalogProblem(table.label, table.header_row, column, None, message))
     return problems
@@ -301,8 +323,8 @@ def _check_server_nics(catalog: Catalog) -> list[CatalogProblem]:
         if server.nics_fixed and not (server.included_nic and server.included_nics):
             add("nics_fixed", True, "fixed NICs are the included ones: give included_nic and included_nics")
         for count in server.nic_counts:
-            if count > server.max_nics_per_node:
-                add("nic_counts", count, f"more NICs than max_nics_per_node ({server.max_nics_per_node}) slots")
+            if count > server.max_nics_per_host:
+                add("nic_counts", count, f"more NICs than max_nics_per_host ({server.max_nics_per_host}) slots")
         nic = skus.get((server.included_nic or "").lower())
         if server.nic_cage and nic is not None and (server.included_nics * nic.ports) % (server.nic_cage_ports or 1):
             add(

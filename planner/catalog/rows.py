@@ -15,8 +15,10 @@ from pydantic_core import PydanticCustomError
 from planner.base.limits import (
     MAX_COUNT,
     MAX_GPUS_PER_NODE,
-    MAX_NICS_PER_NODE,
+    MAX_HOSTS_PER_NODE,
+    MAX_NICS_PER_HOST,
     MAX_QUANTITY,
+    MAX_RACKS_PER_NODE,
     MAX_REACH_M,
     short,
     text_problem,
@@ -183,7 +185,7 @@ CageField = Annotated[Cage, BeforeValidator(_cage)]
 LaneModes = Annotated[list[str], BeforeValidator(_lane_modes)]
 Lengths = Annotated[list[tuple[float, str]], BeforeValidator(_lengths)]
 Uses = Annotated[list[Literal["compute", "storage", "inband", "oob"]], BeforeValidator(_split_aliases)]
-Counts = Annotated[list[Annotated[int, Field(ge=1, le=MAX_NICS_PER_NODE)]], BeforeValidator(_split_aliases)]
+Counts = Annotated[list[Annotated[int, Field(ge=1, le=MAX_NICS_PER_HOST)]], BeforeValidator(_split_aliases)]
 FabricField = Annotated[Fabric, BeforeValidator(_fabric_word)]
 CloudFabricField = Annotated[Literal["ib", "roce", "efa", "tcpx", "tcp"], BeforeValidator(_fabric_word)]
 
@@ -197,6 +199,8 @@ class CatalogRow(BaseModel):
     key_fields: ClassVar[tuple[str, ...]] = ("name",)
     # columns `planner catalog list KIND` shows by default (the rest with --all)
     display: ClassVar[tuple[str, ...]] = ()
+    # {old name: new name} of columns an earlier schema named otherwise: files using them still load
+    renamed_columns: ClassVar[dict[str, str]] = {}
 
     source: str = Field(min_length=1, description="Where the figures come from (URL, document, quote).")
     date: str = Field(description="Date of the source: YYYY, YYYY-MM or YYYY-MM-DD.")
@@ -260,26 +264,49 @@ class ServerRow(CatalogRow):
         "name",
         "gpu",
         "gpus_per_node",
+        "hosts",
+        "scale_up_gpus",
         "price_usd",
         "power_w",
-        "max_nics_per_node",
+        "max_nics_per_host",
         "included_nic",
         "included_nics",
         "confidence",
     )
+    # schema 1 names of columns that meant the same on one-host servers (read as their new names)
+    renamed_columns: ClassVar[dict[str, str]] = {
+        "intra_node_gb_per_s": "scale_up_gb_per_s",
+        "max_nics_per_node": "max_nics_per_host",
+    }
 
     name: str = Field(min_length=1)
     vendor: str = Field(min_length=1)
     gpu: str = Field(min_length=1, description="A GPU name or alias from gpus.csv.")
-    gpus_per_node: count(ge=1, le=MAX_GPUS_PER_NODE)
+    # -- the unit bought: one node of a plan (a server, or a whole rack-scale system), its price and power
+    gpus_per_node: count(ge=1, le=MAX_GPUS_PER_NODE) = Field(
+        description="GPUs in one unit of this row: a server (8 on HGX), or a whole rack-scale system (72 on NVL72)."
+    )
     price_usd: USD
-    power_w: Watts = Field(description="Maximum system power.")
+    power_w: Watts = Field(description="Maximum power of one unit (a rack-scale system: the whole rack).")
+    # -- the scale-up domain: GPUs whose collectives never reach the scale-out NICs
+    scale_up_gpus: count(ge=1, le=MAX_GPUS_PER_NODE) | None = Field(
+        None,
+        description="GPUs in one scale-up domain (NVLink/NVSwitch, xGMI, or a PCIe-card server's PCIe switches): "
+        "8 on HGX, 72 on NVL72; a unit holds whole domains. Default: the GPUs of one host.",
+    )
+    scale_up_gb_per_s: GBps = Field(
+        description="Scale-up bandwidth per GPU per direction inside the domain (NVLink 4: 450, NVLink 5: 900)."
+    )
+    # -- the host: each with its own CPUs, PCIe, DRAM and NICs (a GB200 NVL72 compute tray is one)
+    hosts: count(ge=1, le=MAX_HOSTS_PER_NODE) = Field(
+        1, description="Hosts (compute trays) in one unit: 1 for a server, 18 for a GB200/GB300 NVL72."
+    )
     pcie_gen: count(ge=1, le=7)
-    pcie_lanes: PositiveCount = Field(description="Total CPU PCIe lanes of the platform.")
+    pcie_lanes: PositiveCount = Field(description="Total CPU PCIe lanes of one host.")
     pcie_lanes_per_gpu: PositiveCount
-    intra_node_gb_per_s: GBps = Field(description="NVLink/NVSwitch bandwidth per GPU per direction.")
-    max_nics_per_node: count(ge=1, le=MAX_NICS_PER_NODE) = Field(
-        description="PCIe slots for scale-out (compute) NICs, e.g. 8 on HGX/DGX: one behind each GPU's PCIe switch."
+    max_nics_per_host: count(ge=1, le=MAX_NICS_PER_HOST) = Field(
+        description="PCIe slots for scale-out (compute) NICs per host, e.g. 8 on HGX/DGX: one behind each GPU's "
+        "PCIe switch; 4 on an NVL72 compute tray."
     )
     nic_slot_gen: count(ge=1, le=7) | None = Field(
         None, description="PCIe generation of the NIC slots (default: pcie_gen)."
@@ -287,8 +314,8 @@ class ServerRow(CatalogRow):
     nic_slot_lanes: PositiveCount = Field(16, description="PCIe lanes per NIC slot.")
     nic_counts: Counts = Field(
         default_factory=list,
-        description="NIC counts the platform is built with, ';'-separated (default: divisors of gpus_per_node "
-        "up to max_nics_per_node, i.e. one NIC per GPU or per 2, 4, ... GPUs).",
+        description="NIC counts per host the platform is built with, ';'-separated (default: divisors of the GPUs "
+        "per host up to max_nics_per_host, i.e. one NIC per GPU or per 2, 4, ... GPUs).",
     )
     nics_fixed: bool = Field(False, description="The included NICs are built in (DGX): no other NIC or count.")
     nic_cage: CageField | None = Field(
@@ -297,35 +324,99 @@ class ServerRow(CatalogRow):
     nic_cage_ports: PositiveCount | None = Field(None, description="NIC ports per such cage (2: twin-port, DGX H100).")
     nic_cage_top: Top | None = Field(None, description="Module top that cage takes (flat: riding heat sink).")
     included_nic: str | None = Field(None, description="NIC sku (nics.csv) included in price_usd.")
-    included_nics: count(ge=0, le=MAX_NICS_PER_NODE) = 0
+    included_nics: count(ge=0, le=MAX_NICS_PER_HOST) = Field(0, description="Included compute NICs per host.")
     storage_nic: str | None = Field(
         None, description="NIC sku for storage (port 1) and in-band management (port 2), as in DGX SuperPOD."
     )
-    storage_nics: count(ge=0, le=MAX_NICS_PER_NODE) = 0
+    storage_nics: count(ge=0, le=MAX_NICS_PER_HOST) = Field(0, description="Storage NICs per host.")
     storage_nics_included: bool = Field(False, description="The storage NICs come with the server (price_usd).")
-    rack_units: PositiveCount | None = Field(None, description="Height in rack units (U).")
-    dram_gib: GiB | None = None
-    dram_gb_per_s: GBps | None = Field(None, description="Peak DRAM bandwidth: sockets x channels x MT/s x 8 B.")
-    nvme_slots: count(ge=0) = 0
+    dram_gib: GiB | None = Field(None, description="DRAM of one host.")
+    dram_gb_per_s: GBps | None = Field(
+        None, description="Peak DRAM bandwidth of one host: sockets x channels x MT/s x 8 B."
+    )
+    nvme_slots: count(ge=0) = Field(0, description="NVMe drive bays of one host.")
     root_complex_gb_per_s: GBps | None = Field(None, description="CPU root-complex limit on PCIe traffic, if known.")
+    # -- the rack: what the unit stands in, and how it is cooled
+    rack_units: PositiveCount | None = Field(
+        None, description="Height in rack units (U); a rack-scale system: its rack's."
+    )
+    racks: count(ge=0, le=MAX_RACKS_PER_NODE) = Field(
+        0,
+        description="0: a server, mounted in the layout's racks; N: a rack-scale system that comes as N whole racks "
+        "with their power shelves and NVLink switch trays (GB200 NVL72: 1).",
+    )
+    cooling: Annotated[Literal["air", "liquid", "hybrid"], BeforeValidator(_lower)] = Field(
+        "air", description="air, liquid (direct-to-chip: a CDU and facility water), or hybrid (liquid and air)."
+    )
+
+    @model_validator(mode="after")
+    def _whole_hosts_and_domains(self) -> ServerRow:
+        """A unit holds whole hosts and whole scale-up domains, and a domain is whole hosts (NVL72) or a host
+        is whole domains (HGX: one)."""
+        problem = _topology_problem(self.gpus_per_node, self.hosts, self.scale_up_domain)
+        if problem:
+            column, message = problem
+            raise PydanticCustomError("topology", "{message}", {"column": column, "message": message})
+        return self
+
+    @property
+    def gpus_per_host(self) -> int:
+        return self.gpus_per_node // self.hosts
+
+    @property
+    def scale_up_domain(self) -> int:
+        """GPUs per scale-up domain (the column, or one host's GPUs)."""
+        return self.scale_up_gpus or self.gpus_per_host
+
+    @property
+    def domains_per_node(self) -> int:
+        return self.gpus_per_node // self.scale_up_domain
+
+    @property
+    def rack_scale(self) -> bool:
+        """A system that is its own rack(s), rather than a server mounted in the layout's racks."""
+        return self.racks > 0
 
     def included_count(self, nic_sku: str) -> int:
-        """How many NICs of this SKU the server's price already includes."""
-        return self.included_nics if (self.included_nic or "").lower() == nic_sku.lower() else 0
+        """How many NICs of this SKU one node's price already includes (every host's)."""
+        return self.included_nics * self.hosts if (self.included_nic or "").lower() == nic_sku.lower() else 0
+
+    @property
+    def storage_nics_per_node(self) -> int:
+        return self.storage_nics * self.hosts
 
     @property
     def slot_gen(self) -> int:
         return self.nic_slot_gen or self.pcie_gen
 
-    def nic_configurations(self) -> list[int]:
-        """The compute-NIC counts this platform is built with: fixed (DGX), listed, or one NIC per GPU or per
-        2, 4, ... GPUs (the divisors of the GPU count that fit the slots)."""
+    def nic_configurations(self, most_per_host: int | None = None) -> list[int]:
+        """The compute-NIC counts per node this platform is built with, every host alike: fixed (DGX), listed,
+        or one NIC per GPU or per 2, 4, ... GPUs (the divisors of the host's GPU count that fit its slots and
+        `most_per_host`)."""
         if self.nics_fixed:
-            return [self.included_nics]
-        if self.nic_counts:
-            return sorted(c for c in set(self.nic_counts) if c <= self.max_nics_per_node)
-        g = self.gpus_per_node
-        return [c for c in range(1, min(g, self.max_nics_per_node) + 1) if g % c == 0]
+            per_host = [self.included_nics]
+        elif self.nic_counts:
+            per_host = sorted(c for c in set(self.nic_counts) if c <= self.max_nics_per_host)
+        else:
+            g = self.gpus_per_host
+            per_host = [c for c in range(1, min(g, self.max_nics_per_host) + 1) if g % c == 0]
+        return [c * self.hosts for c in per_host if most_per_host is None or c <= most_per_host]
+
+
+def _topology_problem(gpus: int, hosts: int, domain: int) -> tuple[str, str] | None:
+    """(column, what is wrong) when `gpus` do not make `hosts` equal hosts and whole `domain`-GPU scale-up
+    domains, each domain whole hosts or a part of one host; None when they do."""
+    per_host = gpus // hosts
+    if gpus % hosts:
+        return "hosts", f"{gpus} GPUs do not split into {hosts} equal hosts"
+    if gpus % domain:
+        return "scale_up_gpus", (
+            f"{gpus} GPUs do not hold whole {domain}-GPU domains: one unit of a row holds whole scale-up domains "
+            "(describe a rack-scale system as one row with its hosts)"
+        )
+    if domain % per_host and per_host % domain:
+        return "scale_up_gpus", f"a {domain}-GPU domain is neither whole {per_host}-GPU hosts nor a part of one host"
+    return None
 
 
 class ProductRow(CatalogRow):
@@ -532,7 +623,18 @@ class CloudRow(CatalogRow):
     instance: str = Field(min_length=1)
     region: str = Field(min_length=1)
     gpu: str = Field(min_length=1)
-    gpus: count(ge=1, le=MAX_GPUS_PER_NODE)
+    gpus: count(ge=1, le=MAX_GPUS_PER_NODE) = Field(description="GPUs in one instance.")
+    hosts: count(ge=1, le=MAX_HOSTS_PER_NODE) = Field(
+        1, description="Hosts in one instance: 1 for a VM or bare-metal server, 18 for a GB200 NVL72 rack."
+    )
+    scale_up_gpus: count(ge=1, le=MAX_GPUS_PER_NODE) | None = Field(
+        None, description="GPUs in one NVLink domain (default: the instance's GPUs, or one host's)."
+    )
+    scale_up_gb_per_s: GBps | None = Field(
+        None,
+        description="Scale-up bandwidth per GPU per direction (default: a catalog server's of the same GPU and "
+        "domain size, so buying and renting are modelled alike).",
+    )
     ondemand_usd_per_h: USD | None = None
     spot_usd_per_h: USD | None = None
     reserved_usd_per_h: USD | None = None
@@ -542,6 +644,22 @@ class CloudRow(CatalogRow):
         description="efa, ib, roce, tcpx (GPUDirect-TCPX/O), tcp, or none (single-node only)."
     )
     bw_source: str | None = None
+
+    @model_validator(mode="after")
+    def _whole_domains(self) -> CloudRow:
+        problem = _topology_problem(self.gpus, self.hosts, self.scale_up_domain)
+        if problem:
+            column, message = problem
+            raise PydanticCustomError("topology", "{message}", {"column": column, "message": message})
+        return self
+
+    @property
+    def gpus_per_host(self) -> int:
+        return self.gpus // self.hosts
+
+    @property
+    def scale_up_domain(self) -> int:
+        return self.scale_up_gpus or self.gpus_per_host
 
 
 class ModelRow(CatalogRow):

@@ -39,6 +39,12 @@ def workload_options(func):
             "--gpus-per-node", type=click.IntRange(min=1, max=L.MAX_GPUS_PER_NODE), required=True, help="GPUs per node."
         ),
         click.option(
+            "--scale-up-gpus",
+            type=click.IntRange(min=1, max=L.MAX_GPUS_PER_NODE),
+            help="GPUs per NVLink (scale-up) domain, default: a node. 72 with --gpus-per-node 4 describes a GB200 "
+            "NVL72 as its 4-GPU trays; the domain's scale-out bandwidth is that of all its nodes.",
+        ),
+        click.option(
             "--micro-batch",
             type=Quantity("count", maximum=L.MAX_MICRO_BATCH),
             help="Sequences per GPU per micro-step.",
@@ -175,7 +181,10 @@ def predict(**kw) -> None:
     as_json = kw.pop("as_json")
     gpu = kw.pop("gpu")
     named("--gpu", lambda: loaded.gpu(gpu))
-    cluster = Cluster(gpu, kw.pop("gpus"), kw.pop("gpus_per_node"), node_gbps, kw.pop("fabric").lower())
+    cluster = Cluster(
+        gpu, kw.pop("gpus"), kw.pop("gpus_per_node"), node_gbps, kw.pop("fabric").lower(),
+        scale_up_gpus=kw.pop("scale_up_gpus"),
+    )  # fmt: skip
     work = _workload(loaded, kw)
     result = run_predict(loaded, work, cluster, calibration)
     result["model_name"] = work.model_name
@@ -231,10 +240,12 @@ def bandwidth(**kw) -> None:
     targets = [("-o", output, format_for("bandwidth", "-o", output))]
     loaded = load_catalog(catalogs)
     calibration = load_calibration(calibration_path)
-    gpu, gpus, per_node = kw.pop("gpu"), kw.pop("gpus"), kw.pop("gpus_per_node")
+    gpu, gpus, per_node, domain = kw.pop("gpu"), kw.pop("gpus"), kw.pop("gpus_per_node"), kw.pop("scale_up_gpus")
     named("--gpu", lambda: loaded.gpu(gpu))
     work = _workload(loaded, kw)
-    table = node_gbps_needed(bandwidth_table(loaded, work, gpu, gpus, per_node, calibration), target)
+    table = node_gbps_needed(
+        bandwidth_table(loaded, work, gpu, gpus, per_node, calibration, scale_up_gpus=domain), target
+    )
     answers = table.drop_duplicates(["fabric", "zeropp"])
     heading = f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU on {gpus} x {table.iloc[0]['gpu']}"
     needed = [_needed_record(r) for _, r in answers.iterrows()]

@@ -245,7 +245,7 @@ def _nic_lines(lines: _Lines, catalog: Catalog, row: dict, server, nodes: int) -
         section,
         "nics",
         server.storage_nic,
-        nodes * server.storage_nics,
+        nodes * server.storage_nics_per_node,
         label="storage and in-band",
         included_in=included,
     )
@@ -326,4 +326,14 @@ def not_priced(row: dict, q: dict) -> list[str]:
         notes.append(f"{int(q['oob_ports'])} Cat6 patch cords for the out-of-band ports (no sourced price)")
     if q.get("ufm"):
         notes.append("the UFM appliances' own fabric links and the leaf ports they take")
+    if row.get("cooling", "air") != "air":
+        notes.append(
+            f"{row['cooling']} cooling of the {row['server']} nodes: coolant distribution units (CDUs), facility "
+            "water and its piping (the catalog has no cooling equipment yet)"
+        )
+    if row.get("rack_scale"):
+        notes.append(
+            f"power to the {row['server']} racks: busbar or whips from the facility to their power shelves (the "
+            "racks, their power shelves and NVLink switch trays come with the system)"
+        )
     return list(dict.fromkeys(notes)) + list(ALWAYS_EXCLUDED)

@@ -2,7 +2,7 @@
 switches, links, and energy over a horizon. Every formula works alike on numbers, numpy arrays and pulp
 expressions, so the candidate table, the MILP's coefficients, inference and the reports share it.
 
-(The brute-force check in tests/reference_buy.py prices from the catalog rows on its own, on purpose: it
+(The brute-force check in tests/reference/buy.py prices from the catalog rows on its own, on purpose: it
 checks these prices, not only the structure.)
 """
 

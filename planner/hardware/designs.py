@@ -27,6 +27,7 @@ from planner.catalog.rows import ProductRow, ServerRow
 from planner.hardware import costing, layout, networks, pcie
 from planner.hardware.fabric import leaf_split
 from planner.hardware.sizing import PRICED
+from planner.hardware.topology import Topology
 from planner.inputs.scenario import Scenario
 
 FABRIC_TIERS = (1, 2, 3)
@@ -60,13 +61,13 @@ def _configs(
     """Server x NIC x count x ports cabled: fixed NICs (DGX) only as built; otherwise every catalog NIC at
     each of the server's NIC counts, with 1 .. all of its ports cabled (one port of a dual-port card is a real
     design). Usable Gbps per NIC = min(line rate of the cabled ports, the slot's effective PCIe rate)."""
-    cap = scenario.constraints.max_nics_per_node
+    cap = scenario.constraints.max_nics_per_host
     keep = keep | {s.included_nic.lower() for s in servers if s.included_nic}
     buyable = undominated(catalog.items("nics"), keep)
     records = []
     for server in servers:
         nics = [catalog.nic(server.included_nic)] if server.nics_fixed else buyable
-        counts = [c for c in server.nic_configurations() if cap is None or c <= cap]
+        counts = server.nic_configurations(cap)
         for nic in nics:
             gen, lanes = pcie.link_gen_lanes(nic.pcie_gen, nic.pcie_lanes, server.slot_gen, server.nic_slot_lanes)
             included = server.included_count(nic.sku)
@@ -153,7 +154,6 @@ class _Context:
 
     def server_record(self, server: ServerRow) -> dict:
         g, inc = self.geometry, self.include
-        npr = layout.nodes_per_rack(server.power_w, server.rack_units, g)
         storage = networks.storage_nic(self.catalog, server)
         buy_storage = (
             storage is not None and not server.storage_nics_included and (inc.storage_network or inc.inband_network)
@@ -165,19 +165,18 @@ class _Context:
             "peak_tflops": gpu.peak_bf16_tflops,
             "hbm_gib": gpu.hbm_gib,
             "hbm_gb_per_s": gpu.hbm_gb_per_s,
-            "gpus_per_node": server.gpus_per_node,
-            "intra_node_gb_per_s": server.intra_node_gb_per_s,
+            **Topology.of(server).columns(),
+            "hosts": server.hosts,
+            "cooling": server.cooling,
             "host_gbps": pcie.x16_gbps(server.pcie_gen),  # GPU <-> host for offload: an x16 slot, raw
             "host_dram_gb_per_s": server.dram_gb_per_s or np.nan,
             "server_usd": server.price_usd,
             "server_w": server.power_w,
-            "server_units": server.rack_units or 0,
-            "nodes_per_rack": max(npr, 1),
-            "rack_fits": npr >= 1,
+            **_rack_columns(server, g),
             "storage_nic": storage.sku if storage else None,
-            "storage_bought": server.storage_nics if buy_storage else 0,
-            "storage_usd": server.storage_nics * storage.price_usd if buy_storage else 0.0,
-            "storage_w": server.storage_nics * storage.power_w if buy_storage else 0.0,
+            "storage_bought": server.storage_nics_per_node if buy_storage else 0,
+            "storage_usd": server.storage_nics_per_node * storage.price_usd if buy_storage else 0.0,
+            "storage_w": server.storage_nics_per_node * storage.power_w if buy_storage else 0.0,
         }
 
     def _server(self, name: str) -> ServerRow:
@@ -272,6 +271,9 @@ class _Context:
             parts.append(multi[want].assign(topology=topology))
         rows = pd.concat(parts, ignore_index=True)
         rows["placement"] = rows["topology"].map({t: self._placement(t) for t in ("rail", "leaf-spine", "one switch")})
+        # a rack-scale system's rack has no free units for a leaf: its leaves stand in the row's network rack
+        tor = rows["rack_scale"].to_numpy(dtype=bool) & (rows["placement"] == "top-of-rack").to_numpy()
+        rows.loc[tor, "placement"] = "middle-of-row"
         down, up = leaf_split(
             rows["switch_ports"].to_numpy(), rows["oversubscription"].to_numpy(), rows["ports_per_cage"].to_numpy()
         )
@@ -312,8 +314,9 @@ class _Context:
         rows["cage_endpoints"] = np.array([lk.endpoints_per_cage if lk else 0 for lk in distinct], np.int64)[codes]
         rows["endpoints_per_node"] = rows["nics_per_node"] * rows["nic_ports"]
         rows["rail"] = rows["topology"] == "rail"
-        rows["rails"] = np.where(rows["rail"], rows["nics_per_node"], 1)
-        rows["rail_endpoints"] = rows["nic_ports"]
+        # rail i is NIC i of every host (a DGX: 8 rails; an NVL72 tray's 4 NICs: 4 rails of 18 hosts per node)
+        rows["rails"] = np.where(rows["rail"], rows["nics_per_node"] // rows["hosts"], 1)
+        rows["rail_endpoints"] = rows["nic_ports"] * rows["hosts"]
         rows["su_nodes"] = np.maximum(rows["leaf_down"] * rows["breakout"] // rows["rail_endpoints"], 1)
         rows["tor"] = rows["placement"] == "top-of-rack"
         per_rack = rows["nodes_per_rack"] * rows["endpoints_per_node"]
@@ -565,14 +568,17 @@ class _Context:
         rows["count_pdus"] = on
         load = rows["nodes_per_rack"] * rows["node_w"]
         pdus = {w: layout.pdus_per_rack(w, pdu.capacity_kw) for w in set(load)} if on else {}  # few distinct
-        rows["pdus_compute"] = [pdus.get(w, 0) for w in load]
+        # a rack-scale system is its own rack, with its power shelves: no enclosure or PDU is bought for it
+        own = rows["rack_scale"].to_numpy(dtype=bool)
+        rows["pdus_compute"] = np.where(own, 0, [pdus.get(w, 0) for w in load])
         rows["pdus_network"] = layout.pdus_per_rack(g.rack_kw * 1e3, pdu.capacity_kw) if on else 0
         for kind, count in (("compute_rack", rows["pdus_compute"]), ("network_rack", rows["pdus_network"])):
-            rows[f"{kind}_usd"] = (rack.price_usd + count * pdu.price_usd) if on else 0.0
+            bought = np.ones(len(rows), dtype=bool) if kind == "network_rack" else ~own
+            rows[f"{kind}_usd"] = np.where(bought, (rack.price_usd + count * pdu.price_usd) if on else 0.0, 0.0)
             rows[f"{kind}_w"] = 0.0
             counts = np.broadcast_to(count, len(rows)).tolist()
             skus = {c: (("infra", rack.sku, 1.0), ("infra", pdu.sku, float(c))) if on else () for c in set(counts)}
-            rows[f"{kind}_skus"] = [skus[c] for c in counts]
+            rows[f"{kind}_skus"] = [skus[c] if b else () for c, b in zip(counts, bought, strict=True)]
         rows["racks_note"] = (
             ""
             if on
@@ -581,6 +587,19 @@ class _Context:
             else "no rack or PDU row in the catalog (infra.csv)"
         )
         return rows
+
+
+def _rack_columns(server: ServerRow, g: layout.Geometry) -> dict:
+    """Where a node stands: a server is mounted in the layout's racks (as many as their power and space
+    allow); a rack-scale system is its own rack(s) (rack_span of them per node), whatever the layout's rack
+    power, with its ports at the height of its lowest host tray (rack height / hosts)."""
+    if server.rack_scale:
+        tray_units = max(1, (server.rack_units or 48) // server.hosts)
+        return {"server_units": tray_units, "nodes_per_rack": 1, "rack_span": server.racks, "rack_fits": True,
+                "rack_scale": True}  # fmt: skip
+    npr = layout.nodes_per_rack(server.power_w, server.rack_units, g)
+    return {"server_units": server.rack_units or 0, "nodes_per_rack": max(npr, 1), "rack_span": 1,
+            "rack_fits": npr >= 1, "rack_scale": False}  # fmt: skip
 
 
 def _link_parts(link: connectors.Link | None, unit: str) -> tuple[tuple, float, float]:

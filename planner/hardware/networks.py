@@ -80,7 +80,7 @@ def storage_design(
         link = connectors.cheapest(book.node_links(end, switch_end, wire, node_m), usd_per_w)
         if link is not None:
             uplink = connectors.cheapest(book.switch_links(switch_end, wire, uplink_m), usd_per_w, "uplink")
-            return StorageDesign(nic, switch, link, uplink, server.storage_nics)
+            return StorageDesign(nic, switch, link, uplink, server.storage_nics_per_node)
     return f"no {wire} storage switch in the catalog connects {nic.sku} ports at {node_m:.0f} m"
 
 
@@ -97,7 +97,7 @@ def inband_design(
         links = book.node_links(connectors.nic_end(nic), connectors.switch_end(switch), "roce", node_m, full_rate=False)
         link = connectors.cheapest(links, usd_per_w)
         if link is not None:
-            return InbandDesign(switch, link, server.storage_nics)
+            return InbandDesign(switch, link, server.storage_nics_per_node)
     return f"no in-band switch and cable in the catalog reach {nic.sku} at {node_m:.0f} m"
 
 

@@ -68,7 +68,8 @@ def quantities(params, nodes) -> dict[str, np.ndarray]:
     q = dict(size)
     q["nodes"] = n * np.ones_like(t)
     q["endpoints"] = np.asarray(params["endpoints_per_node"], dtype=np.int64) * n
-    q["compute_racks"] = _ceil(n, params["nodes_per_rack"])
+    # servers: as many racks as their packing needs; a rack-scale system: its own rack(s) per node
+    q["compute_racks"] = _ceil(n, params["nodes_per_rack"]) * np.asarray(params["rack_span"], dtype=np.int64)
     q.update(_storage(params, n, multi))
     q["inband_ports"] = np.where(multi, np.asarray(params["inband_ports_per_node"], dtype=np.int64) * n, 0)
     q["inband_switches"] = _ceil(q["inband_ports"], params["inband_down"])

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -175,7 +176,11 @@ class Constraints(_Strict):
     oversubscription: list[Annotated[float, Field(ge=1, le=L.MAX_OVERSUBSCRIPTION)]] = Field(
         default_factory=lambda: [1.0], min_length=1, description="Allowed leaf oversubscription ratios o (o:1)."
     )
-    max_nics_per_node: count(ge=1, le=L.MAX_NICS_PER_NODE) | None = None
+    max_nics_per_host: count(ge=1, le=L.MAX_NICS_PER_HOST) | None = Field(
+        None,
+        validation_alias=AliasChoices("max_nics_per_host", "max_nics_per_node"),  # its name before hosts (schema 1)
+        description="At most this many compute NICs per host (a server is one host; an NVL72 has 18).",
+    )
 
 
 class Cabling(_Strict):

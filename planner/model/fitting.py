@@ -308,7 +308,7 @@ class Parameters:
 
     @classmethod
     def for_frame(cls, frame: pd.DataFrame) -> Parameters:
-        multi = frame["gpus"] > frame["gpus_per_node"]
+        multi = frame["gpus"] > frame["scale_up_gpus"]  # runs that cross the scale-out network
         names = [("eta_comp", g) for g in sorted(frame["gpu"].unique())] + [("width_k", "")]
         names += [("attention", "")]
         names += [("framework", fw) for fw in sorted(frame["framework"].unique()) if fw != "fsdp"]  # fsdp: reference
@@ -602,7 +602,7 @@ def calibrate(
 def coverage(frame: pd.DataFrame) -> dict[str, float]:
     """Per framework, the fewest tokens per GPU per micro-step among the multi-node runs (where the fitted
     overlap and per-call costs stop being measured and start being extrapolated)."""
-    multi = frame[frame["gpus"] > frame["gpus_per_node"]]
+    multi = frame[frame["gpus"] > frame["scale_up_gpus"]]
     tokens = multi["seq_len"] * multi["micro_batch"]
     return {str(fw): float(t) for fw, t in tokens.groupby(multi["framework"]).min().items()}
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from planner.assumptions import model as A
 from planner.base.units import GIB
+from planner.model import network
 from planner.model.calibration import Calibration
 
 # ------------------------------------------------------------------ traffic (docs/model.md section 1)
@@ -37,30 +38,21 @@ def bytes_per_param_per_step(qwz=False, hpz=False, qgz=False, grad_bytes=2.0):
     return forward + backward + gradient
 
 
-def ring_factor(gpus, nodes, hierarchical=False):
-    """Share of each collective's S bytes that crosses a node's NICs: (n-1)/n for NCCL's flat ring over
-    n GPUs; (N-1)/N for a hierarchical (intra-node first) algorithm, the lower bound. 0 on one node."""
-    gpus, nodes = np.asarray(gpus, float), np.asarray(nodes, float)
-    flat = (gpus - 1) / gpus
-    hier = (nodes - 1) / np.maximum(nodes, 1)
-    return np.where(nodes <= 1, 0.0, np.where(hierarchical, hier, flat))
-
-
-def cross_node_bytes_per_node(
-    params, gpus, gpus_per_node, qwz=False, hpz=False, qgz=False, grad_bytes=2.0, hierarchical=False
+def cross_domain_bytes(
+    params, gpus, scale_up_gpus, qwz=False, hpz=False, qgz=False, grad_bytes=2.0, hierarchical=False
 ):
-    """V_node = P * (b_fwd + b_bwd + b_grad) * ring factor: bytes each node sends (and receives) per
-    micro-step. Note it is about the whole model per collective, NOT 6P/N: in a ring every node forwards
-    (n-1)/n of each collective's bytes."""
-    nodes = np.asarray(gpus) // np.asarray(gpus_per_node)
+    """V_domain = P * (b_fwd + b_bwd + b_grad) * ring factor: bytes each scale-up domain sends (and receives)
+    over its NICs per micro-step. Note it is about the whole model per collective, NOT 6P/N: in a ring every
+    domain forwards (n-1)/n of each collective's bytes."""
+    domains = np.asarray(gpus) // np.asarray(scale_up_gpus)
     per_param = bytes_per_param_per_step(qwz, hpz, qgz, grad_bytes)
-    return np.asarray(params, float) * per_param * ring_factor(gpus, nodes, hierarchical)
+    return np.asarray(params, float) * per_param * network.ring_factor(gpus, domains, hierarchical)
 
 
-def intra_node_bytes_per_gpu(params, gpus, qwz=False, hpz=False, qgz=False, grad_bytes=2.0):
-    """Bytes each GPU moves over NVLink per micro-step: in a flat ring every GPU forwards (n-1)/n of each
-    collective, at the collective's dtype. hpZ's backward gather stays on NVLink at bf16 (2 B/param);
-    qgZ quantises its intra-node stage too (int4, 0.5 B/param)."""
+def scale_up_bytes_per_gpu(params, gpus, qwz=False, hpz=False, qgz=False, grad_bytes=2.0):
+    """Bytes each GPU moves over the scale-up links (NVLink) per micro-step: in a flat ring every GPU forwards
+    (n-1)/n of each collective, at the collective's dtype. hpZ's backward gather stays inside the domain at
+    bf16 (2 B/param); qgZ quantises its intra-domain stage too (int4, 0.5 B/param)."""
     gpus = np.asarray(gpus, float)
     weight = np.where(qwz, 1.0, 2.0)
     per_param = weight + np.where(hpz, 2.0, weight) + np.where(qgz, 0.5, grad_bytes)
@@ -92,27 +84,6 @@ def estimated_layers(params):
     """Layers of a GPT-shaped model of P params with hidden = 128 * layers (P ~ 12 L h^2)."""
     ratio = A.ASPECT_RATIO.value
     return np.maximum(1, np.round((np.asarray(params, float) / (12 * ratio**2)) ** (1 / 3)))
-
-
-def net_step_latency_us(fabric: str) -> float:
-    """NCCL's latency of one inter-node ring step on this fabric (0 for an unknown one: no network)."""
-    ratio = A.FABRIC_LATENCY_RATIO.get(fabric)
-    return A.NCCL_NET_STEP_US_BASE.value * ratio.value if ratio else 0.0
-
-
-def ring_latency_s(gpus, nodes, net_step_us, passes=1):
-    """NCCL ring/Simple latency of one collective (the only latency formula in planner): a base plus, per
-    pass over the ring, (n-N) NVLink steps and (N-1) network steps. All-gather and reduce-scatter make one
-    pass; all-reduce (reduce-scatter then all-gather) two. One GPU runs no collectives."""
-    gpus, nodes = np.asarray(gpus, float), np.asarray(nodes, float)
-    steps_us = A.NCCL_INTRA_STEP_US.value * (gpus - nodes) + net_step_us * (nodes - 1)
-    us = A.NCCL_BASE_LAT_US.value + passes * steps_us
-    return np.where(gpus > 1, us * 1e-6, 0.0)
-
-
-def collective_latency_s(gpus, nodes, net_step_us):
-    """One all-gather or reduce-scatter (a single pass of the ring)."""
-    return ring_latency_s(gpus, nodes, net_step_us)
 
 
 def step_time_s(t_compute_s, t_comm_s, overlap):
@@ -179,15 +150,15 @@ def zeropp_kernel_s(params, qwz, qgz, hbm_gb_per_s):
     return np.nan_to_num(np.asarray(params, float) * per_param / rate)
 
 
-def offload_s(params, gpus, gpus_per_node, offload, grad_accum, host_gbps, host_dram_gb_per_s, adam_bytes=None):
+def offload_s(params, gpus, gpus_per_host, offload, grad_accum, host_gbps, host_dram_gb_per_s, adam_bytes=None):
     """Optimizer offload per micro-step: fp32 gradients to the host every micro-step; per optimizer step
-    (shared by grad_accum micro-steps) the updated partitions back, CPU-Adam over the node's share at the
+    (shared by grad_accum micro-steps) the updated partitions back, CPU-Adam over the host's share at the
     host's DRAM bandwidth (memory-bound: adam_bytes per parameter), and for NVMe the optimizer states read
-    and written on the node's drives."""
+    and written on the host's drives."""
     params, gpus = np.asarray(params, float), np.asarray(gpus, float)
     shard = params / gpus
     host = np.asarray(host_gbps, float) * 1e9 / 8 * A.PCIE_HOST_EFFICIENCY.value
-    node_params = shard * np.asarray(gpus_per_node, float)
+    node_params = shard * np.asarray(gpus_per_host, float)
     per_micro = A.OFFLOAD_GRAD_BYTES.value * shard / host
     adam_bytes = adam_bytes or A.CPU_ADAM_BYTES_PER_PARAM.value
     adam_s = node_params * adam_bytes / (np.asarray(host_dram_gb_per_s, float) * 1e9)
@@ -203,7 +174,7 @@ def offload_s(params, gpus, gpus_per_node, offload, grad_accum, host_gbps, host_
 def memory_per_gpu_gib(
     params,
     gpus,
-    gpus_per_node,
+    scale_up_gpus,
     micro_batch,
     seq_len,
     layers,
@@ -222,7 +193,7 @@ def memory_per_gpu_gib(
     b, s, h, L = micro_batch, seq_len, np.asarray(hidden, float), np.asarray(layers, float)
     checkpointing = _checkpointing(checkpointing)
     per_param = np.where(np.asarray(offload) == "none", A.BYTES_MODEL_STATES.value, A.BYTES_STATES_OFFLOADED.value)
-    states = per_param * params / gpus + np.where(hpz, 2.0 * params / gpus_per_node, 0.0)  # hpZ: bf16 copy
+    states = per_param * params / gpus + np.where(hpz, 2.0 * params / scale_up_gpus, 0.0)  # hpZ: bf16 copy
     layer_work = A.ACT_WORKING_BYTES.value * b * s * h
     scores = np.where(flash_attention, 0.0, A.ACT_ATTN_SCORES.value * heads * s**2 * b)
     activations = np.select(
@@ -241,13 +212,16 @@ def usable_hbm_gib(hbm_gib):
 
 # ------------------------------------------------------------------ the whole model over a table
 
+# The table's columns: the training's (planner.model.workload.Training.perf_columns) and the cluster's, whose
+# topology is read as tiers (planner.model.network.tiers): GPUs per scale-up domain and their scale-up
+# bandwidth per GPU, scale-out Gbps per domain, GPUs per host (the host's PCIe and DRAM serve offload).
 REQUIRED = (
     "params",
     "gpus",
-    "gpus_per_node",
+    "scale_up_gpus",
     "micro_batch",
     "seq_len",
-    "node_gbps",
+    "scale_out_gbps",
     "fabric",
     "gpu",
     "peak_tflops",
@@ -265,7 +239,8 @@ OPTIONAL = {
     "qgz": False,
     "grad_bytes": 2.0,
     "hierarchical": False,
-    "intra_node_gb_per_s": np.nan,
+    "scale_up_gb_per_s": np.nan,
+    "gpus_per_host": np.nan,
     "framework": "deepspeed",
     "offload": "none",
     "grad_accum": 1,
@@ -310,21 +285,22 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     c = {k: _broadcast(columns.get(k, OPTIONAL.get(k)), rows) for k in (*REQUIRED, *OPTIONAL)}
     _fill_architecture(c)
     c["checkpointing"] = _checkpointing(c["checkpointing"])
-    nodes = c["gpus"] // c["gpus_per_node"]
+    tiers = network.tiers(c)
+    domains = tiers.scale_out.size
     tokens = c["micro_batch"] * c["seq_len"]
     f_model = model_flops_per_gpu(c["params"], tokens, c["layers"], c["hidden"], c["seq_len"])
     recompute = recompute_flops_per_gpu(c["params"], tokens, c["layers"], c["hidden"], c["seq_len"], c["checkpointing"])
     quant = {k: c[k].astype(bool) for k in ("qwz", "hpz", "qgz")}
     offload = c["offload"].astype(str)
-    offload_args = (c["params"], c["gpus"], c["gpus_per_node"], offload, c["grad_accum"])
+    offload_args = (c["params"], c["gpus"], c["gpus_per_host"], offload, c["grad_accum"])
     memory = memory_per_gpu_gib(
-        c["params"], c["gpus"], c["gpus_per_node"], c["micro_batch"], c["seq_len"], c["layers"], c["hidden"],
+        c["params"], c["gpus"], c["scale_up_gpus"], c["micro_batch"], c["seq_len"], c["layers"], c["hidden"],
         c["heads"], c["vocab"], c["checkpointing"], c["flash_attention"].astype(bool), quant["hpz"], offload,
     )  # fmt: skip
     return {
         "columns": c,
         "keys": {k: c[k].astype(str) for k in ("framework", "fabric", "gpu")},
-        "nodes": nodes,
+        "domains": domains,
         "tokens_per_gpu": tokens,
         "model_flops_per_gpu": f_model,
         "hw_flops_per_gpu": f_model + recompute,
@@ -335,7 +311,7 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
         + vocabulary_s(tokens, c["vocab"], c["hbm_gb_per_s"]),
         "t_offload_s": offload_s(*offload_args, c["host_gbps"], c["host_dram_gb_per_s"]),
         "t_cpu_adam_ref_s": offload_s(*offload_args, np.inf, c["host_dram_gb_per_s"]),  # CPU-Adam alone
-        **_traffic(c, nodes, quant),
+        **_traffic(c, tiers, quant),
         "memory_per_gpu_gib": memory,
         "usable_hbm_gib": usable_hbm_gib(c["hbm_gib"]),
     }
@@ -354,7 +330,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     f_attention = parts["attention_flops_per_gpu"]
     t_comp = (f_hw - f_attention + cal.attention_cost * f_attention) / (peak * eta_comp) + parts["t_kernel_s"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_net = np.where(parts["nodes"] > 1, parts["t_network_line_s"] / eta_net, 0.0)
+        t_net = np.where(parts["domains"] > 1, parts["t_network_line_s"] / eta_net, 0.0)
     t_bandwidth = np.maximum(t_net, parts["t_comm_nvlink_s"])
     per_call = _per_value(framework, cal.collective_overhead_for)  # host-side cost of each gather or reduce
     per_rank = _per_value(framework, cal.rank_overhead_for)  # and per rank and gradient tensor
@@ -373,14 +349,14 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     t_step = t_point / factor
     gpus = c["gpus"]
     figures = {
-        "nodes": parts["nodes"],
+        "domains": parts["domains"],
         "tokens_per_gpu": tokens,
         "model_flops_per_gpu": f_model,
         "hw_flops_per_gpu": f_hw,
         "eta_comp": eta_comp,
         "eta_net": eta_net,
         "overlap": overlap,
-        "bytes_per_node_per_step": parts["bytes_per_node_per_step"],
+        "bytes_per_domain_per_step": parts["bytes_per_domain_per_step"],
         "bytes_per_gpu_nvlink_per_step": parts["bytes_per_gpu_nvlink_per_step"],
         "collectives_per_step": parts["collectives_per_step"],
         "t_comm_network_s": t_net,
@@ -408,35 +384,33 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         "fits_memory": parts["memory_per_gpu_gib"] <= parts["usable_hbm_gib"],
     }
     figures["binding"] = _binding(figures)
-    filled = ("layers", "hidden", "heads", "checkpointing", "hbm_gb_per_s", "host_gbps", "host_dram_gb_per_s")
+    filled = ("layers", "hidden", "heads", "checkpointing", "hbm_gb_per_s", "gpus_per_host", "host_gbps")
+    filled += ("host_dram_gb_per_s",)
     return {**{k: c[k] for k in filled}, **figures}
 
 
-def _traffic(c: dict, nodes, quant: dict) -> dict:
-    """Bytes over the network and NVLink, their time at line rate, and the latency of every collective
-    (NCCL's alpha, before the calibration's latency_scale)."""
+def _traffic(c: dict, tiers: network.Tiers, quant: dict) -> dict:
+    """Bytes over each tier (a domain's NICs, a GPU's scale-up links), their time at line rate, and the latency
+    of every collective (NCCL's alpha, before the calibration's latency_scale)."""
+    up, out = tiers.scale_up, tiers.scale_out
     grad_bytes = c["grad_bytes"].astype(float)
-    v_node = cross_node_bytes_per_node(
-        c["params"], c["gpus"], c["gpus_per_node"], **quant, grad_bytes=grad_bytes,
-        hierarchical=c["hierarchical"].astype(bool),
-    )  # fmt: skip
-    v_gpu = intra_node_bytes_per_gpu(c["params"], c["gpus"], **quant, grad_bytes=grad_bytes)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t_line = np.where(nodes > 1, v_node / (c["node_gbps"].astype(float) * 1e9 / 8), 0.0)
-        nvlink = c["intra_node_gb_per_s"].astype(float) * 1e9 * A.ETA_NVLINK.value
-        t_nvlink = np.nan_to_num(v_gpu / nvlink)  # unknown NVLink bandwidth: treated as never binding
-    net_step = _per_value(c["fabric"].astype(str), net_step_latency_us)
+    v_domain = cross_domain_bytes(
+        c["params"], c["gpus"], up.size, **quant, grad_bytes=grad_bytes, hierarchical=c["hierarchical"].astype(bool)
+    )
+    v_gpu = scale_up_bytes_per_gpu(c["params"], c["gpus"], **quant, grad_bytes=grad_bytes)
+    t_line = network.transfer_s(v_domain, out.bytes_per_s)
+    t_scale_up = network.transfer_s(v_gpu, up.bytes_per_s * A.ETA_NVLINK.value)  # unknown: never binding
     collectives = collectives_per_step(c["framework"].astype(str), c["layers"], c["params"])
     return {
-        "bytes_per_node_per_step": v_node,
+        "bytes_per_domain_per_step": v_domain,
         "bytes_per_gpu_nvlink_per_step": v_gpu,
         "collectives_per_step": collectives,
         "t_network_line_s": t_line,
-        "t_comm_nvlink_s": t_nvlink,
-        "t_latency_unscaled_s": collectives * ring_latency_s(c["gpus"], nodes, net_step),
-        # DeepSpeed slices every gradient tensor once per rank before reducing it (multi-node qgZ all-to-alls
+        "t_comm_nvlink_s": t_scale_up,
+        "t_latency_unscaled_s": collectives * network.ring_latency_s(c["gpus"], out.size, out.step_latency_us),
+        # DeepSpeed slices every gradient tensor once per rank before reducing it (multi-domain qgZ all-to-alls
         # its weight matrices and loops over the vectors only)
-        "rank_tensors_per_step": gradient_tensors(c["layers"], quant["qgz"] & (nodes > 1))
+        "rank_tensors_per_step": gradient_tensors(c["layers"], quant["qgz"] & (out.size > 1))
         * np.where(c["gpus"] > 1, c["gpus"], 0),
     }
 
@@ -497,7 +471,7 @@ def _range(cal: Calibration, gpu, framework, fabric) -> tuple[np.ndarray, np.nda
 def _fill_architecture(c: dict) -> None:
     """Unknown layers/hidden/heads are estimated from P (GPT-3 proportions: h = 128 L, P ~ 12 L h^2), so
     attention FLOPs, latency and memory are always counted; unknown HBM and host bandwidths come from the
-    GPU (the column's default)."""
+    GPU (the column's default), an unknown host size is one scale-up domain."""
     layers = c["layers"].astype(float)
     c["layers"] = np.where(np.isnan(layers), estimated_layers(c["params"]), layers)
     hidden = c["hidden"].astype(float)
@@ -510,6 +484,8 @@ def _fill_architecture(c: dict) -> None:
     c["host_gbps"] = np.where(np.isnan(host), default_host, host)
     dram = c["host_dram_gb_per_s"].astype(float)
     c["host_dram_gb_per_s"] = np.where(np.isnan(dram), A.HOST_DRAM_GB_PER_S.value, dram)
+    per_host = c["gpus_per_host"].astype(float)
+    c["gpus_per_host"] = np.where(np.isnan(per_host), c["scale_up_gpus"], per_host)  # a host is a domain
     c["hbm_gb_per_s"] = c["hbm_gb_per_s"].astype(float)
 
 
@@ -527,17 +503,18 @@ def _binding(f: dict) -> np.ndarray:
 # ------------------------------------------------------------------ inverse: bandwidth for a target
 
 
-def node_gbps_for_target(row: pd.Series, target_tflops: float) -> tuple[float, str]:
-    """Smallest node bandwidth (Gbps) at which the configuration in `row` (already evaluated) reaches
-    target_tflops; (inf, reason) when no bandwidth can. Closed form: t_step grows monotonically with
-    t_comm, so invert step_time_s piecewise for the largest allowed t_comm, subtract latency and NVLink."""
+def domain_gbps_for_target(row: pd.Series, target_tflops: float) -> tuple[float, str]:
+    """Smallest scale-out bandwidth per scale-up domain (Gbps) at which the configuration in `row` (already
+    evaluated) reaches target_tflops; (inf, reason) when no bandwidth can. Closed form: t_step grows
+    monotonically with t_comm, so invert step_time_s piecewise for the largest allowed t_comm, subtract latency
+    and NVLink."""
     factor = row.get("confidence_factor", 1.0)
     fixed = row["t_offload_s"] + row["t_overhead_s"]
     t_max = row["hw_flops_per_gpu"] / (target_tflops * 1e12) * factor - fixed
     t_comp, overlap = row["t_compute_s"], row["overlap"]
     if t_max < t_comp:
         return np.inf, "compute"
-    if row["nodes"] <= 1:  # no network: the step is what it is
+    if row["domains"] <= 1:  # no network: the step is what it is
         if row["achieved_tflops_per_gpu"] >= target_tflops * (1 - 1e-12):
             return 0.0, "single node: no inter-node traffic"
         return np.inf, "nvlink" if row["t_comm_nvlink_s"] > row["t_comm_latency_s"] else "latency"
@@ -550,7 +527,7 @@ def node_gbps_for_target(row: pd.Series, target_tflops: float) -> tuple[float, s
         return np.inf, "latency"
     if row["t_comm_nvlink_s"] > allowed_bandwidth_s:
         return np.inf, "nvlink"
-    bytes_per_s = row["bytes_per_node_per_step"] / (row["eta_net"] * allowed_bandwidth_s)
+    bytes_per_s = row["bytes_per_domain_per_step"] / (row["eta_net"] * allowed_bandwidth_s)
     return bytes_per_s * 8 / 1e9, ""
 
 

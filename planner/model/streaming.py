@@ -30,7 +30,7 @@ import numpy as np
 
 from planner.assumptions import model as A
 from planner.base.units import GB, GIB
-from planner.model import performance as perf
+from planner.model import network
 from planner.model.workload import Serving
 
 LINKS = ("HBM", "PCIe to GPUs", "platform PCIe", "DRAM", "NVMe", "compute")
@@ -95,13 +95,13 @@ def passes(job: Serving, a: dict[str, np.ndarray], m: np.ndarray) -> dict[str, n
 
 def _network_s(job: Serving, a: dict, m: np.ndarray) -> np.ndarray:
     """2 all-reduces per layer over all GPUs: NCCL ring latency (two passes of the ring) plus, across
-    machines, the activation bytes over the node's NICs; within one machine the NVLink latency alone."""
+    machines, the activation bytes over each machine's NICs ((m-1)/m of each all-reduce's two passes); within
+    one machine the NVLink latency alone."""
     gpus = m * a["G"]
-    latency = perf.ring_latency_s(gpus, m, a["net_step_us"], passes=2)
+    latency = network.ring_latency_s(gpus, m, a["net_step_us"], passes=2)
     size = job.batch * job.hidden * A.ACTIVATION_BYTES.value
-    with np.errstate(divide="ignore", invalid="ignore"):
-        transfer = np.where(m > 1, 2 * (m - 1) / m * size / a["node_bytes_per_s"], 0.0)
-    return job.layers * 2 * (latency + transfer)
+    moved = 2 * network.ring_factor(gpus, m, hierarchical=True) * size
+    return job.layers * 2 * (latency + network.transfer_s(moved, a["node_bytes_per_s"]))
 
 
 def pass_at(p: dict, i, machines: int) -> Pass:

@@ -19,6 +19,7 @@ from planner.base.errors import ScenarioError, UsageError
 from planner.base.units import SECONDS_PER_DAY
 from planner.catalog.load import Catalog
 from planner.hardware import pcie
+from planner.hardware.topology import domain_gbps
 from planner.model.parallelism import Parallelism
 
 # Relative slack on floors (target, throughput): a configuration that meets one to 1e-9 meets it.
@@ -144,12 +145,21 @@ class Serving:
 
 @dataclass(frozen=True)
 class Cluster:
+    """A named cluster (predict, bandwidth): GPUs in nodes of gpus_per_node, each node's scale-out Gbps, the
+    fabric, and the scale-up domain (default: a node is one domain; a domain of whole nodes describes e.g. an
+    NVL72 as 4-GPU trays) with its bandwidth per GPU (default: a catalog server's of this GPU and domain)."""
+
     gpu: str
     gpus: int
     gpus_per_node: int
     node_gbps: float
     fabric: str
-    intra_node_gb_per_s: float | None = None
+    scale_up_gb_per_s: float | None = None
+    scale_up_gpus: int | None = None
+
+    @property
+    def domain(self) -> int:
+        return self.scale_up_gpus or self.gpus_per_node
 
 
 def check_cluster(cluster: Cluster) -> None:
@@ -159,19 +169,32 @@ def check_cluster(cluster: Cluster) -> None:
         raise UsageError(
             f"--gpus {cluster.gpus} is not a multiple of --gpus-per-node {cluster.gpus_per_node}: give whole nodes"
         )
+    node, domain = cluster.gpus_per_node, cluster.domain
+    if (node % domain and domain % node) or cluster.gpus % domain:
+        raise UsageError(
+            f"--scale-up-gpus {domain}: give whole NVLink domains of whole nodes (e.g. 72 for an NVL72 of "
+            f"4-GPU nodes) or nodes of whole domains, within --gpus {cluster.gpus}"
+        )
     if not cluster.node_gbps > 0:
         raise UsageError(f"node bandwidth must be positive, got {cluster.node_gbps:g} Gbps")
     if cluster.fabric not in A.FABRICS:
         raise UsageError(f"--fabric {cluster.fabric!r} is not one of {', '.join(A.FABRICS)}")
 
 
-def intra_node_bandwidth(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
-    """NVLink GB/s per GPU from a catalog server with this GPU and node size (NaN when none): how a rented
-    or hypothetical node of this shape is modelled, alike with a purchased one."""
-    values = [
-        s.intra_node_gb_per_s for s in catalog.items("servers") if s.gpu == gpu and s.gpus_per_node == gpus_per_node
-    ]
-    return max(values) if values else np.nan
+def like_catalog(catalog: Catalog, gpu: str, scale_up_gpus: int, gpus_per_host: int) -> dict:
+    """What a rented or hypothetical cluster is modelled with where its own description stops, so that buying
+    and renting are modelled alike: the scale-up bandwidth of a catalog server with this GPU and domain size,
+    and the PCIe rate (x16, GPU to host) and DRAM bandwidth of one with this GPU and host size; the most of
+    each, NaN when none (the model's defaults)."""
+    servers = [s for s in catalog.items("servers") if s.gpu == gpu]
+    in_domain = [s.scale_up_gb_per_s for s in servers if s.scale_up_domain == scale_up_gpus]
+    hosts = [s for s in servers if s.gpus_per_host == gpus_per_host]
+    dram = [s.dram_gb_per_s for s in hosts if s.dram_gb_per_s]
+    return {
+        "scale_up_gb_per_s": max(in_domain) if in_domain else np.nan,
+        "host_gbps": pcie.x16_gbps(max(s.pcie_gen for s in hosts)) if hosts else np.nan,
+        "host_dram_gb_per_s": max(dram) if dram else np.nan,
+    }
 
 
 def gpu_columns(catalog: Catalog, gpu: str) -> dict:
@@ -184,49 +207,33 @@ def gpu_columns(catalog: Catalog, gpu: str) -> dict:
     }
 
 
-def host_dram_gb_per_s(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
-    """DRAM bandwidth of a catalog server of this GPU and size (NaN: the model's default host)."""
-    values = [
-        s.dram_gb_per_s
-        for s in catalog.items("servers")
-        if s.gpu == gpu and s.gpus_per_node == gpus_per_node and s.dram_gb_per_s
-    ]
-    return max(values) if values else np.nan
-
-
-def host_gbps(catalog: Catalog, gpu: str, gpus_per_node: int) -> float:
-    """The x16 PCIe rate between a GPU and its host in a catalog server of this GPU and size (NaN: the
-    model's default for the GPU)."""
-    gens = [s.pcie_gen for s in catalog.items("servers") if s.gpu == gpu and s.gpus_per_node == gpus_per_node]
-    return pcie.x16_gbps(max(gens)) if gens else np.nan
-
-
 def perf_frame(work: Training, clusters: Mapping[str, object] | pd.DataFrame) -> pd.DataFrame:
     """The one builder of the table perf.evaluate reads: the training's columns beside per-row cluster
-    columns (gpu, peak_tflops, hbm_gib, gpus, gpus_per_node, node_gbps, fabric, intra_node_gb_per_s, and
-    micro_batch where rows differ in it)."""
+    columns (gpu, peak_tflops, hbm_gib, gpus, the topology's scale_up_gpus, scale_up_gb_per_s, scale_out_gbps
+    and gpus_per_host, fabric, host figures, and micro_batch where rows differ in it)."""
     frame = pd.DataFrame(clusters).reset_index(drop=True)
     shared = {name: value for name, value in work.perf_columns().items() if name not in frame.columns}
     return pd.concat([frame, pd.DataFrame(shared, index=frame.index)], axis=1)  # one block, not column by column
 
 
 def cluster_record(catalog: Catalog, work: Training, cluster: Cluster) -> dict:
-    """One row of the table perf.evaluate reads, for a named cluster."""
+    """One row of the table perf.evaluate reads, for a named cluster (a node is one host)."""
     check_cluster(cluster)
     gpu = gpu_columns(catalog, cluster.gpu)
-    nvlink = cluster.intra_node_gb_per_s
-    if nvlink is None:
-        nvlink = intra_node_bandwidth(catalog, gpu["gpu"], cluster.gpus_per_node)
+    like = like_catalog(catalog, gpu["gpu"], cluster.domain, cluster.gpus_per_node)
+    if cluster.scale_up_gb_per_s is not None:
+        like["scale_up_gb_per_s"] = cluster.scale_up_gb_per_s
     return {
         **work.perf_columns(),
         **gpu,
         "gpus": cluster.gpus,
         "gpus_per_node": cluster.gpus_per_node,
         "node_gbps": cluster.node_gbps,
+        "scale_up_gpus": cluster.domain,
+        "scale_out_gbps": float(domain_gbps(cluster.node_gbps, cluster.gpus_per_node, cluster.domain)),
+        "gpus_per_host": cluster.gpus_per_node,
         "fabric": cluster.fabric,
-        "intra_node_gb_per_s": nvlink,
-        "host_gbps": host_gbps(catalog, gpu["gpu"], cluster.gpus_per_node),
-        "host_dram_gb_per_s": host_dram_gb_per_s(catalog, gpu["gpu"], cluster.gpus_per_node),
+        **like,
     }
 
 

@@ -99,10 +99,11 @@ def define_node_count(problem: pulp.LpProblem, k: int, row: dict, req: Requireme
 
 
 def define_racks(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
-    """npr_k R_k >= n_k compute racks."""
+    """npr_k R_k >= n_k; compute racks = span_k R_k (a server's span is 1; a rack-scale system is span_k racks
+    per node, npr_k = 1)."""
     racks = _int(problem, "Rc", k)
     problem += int(row["nodes_per_rack"]) * racks >= cv.nodes, var_name("compute_racks", k)
-    cv.q["compute_racks"] = racks
+    cv.q["compute_racks"] = int(row["rack_span"]) * racks
 
 
 def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:

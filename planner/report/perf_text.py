@@ -37,25 +37,29 @@ def _headline(r: dict) -> str:
     model = r.get("model_name") or f"{format_count(r['params'])} params"
     zeropp = [k for k in ZEROPP_OPTIONS if r[k]]
     offload = "" if r.get("offload", "none") == "none" else f", optimizer offloaded to {r['offload']}"
+    nodes = int(r["gpus"]) // int(r["gpus_per_node"])
+    domain = "" if r["scale_up_gpus"] == r["gpus_per_node"] else f" in {int(r['scale_up_gpus'])}-GPU NVLink domains"
     return (
         f"{FRAMEWORK_LABEL[r.get('framework', 'deepspeed')]} micro-step: {model} on {int(r['gpus'])} x {r['gpu']} "
-        f"({int(r['nodes'])} nodes x "
-        f"{int(r['gpus_per_node'])}), {r['tokens_per_gpu']:,.0f} tokens/GPU, {FABRIC_LABEL[r['fabric']]} "
-        f"{format_gbps(r['node_gbps'])} per node" + (f", ZeRO++ {'+'.join(zeropp)}" if zeropp else "") + offload
+        f"({nodes} nodes x {int(r['gpus_per_node'])}{domain}), {r['tokens_per_gpu']:,.0f} tokens/GPU, "
+        f"{FABRIC_LABEL[r['fabric']]} {format_gbps(r['node_gbps'])} per node"
+        + (f", ZeRO++ {'+'.join(zeropp)}" if zeropp else "")
+        + offload
     )
 
 
 def explain(r: dict, calibration_source: str) -> str:
     """The step, explained: where the time goes, what is achieved, what fits, what binds."""
-    if r["nodes"] > 1:
+    if r["domains"] > 1:
+        unit = "node" if r["scale_up_gpus"] == r["gpus_per_node"] else "NVLink domain"
         network = (
-            f"{r['bytes_per_node_per_step'] / 1e9:,.1f} GB per node at {format_gbps(r['node_gbps'])} "
+            f"{r['bytes_per_domain_per_step'] / 1e9:,.1f} GB per {unit} at {format_gbps(r['scale_out_gbps'])} "
             f"x eta_net {r['eta_net']:.3f}"
         )
     else:
         network = "single node: collectives stay on NVLink"
     nvlink = f"{r['bytes_per_gpu_nvlink_per_step'] / 1e9:,.1f} GB per GPU"
-    if math.isnan(r["intra_node_gb_per_s"]):
+    if math.isnan(r["scale_up_gb_per_s"]):
         nvlink += " (NVLink bandwidth unknown: not counted)"
     compute = (
         f"{r['hw_flops_per_gpu'] / 1e15:.3g} PFLOP per GPU at {r['peak_tflops']:g} TFLOPs peak "

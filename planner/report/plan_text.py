@@ -29,7 +29,9 @@ def _config(s: Summary) -> str:
 def render(plan: Plan) -> str:
     c, m, cost = plan.choice, plan.metrics, plan.cost
     out = [f"Plan for '{plan.scenario}': {plan.status} ({plan.solver}, {plan.candidates:,} candidates)", ""]
-    out.append(f"  buy          {c.nodes} x {c.server}  ({c.gpus} x {c.gpu}, {c.gpus_per_node} per node)")
+    out.append(
+        f"  buy          {c.nodes} x {c.server}  ({c.gpus} x {c.gpu}, {c.gpus_per_node} per node{_system(plan)})"
+    )
     if c.tier:
         switches = ", ".join(f"{n} {t}" for t, n in c.switches_by_tier.items() if n)
         per_gpu = "one per GPU" if c.gpus_per_nic == 1 else f"one per {c.gpus_per_nic:g} GPUs"
@@ -138,15 +140,29 @@ def _range_text(m) -> str:
     )
 
 
+def _system(plan: Plan) -> str:
+    """A node that is more than one server: its NVLink domain and hosts (nothing for an HGX/DGX server)."""
+    lay = plan.layout
+    if "hosts_per_node" not in lay:
+        return ""
+    domains = plan.choice.gpus_per_node // lay["scale_up_gpus"]
+    what = f"one {lay['scale_up_gpus']}-GPU NVLink domain" if domains == 1 else f"{domains} NVLink domains"
+    return f": {what} of {lay['hosts_per_node']} hosts"
+
+
 def _layout_lines(plan: Plan) -> list[str]:
     """Racks, rows and the networks beside the compute fabric, in one glance."""
     lay = plan.layout
     if not lay:
         return []
     racks = f"{lay['compute_racks']} compute + {lay['network_racks']} network racks"
-    rows = f" in {lay['rows']} rows" if lay.get("rows") else ""
+    rows = f" in {lay['rows']} row{'s' if lay['rows'] != 1 else ''}" if lay.get("rows") else ""
+    per_rack = f"{lay['nodes_per_rack']} nodes per rack"
+    if lay.get("racks_per_node"):
+        span = lay["racks_per_node"]
+        per_rack = f"each node its own {'rack' if span == 1 else f'{span} racks'} ({lay['cooling']} cooled)"
     out = [
-        f"  layout       {lay['nodes_per_rack']} nodes per rack; {racks}{rows}; {lay['pdus']} PDUs; leaves "
+        f"  layout       {per_rack}; {racks}{rows}; {lay['pdus']} PDUs; leaves "
         f"{lay['leaf_placement'] or 'none'}; longest runs {lay['longest_node_run_m']:g} m node-leaf"
         + (f", {lay['longest_switch_run_m']:g} m switch-switch" if lay.get("longest_switch_run_m") else "")
     ]

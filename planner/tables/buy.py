@@ -29,6 +29,7 @@ from planner.catalog.rows import ServerRow
 from planner.hardware import costing, fabric, sizing
 from planner.hardware import designs as design_module
 from planner.hardware.designs import Designs, designs
+from planner.hardware.topology import domain_gbps
 from planner.inputs.scenario import Scenario
 from planner.model import performance as perf
 from planner.model.calibration import Calibration
@@ -42,7 +43,9 @@ NODE_SHAPE = [
     "hbm_gib",
     "hbm_gb_per_s",
     "gpus_per_node",
-    "intra_node_gb_per_s",
+    "scale_up_gpus",
+    "scale_up_gb_per_s",
+    "gpus_per_host",
     "host_gbps",
     "host_dram_gb_per_s",
 ]
@@ -96,13 +99,6 @@ def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
     return servers
 
 
-def nic_counts(server: ServerRow, scenario: Scenario) -> list[int]:
-    """The compute-NIC counts a node may have: the server's real configurations (fixed on DGX; one NIC per
-    GPU or per 2, 4 ... GPUs on HGX), within the scenario's max_nics_per_node."""
-    cap = scenario.constraints.max_nics_per_node
-    return [c for c in server.nic_configurations() if cap is None or c <= cap]
-
-
 # ---------------------------------------------------------------- performance over node counts
 
 
@@ -110,12 +106,14 @@ def evaluate_at(keys, nodes, work: Training, calibration: Calibration, confidenc
     """The model for each key (a frame, or its KEY columns as arrays: key_arrays) at `nodes` nodes (array or
     scalar): the arrays of perf.evaluate_arrays (at the pessimistic outcome of `confidence` when given)."""
     columns = {c: np.asarray(keys[c]) for c in KEY}
-    columns["node_gbps"] = columns.pop("node_gbps_eff")
+    node_gbps = columns.pop("node_gbps_eff")
+    columns["scale_out_gbps"] = domain_gbps(node_gbps, columns["gpus_per_node"], columns["scale_up_gpus"])
     columns["gpus"] = np.asarray(nodes, dtype=np.int64) * columns["gpus_per_node"].astype(np.int64)
     for name, value in work.perf_columns().items():
         columns.setdefault(name, value)
     out = perf.evaluate_arrays(columns, calibration, len(columns["fabric"]), confidence)
-    out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], columns["node_gbps"]
+    out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], node_gbps
+    out["nodes"] = np.broadcast_to(np.asarray(nodes, dtype=np.int64), columns["gpus"].shape)
     return out
 
 
@@ -435,6 +433,7 @@ PARAMS = [
     "tor",
     "rack_leaves",
     "nodes_per_rack",
+    "rack_span",
     "racks_per_row",
     "row_network_rack",
     "usable_units",
@@ -517,6 +516,9 @@ COLUMNS = list(
             "storage_switch",
             "inband_switch",
             "server_units",
+            "rack_scale",
+            "hosts",
+            "cooling",
             "leaf_down",
             "node_run_m",
             "uplink_run_m",

@@ -232,13 +232,15 @@ def _tier_bands(o: int, price: float, tiers) -> list[dict]:
 
 # ---------------------------------------------------------------- pools: shape x network
 
-SHAPE = ["gpu", "gpus_per_node", "intra_node_gb_per_s", "host_gbps", "host_dram_gb_per_s"]
-HOST = ["host_gbps", "host_dram_gb_per_s"]
+SHAPE = ["gpu", "gpus_per_node", "scale_up_gpus", "scale_up_gb_per_s", "gpus_per_host", "host_gbps"]
+SHAPE += ["host_dram_gb_per_s"]
+HOST = ["gpus_per_host", "host_gbps", "host_dram_gb_per_s"]
 
 
 def shape_keys(fleet: Fleet) -> list[str]:
-    """What makes two servers' nodes identical to the performance model: the host's PCIe and DRAM rates only
-    matter when a job offloads its optimizer (perf.offload_s), so without offload they do not split pools."""
+    """What makes two servers' nodes identical to the performance model: the host (its GPUs, PCIe and DRAM
+    rates) only matters when a job offloads its optimizer (perf.offload_s), so without offload it does not
+    split pools."""
     offload = any(job.workload.offload != "none" for job in fleet.training)
     return SHAPE if offload else [c for c in SHAPE if c not in HOST]
 
@@ -353,7 +355,7 @@ def _installed_pool(catalog: Catalog, fleet: Fleet, entry, parts: Designs, where
     single = parts.single.set_index("server")
     shape = {c: single.at[server.name, c] for c in NODE_SHAPE}
     nic_sku = entry.nic or server.included_nic
-    count = entry.nics_per_node if entry.nics_per_node is not None else server.included_nics
+    count = entry.nics_per_node if entry.nics_per_node is not None else server.included_nics * server.hosts
     if nic_sku is None or count == 0:
         return shape, _standalone(), entry.power_w or server.power_w
     nic = in_field(source, f"{where}.nic", lambda: catalog.nic(nic_sku))

@@ -22,9 +22,6 @@ from planner.model.workload import (
     Requirements,
     fits_memory,
     gpu_columns,
-    host_dram_gb_per_s,
-    host_gbps,
-    intra_node_bandwidth,
     meets_target,
     scenario_training,
     whole_grad_accum,
@@ -72,30 +69,15 @@ def _resources(pools: pd.DataFrame, cloud: pd.DataFrame, catalog: Catalog) -> pd
     )[["kind", "resource", *NODE_SHAPE, "node_gbps_eff", "key_fabric", "n_max"]]
     if cloud.empty:
         return own.reset_index(drop=True)
-    gpus = {g: gpu_columns(catalog, g) for g in cloud["gpu"].unique()}
-    rented = pd.DataFrame(
-        {
-            "kind": "cloud",
-            "resource": cloud["c"],
-            "gpu": cloud["gpu"],
-            "peak_tflops": [gpus[g]["peak_tflops"] for g in cloud["gpu"]],
-            "hbm_gib": [gpus[g]["hbm_gib"] for g in cloud["gpu"]],
-            "hbm_gb_per_s": [gpus[g]["hbm_gb_per_s"] for g in cloud["gpu"]],
-            "gpus_per_node": cloud["gpus"],
-            "host_gbps": [host_gbps(catalog, g, n) for g, n in zip(cloud["gpu"], cloud["gpus"], strict=True)],
-            "host_dram_gb_per_s": [
-                host_dram_gb_per_s(catalog, g, n) for g, n in zip(cloud["gpu"], cloud["gpus"], strict=True)
-            ],
-            # NVLink as in a purchased server of the same GPU and size (as `planner cloud` models it)
-            "intra_node_gb_per_s": [
-                intra_node_bandwidth(catalog, g, n) for g, n in zip(cloud["gpu"], cloud["gpus"], strict=True)
-            ],
-            "node_gbps_eff": cloud["internode_gbps"],
-            "key_fabric": cloud["fabric"],
-            "n_max": np.where(cloud["multi_node"], cloud["quota"], np.minimum(1, cloud["quota"])),
-        }
+    shapes = pd.DataFrame.from_records([renting.offering_shape(catalog, row) for row in cloud["row"]])
+    rented = shapes[NODE_SHAPE].assign(
+        kind="cloud",
+        resource=cloud["c"].to_numpy(),
+        node_gbps_eff=cloud["internode_gbps"].to_numpy(),
+        key_fabric=cloud["fabric"].to_numpy(),
+        n_max=np.where(cloud["multi_node"], cloud["quota"], np.minimum(1, cloud["quota"])),
     )
-    return pd.concat([own, rented], ignore_index=True)
+    return pd.concat([own, rented[own.columns]], ignore_index=True)
 
 
 def _performance(work, req: Requirements, resources: pd.DataFrame, micro_batches, n_cap: int, calibration):

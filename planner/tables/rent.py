@@ -28,6 +28,7 @@ from planner.assumptions import facility as D
 from planner.base.units import SECONDS_PER_HOUR
 from planner.catalog.load import Catalog
 from planner.catalog.rows import CloudRow
+from planner.hardware.topology import Topology, domain_gbps
 from planner.inputs.scenario import CloudOptions, Scenario
 from planner.model import performance as perf
 from planner.model import reliability
@@ -37,7 +38,7 @@ from planner.model.workload import (
     feasible,
     fits_memory,
     gpu_columns,
-    intra_node_bandwidth,
+    like_catalog,
     meets_target,
     perf_frame,
     scenario_training,
@@ -171,15 +172,23 @@ def multi_node_fabric(row: CloudRow) -> str | None:
 # ---------------------------------------------------------------- the options of each offering
 
 
-def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibration, confidence) -> pd.DataFrame:
+def offering_shape(catalog: Catalog, row: CloudRow) -> dict:
+    """An instance as the performance model sees it: its GPU, its topology (planner.hardware.topology), and
+    where the row does not say, the scale-up bandwidth and host figures of a purchased server of the same
+    shape (planner.model.workload.like_catalog), so that buying and renting are modelled alike."""
     gpu = gpu_columns(catalog, row.gpu)
+    like = like_catalog(catalog, gpu["gpu"], row.scale_up_domain, row.gpus_per_host)
+    topology = Topology.of(row, like["scale_up_gb_per_s"])
+    host = {"host_gbps": like["host_gbps"], "host_dram_gb_per_s": like["host_dram_gb_per_s"]}
+    return {**gpu, **topology.columns(), **host}
+
+
+def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibration, confidence) -> pd.DataFrame:
+    shape = offering_shape(catalog, row)
     clusters = {
-        **gpu,
-        "gpus_per_node": row.gpus,
-        # NVLink as in a purchased server of the same GPU and size, so buy and rent are modelled alike
-        "intra_node_gb_per_s": intra_node_bandwidth(catalog, gpu["gpu"], row.gpus),
+        **shape,
         "micro_batch": mb,
-        "node_gbps": row.internode_gbps or 1.0,
+        "scale_out_gbps": float(domain_gbps(row.internode_gbps or 1.0, row.gpus, shape["scale_up_gpus"])),
         "fabric": multi_node_fabric(row) or "ib",  # single instance: no network term
         "gpus": np.asarray(counts) * row.gpus,
     }

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from planner.base.errors import InfeasibleError
 from planner.catalog import connectors
 from planner.catalog.load import Catalog
 from planner.catalog.rows import GpuRow, NicRow, NvmeRow, ServerRow
 from planner.hardware import costing, fabric, pcie
-from planner.model import performance as perf
+from planner.model import network
 from planner.model.calibration import Calibration
 from planner.model.streaming import Pass, pass_at, passes
 from planner.model.workload import Serving
@@ -55,7 +56,7 @@ def _attributes(machines: list[Machine], calibration: Calibration) -> dict[str, 
             if m.nic
             else 0.0,
             # the fabric the all-reduces run on
-            "net_step_us": perf.net_step_latency_us(m.nic.fabrics[0] if m.nic else "ib"),
+            "net_step_us": network.net_step_latency_us(m.nic.fabrics[0] if m.nic else "ib"),
         }
         for m in machines
     ]
@@ -107,7 +108,15 @@ def machine_options(catalog: Catalog, gpus: list[str] | None, max_drives: int | 
     if gpus:
         names = {catalog.gpu(g).name for g in gpus}
         servers = [s for s in servers if s.gpu in names]
+    one_host = [s for s in servers if s.hosts == 1]  # the pass streams through one host's PCIe, DRAM and NVMe
+    if servers and not one_host:
+        names = ", ".join(sorted(f"{s.name} ({s.hosts} hosts)" for s in servers))
+        raise InfeasibleError(
+            f"planner inference models a machine as one host, and every server of these GPUs has several: {names}; "
+            "allow a one-host server (--gpu)"
+        )
     out = []
+    servers = one_host
     nics = _distinct_nics(catalog)
     for server in servers:
         gpu = catalog.gpu(server.gpu)

@@ -1,0 +1,147 @@
+"""The buy question by enumeration: the reference the candidate table and the purchase MILP are checked against
+(tests, bench).
+
+It is fed what each configuration is made of (planner.hardware.designs: server, NICs, fabric, tier, links) and
+nothing the candidate table derives from it: every design at every micro-batch and at every node count its
+layout regime allows up to max_nodes is evaluated by the performance model and tested against the scenario
+here (memory, target, throughput, GPU count, global batch, the fabric's capacity), so the table's node bounds
+(bisection) and its performance keys are checked, not reused. Each configuration is sized with the closed form
+(planner/hardware/sizing.py) and priced from the catalog rows themselves (the server, the compute and storage NICs
+its price does not include, and each SKU of every quantity), not with planner.hardware.costing, so a wrong
+coefficient anywhere shows up as a disagreement.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from planner.base.units import HOURS_PER_YEAR, SECONDS_PER_DAY
+from planner.catalog.load import Catalog
+from planner.hardware.designs import Designs
+from planner.hardware.sizing import PRICED, quantities
+from planner.inputs.scenario import Scenario
+from planner.model import performance as perf
+from planner.model.calibration import Calibration
+from planner.model.workload import scenario_training
+
+SHAPE = ["gpu", "peak_tflops", "hbm_gib", "hbm_gb_per_s", "gpus_per_node", "scale_up_gpus", "scale_up_gb_per_s"]
+SHAPE += ["gpus_per_host", "host_gbps", "host_dram_gb_per_s"]
+
+
+def _row_of(catalog: Catalog, kind: str, key: str):
+    return catalog.rows[kind][(key.lower(),)]
+
+
+def _node_parts(catalog: Catalog, row: dict) -> tuple[float, float]:
+    """(USD, W) of one node: the server, the compute NICs it does not include, the storage NICs it buys."""
+    server = catalog.server(row["server"])
+    usd, watts = server.price_usd, server.power_w
+    if isinstance(row["nic"], str):
+        nic = catalog.nic(row["nic"])
+        included = server.included_nics * server.hosts if (server.included_nic or "").lower() == nic.sku.lower() else 0
+        extra = max(0, int(row["nics_per_node"]) - included)
+        usd, watts = usd + extra * nic.price_usd, watts + extra * nic.power_w
+    if row["storage_bought"]:
+        nic = catalog.nic(server.storage_nic)
+        usd, watts = usd + row["storage_bought"] * nic.price_usd, watts + row["storage_bought"] * nic.power_w
+    return usd, watts
+
+
+def _per_unit(catalog: Catalog, skus) -> tuple[float, float]:
+    usd = watts = 0.0
+    for kind, key, qty in skus:
+        part = _row_of(catalog, kind, key)
+        usd, watts = usd + part.price_usd * qty, watts + part.power_w * qty
+    return usd, watts
+
+
+def price(catalog: Catalog, row: dict, nodes: int, scenario: Scenario) -> dict:
+    """capex, nameplate power and the objective of a configuration at this size, from catalog rows."""
+    q = {k: np.asarray(v).item() for k, v in quantities(row, nodes).items()}
+    node_usd, node_w = _node_parts(catalog, row)
+    capex, servers_w = node_usd * nodes, node_w * nodes
+    units = {"endpoint": q["endpoints"]} | {prefix: q[name] for name, prefix in PRICED.items() if prefix != "port"}
+    network_w = 0.0
+    for prefix, count in units.items():
+        usd, watts = _per_unit(catalog, row[f"{prefix}_skus"])
+        capex, network_w = capex + usd * count, network_w + watts * count
+    o = scenario.objective
+    kwh = (o.server_draw_fraction * servers_w + network_w) / 1e3 * HOURS_PER_YEAR * o.years * o.pue
+    months = 12 * o.years
+    running = kwh * o.usd_per_kwh + (servers_w + network_w) / 1e3 * o.colocation_usd_per_kw_month * months
+    running += capex * o.support_share_of_capex_per_year * o.years + o.staff_fte * o.staff_usd_per_fte_year * o.years
+    objective = capex + (running if o.kind == "tco" else 0.0)
+    return {"capex_usd": capex, "power_w": servers_w + network_w, "objective_usd": objective, "fits": q["fits"]}
+
+
+def _within(c: dict, scenario: Scenario) -> bool:
+    budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw
+    return (budget is None or c["capex_usd"] <= budget + 1e-6) and (power is None or c["power_w"] <= power * 1e3 + 1e-6)
+
+
+def _grid(parts: Designs, scenario: Scenario) -> pd.DataFrame:
+    """Every design (single nodes first) at every micro-batch and node count of its regime."""
+    max_nodes = scenario.constraints.max_nodes
+    single = parts.single.assign(single=True, cap_lo=1, cap_hi=1)
+    designs = pd.concat([single, parts.multi.assign(single=False)], ignore_index=True)
+    rows = []
+    for d, row in enumerate(designs.to_dict("records")):
+        lo = 1 if row["single"] else max(2, int(row["cap_lo"]))
+        for n in range(lo, min(int(row["cap_hi"]), max_nodes) + 1):
+            rows += [(d, mb, n) for mb in scenario.workload.micro_batches]
+    grid = pd.DataFrame(rows, columns=["design", "micro_batch", "nodes"])
+    return designs, grid
+
+
+def _effective_gbps(row: dict, nodes: int) -> float:
+    """A node's bandwidth as the job sees it: the NICs' usable rate, divided by the leaves' oversubscription
+    unless a rail-optimised fabric keeps the job inside one scalable unit; none on one node."""
+    if row["single"]:
+        return 1.0  # nominal: nothing crosses a network
+    local = row["rail"] and nodes <= row["su_nodes"]
+    return row["node_gbps"] if local or row["oversubscription"] == 1 else row["node_gbps"] / row["oversubscription"]
+
+
+def _need_tokens_per_s(scenario: Scenario) -> float | None:
+    r = scenario.requirement
+    if r.tokens is None:
+        return r.min_tokens_per_s
+    goodput = scenario.reliability.goodput or 1.0  # a deadline scenario arrives with its goodput resolved
+    return r.tokens / (r.days * (1 - r.schedule_margin) * SECONDS_PER_DAY * goodput)
+
+
+def best(
+    catalog: Catalog, parts: Designs, scenario: Scenario, calibration: Calibration
+) -> tuple[float, dict, int] | None:
+    """(objective USD, the design row with its micro-batch, nodes) of the cheapest feasible plan, or None."""
+    designs, grid = _grid(parts, scenario)
+    if grid.empty:
+        return None
+    records = designs.to_dict("records")
+    shape = designs[SHAPE].iloc[grid["design"]].reset_index(drop=True)
+    eff = [_effective_gbps(records[d], n) for d, n in zip(grid["design"], grid["nodes"], strict=True)]
+    columns = {c: shape[c].to_numpy() for c in SHAPE}
+    columns |= {"micro_batch": grid["micro_batch"].to_numpy(), "scale_out_gbps": np.asarray(eff, dtype=float)}
+    columns["gpus"] = grid["nodes"].to_numpy() * shape["gpus_per_node"].to_numpy()
+    columns["fabric"] = np.array(["ib" if records[d]["single"] else records[d]["fabric"] for d in grid["design"]])
+    for name, value in scenario_training(catalog, scenario).perf_columns().items():
+        columns.setdefault(name, value)
+    figures = perf.evaluate_arrays(columns, calibration, len(grid), scenario.confidence)
+    ok = np.asarray(figures["fits_memory"], dtype=bool)
+    ok &= np.asarray(figures["achieved_tflops_per_gpu"]) >= (scenario.target_tflops or 0.0) - 1e-9
+    need = _need_tokens_per_s(scenario)
+    if need is not None:
+        ok &= np.asarray(figures["tokens_per_s"]) >= need * (1 - 1e-12)
+    if scenario.requirement.gpus is not None:
+        ok &= columns["gpus"] == scenario.requirement.gpus
+    if scenario.workload.global_batch is not None:
+        per_step = columns["gpus"] * columns["micro_batch"]
+        ok &= (per_step <= scenario.workload.global_batch) & (scenario.workload.global_batch % per_step == 0)
+    ok &= np.array([bool(records[d]["rack_fits"]) for d in grid["design"]])
+    found = None
+    for d, mb, n in grid[ok].itertuples(index=False):
+        c = price(catalog, records[d], int(n), scenario)
+        if c["fits"] and _within(c, scenario) and (found is None or c["objective_usd"] < found[0] - 1e-6):
+            found = (c["objective_usd"], {**records[d], "micro_batch": int(mb)}, int(n))
+    return found

@@ -1,0 +1,128 @@
+"""Helpers the test modules share: a catalog built from row dicts, the tiny catalog whose optima are worked by
+hand, a scenario builder, and the DeepSpeed #2928 predict arguments. (pytest's fixtures stay in conftest.py.)"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.inputs.scenario import Scenario
+from planner.model.calibration import Calibration
+
+# DeepSpeed issue #2928: 176B on 384 V100 in 16-GPU nodes at 2048 tokens per GPU per micro-step
+DS2928 = ["--params", "176B", "--gpu", "V100", "--gpus", "384", "--gpus-per-node", "16", "--tokens-per-gpu", "2048"]
+
+
+def make_catalog(**rows_by_kind):
+    """An in-memory catalog from row dicts per kind (source/date/confidence filled in)."""
+    from planner.catalog.load import Catalog, Origin
+    from planner.catalog.rows import ROW_TYPES
+
+    catalog = Catalog()
+    for kind, rows in rows_by_kind.items():
+        for i, values in enumerate(rows, start=2):
+            row = ROW_TYPES[kind].model_validate({"source": "test", "date": "2026", "confidence": "solid", **values})
+            catalog.rows[kind][row.key()] = row
+            catalog.origins[(kind, row.key())] = Origin(f"{kind}.csv", i)
+    return catalog
+
+
+# ---------------------------------------------------------------- a tiny catalog whose optima are worked by hand
+
+CAL = Calibration(eta_comp={"T1": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
+
+GPU = dict(name="T1", vendor="Acme", peak_bf16_tflops=100, hbm_gib=80, hbm_gb_per_s=2000, tdp_w=500)
+SERVER = dict(
+    name="S8",
+    vendor="Acme",
+    gpu="T1",
+    gpus_per_node=8,
+    price_usd=100000,
+    power_w=5000,
+    pcie_gen=5,
+    pcie_lanes=128,
+    pcie_lanes_per_gpu=16,
+    scale_up_gb_per_s=300,
+    max_nics_per_host=2,
+)
+NICS = [
+    dict(sku="N100", name="N100", vendor="Acme", speed_gbps=100, ports=1, protocols="both", price_usd=1000, power_w=10),
+    dict(sku="N200", name="N200", vendor="Acme", speed_gbps=200, ports=1, protocols="roce", price_usd=3000, power_w=15),
+]
+SWITCHES = [
+    dict(
+        sku="SW-A",
+        name="IB 8x200",
+        vendor="Acme",
+        fabric="ib",
+        ports=8,
+        port_gbps=200,
+        max_breakout=2,
+        price_usd=10000,
+        power_w=100,
+    ),
+    dict(
+        sku="SW-B", name="Eth 4x100", vendor="Acme", fabric="roce", ports=4, port_gbps=100, price_usd=2000, power_w=50
+    ),
+]
+OPTICS = [
+    dict(sku="DAC100", name="DAC100", kind="dac", fabric="any", gbps=100, reach_m=3, price_usd=50, power_w=0),
+    dict(
+        sku="SPLIT200",
+        name="SPLIT200",
+        kind="dac",
+        fabric="any",
+        gbps=100,  # per leg: a 200G head split into two 100G legs
+        breakout=2,
+        reach_m=3,
+        price_usd=120,
+        power_w=0,
+    ),
+    dict(sku="T100", name="T100", kind="transceiver", fabric="any", gbps=100, reach_m=100, price_usd=100, power_w=2),
+    dict(sku="T200", name="T200", kind="transceiver", fabric="any", gbps=200, reach_m=100, price_usd=200, power_w=3),
+    dict(sku="F100", name="F100", kind="fiber", fabric="any", gbps=100, reach_m=30, price_usd=10, power_w=0),
+    dict(sku="F200", name="F200", kind="fiber", fabric="any", gbps=200, reach_m=30, price_usd=10, power_w=0),
+]
+
+
+def tiny(**over):
+    kinds = dict(gpus=[GPU], servers=[SERVER], nics=NICS, switches=SWITCHES, optics=OPTICS)
+    kinds.update(over)
+    return make_catalog(**kinds)
+
+
+def scenario(**over) -> Scenario:
+    data = {
+        "workload": {"params": "1B", "seq_len": 1024, "micro_batches": [1]},
+        "requirement": {"gpus": 32},
+        "target_tflops": 1,
+    }
+    for key, value in over.items():
+        section, _, leaf = key.partition("__")
+        if leaf:
+            data.setdefault(section, {})[leaf] = value
+        else:
+            data[section] = value
+    return Scenario.model_validate(data)
+
+
+class Draw:
+    """Seeded draws for the random problems: the same seed, the same catalog and scenario."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def pick(self, options: list):
+        return options[int(self.rng.integers(len(options)))]
+
+    def int(self, lo: int, hi: int) -> int:
+        return int(self.rng.integers(lo, hi + 1))
+
+    def real(self, lo: float, hi: float) -> float:
+        return float(self.rng.uniform(lo, hi))
+
+    def flag(self) -> bool:
+        return bool(self.rng.integers(2))
+
+    def subset(self, options: list, least: int, most: int) -> list:
+        size = self.int(least, most)
+        return [options[i] for i in sorted(self.rng.choice(len(options), size=size, replace=False))]
