@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from planner.answers.predict import plan_sweep
+from planner.assumptions import hardware as H
 from planner.base.errors import InfeasibleError, SolverError
 from planner.base.units import SECONDS_PER_DAY, format_count, format_usd
 from planner.catalog.load import Catalog
@@ -279,7 +280,8 @@ def _summary(
 
 def compare(head: Summary, head_lines: list[BomLine], other: Summary, lines: list[BomLine]) -> Summary:
     """`other` against the chosen plan: the price uncertainty of the parts they do not share (by their rows'
-    confidence, costing.PRICE_UNCERTAINTY), whether the difference is within it (a tie), and what decides it."""
+    confidence, planner.assumptions.hardware.PRICE_UNCERTAINTY), whether the difference is within it (a tie),
+    and what decides it."""
     uncertainty = costing.difference_uncertainty_usd(lines, head_lines)
     same = other.choice == head.choice
     tie = not same and abs(other.delta_usd) <= uncertainty
@@ -295,7 +297,7 @@ def _decides(head: Summary, other: Summary, a: list[BomLine], b: list[BomLine]) 
         for line in lines:
             entry = diff.setdefault(line.sku, [0.0, line.confidence])
             entry[0] += sign * line.extended_usd
-    weight = lambda item: abs(item[1][0]) * costing.PRICE_UNCERTAINTY.get(item[1][1], 0.4)  # noqa: E731
+    weight = lambda item: abs(item[1][0]) * costing.price_uncertainty(item[1][1])  # noqa: E731
     parts = [f"{sku} ({conf})" for sku, (value, conf) in sorted(diff.items(), key=weight, reverse=True)[:3] if value]
     out = [f"firm quotes for {', '.join(parts)}"] if parts else []
     dt = other.metrics.achieved_tflops_per_gpu - head.metrics.achieved_tflops_per_gpu
@@ -538,7 +540,7 @@ def tie_notes(head: Summary, per_fabric: list[Summary]) -> list[str]:
                 f"uncertainty of the parts they do not share. What decides it: {other.decides}."
             )
     if notes:
-        shares = ", ".join(f"{k} {v:.0%}" for k, v in costing.PRICE_UNCERTAINTY.items())
+        shares = ", ".join(f"{k} {v.value:.0%}" for k, v in H.PRICE_UNCERTAINTY.items())
         notes.append(f"price uncertainty by catalog confidence: {shares}.")
     return notes
 

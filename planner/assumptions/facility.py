@@ -9,7 +9,7 @@ figure in one place; `all_constants()` lists them on the workbook's Assumptions 
 
 from __future__ import annotations
 
-from planner.assumptions.model import Constant
+from planner.assumptions.constant import Constant
 
 # ---------------------------------------------------------------- interruptions, checkpoints, restarts
 
@@ -120,22 +120,65 @@ SPOT_RESTART_MINUTES = Constant(
     "resumes, and spot GPU capacity can take far longer to return",
 )
 
+# ---------------------------------------------------------------- the scenario's defaults for energy and the horizon
 
-def all_constants() -> list[Constant]:
-    """For reports (the workbook's Assumptions sheet), beside planner.assumptions.model.all_constants()."""
-    return [
-        INTERRUPTIONS_PER_1000_NODE_DAYS,
-        RESTART_MINUTES,
-        CHECKPOINT_WRITE_GB_PER_S_PER_NODE,
-        CHECKPOINT_BYTES_PER_PARAM,
-        LOST_WORK_SHARE_OF_INTERVAL,
-        COLOCATION_USD_PER_KW_MONTH,
-        SUPPORT_SHARE_OF_CAPEX_PER_YEAR,
-        STAFF_USD_PER_FTE_YEAR,
-        CAPACITY_BLOCK_DAILY_UP_TO_DAYS,
-        CAPACITY_BLOCK_STEP_DAYS,
-        CAPACITY_BLOCK_MAX_DAYS,
-        CAPACITY_BLOCK_MAX_INSTANCES,
-        SPOT_INTERRUPTIONS_PER_1000_INSTANCE_DAYS,
-        SPOT_RESTART_MINUTES,
-    ]
+YEARS = Constant(
+    "objective.years",
+    5.0,
+    "years: the TCO horizon, and a bought server's service life in a fleet",
+    "github:epoch-research/training-cost-trends/cost_analysis_standalone.py get_server_lifetime(): 5 years "
+    "for hardware from 2023 (shared/reference/prices/datacenter_assumptions.csv, 2026-04)",
+)
+USD_PER_KWH = Constant(
+    "objective.usd_per_kwh",
+    0.0826,
+    "USD per kWh",
+    "US industrial electricity 2025: github:epoch-research/training-cost-trends/cost_analysis_standalone.py "
+    "energy_price() (shared/reference/prices/datacenter_assumptions.csv, 2026-04)",
+)
+PUE = Constant(
+    "objective.pue",
+    1.25,
+    "power usage effectiveness (facility power / IT power)",
+    "Epoch AI's modelling default for non-hyperscale sites (1.1 hyperscale), cost_analysis_standalone.py "
+    "power_usage_effectiveness(); industry average 1.56 (Uptime Institute 2024)",
+)
+SERVER_DRAW_FRACTION = Constant(
+    "objective.server_draw_fraction",
+    0.75,
+    "training draw / server nameplate power",
+    "Epoch AI, cost_analysis_standalone.py chip_to_server_power(): training draw = 75% of server TDP",
+)
+DISCOUNT_RATE = Constant(
+    "costs.discount_rate",
+    0.08,
+    "per year",
+    "estimate: a cost of capital for a fleet's cash flows (set your own)",
+)
+
+# ---------------------------------------------------------------- the scenario's default racks and rows
+
+RACK_KW = Constant(
+    "layout.rack_kw",
+    40.8,
+    "kW of IT power per air-cooled rack",
+    "NVIDIA DGX SuperPOD H100 reference architecture RA-11333-001: four 10.2 kW DGX H100 per rack",
+)
+RACK_UNITS = Constant("layout.rack_units", 48.0, "U per rack", "the 48U racks of RA-11333-001 (NetShelter SX 48U)")
+RESERVED_UNITS = Constant(
+    "layout.reserved_units",
+    4.0,
+    "U kept free per compute rack",
+    "estimate: patch panels, a top-of-rack leaf and an out-of-band switch",
+)
+RACK_WIDTH_M = Constant("layout.rack_width_m", 0.6, "m", "a 600 mm wide rack (NetShelter SX 600 mm)")
+ROW_PITCH_M = Constant(
+    "layout.row_pitch_m", 2.4, "m row to row", "estimate: a 1.2 m deep rack plus a 1.2 m aisle (hot/cold aisle)"
+)
+RACKS_PER_ROW = Constant(
+    "layout.racks_per_row",
+    8.0,
+    "compute racks per row",
+    "RA-11333-001: one scalable unit of 32 DGX H100 = 8 racks of 4, one row",
+)
+SLACK_M = Constant("layout.slack_m", 0.5, "m added to every cable run", "estimate: service loops and dressing")

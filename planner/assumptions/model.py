@@ -2,21 +2,12 @@
 
 The model code (perf.py) takes the fitted ones through a Calibration object (eta_comp, hidden_half, eta_net,
 overlap, latency_scale, step_overhead_s): the priors here are where the fit starts and where data are thin.
-Reports print exactly what was assumed (all_constants). docs/model.md derives each term.
+Reports print exactly what was assumed (planner.assumptions.all_constants). docs/model.md derives each term.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Constant:
-    name: str
-    value: float
-    unit: str
-    source: str
-
+from planner.assumptions.constant import Constant
 
 NCCL_TUNING = "github:NVIDIA/nccl:src/graph/tuning.cc@5067397c (ncclTunerConstantsDefaults, ring, Simple protocol)"
 
@@ -400,49 +391,6 @@ DRAM_USABLE_FRACTION = Constant(
 ACTIVATION_BYTES = Constant(
     "activation_bytes", 2.0, "bytes per activation element", "fp16/bf16 activations (inference all-reduces)"
 )
-
-
-def all_constants() -> list[Constant]:
-    """For reports (the Assumptions sheet, `--json` output)."""
-    singles = [
-        NCCL_BASE_LAT_US,
-        NCCL_INTRA_STEP_US,
-        NCCL_NET_STEP_US_BASE,
-        FSDP_COLLECTIVES_PER_LAYER,
-        DEEPSPEED_GATHERS_PER_LAYER,
-        DEEPSPEED_REDUCE_BUCKET,
-        TENSORS_PER_LAYER,
-        VECTOR_TENSORS_PER_LAYER,
-        ASPECT_RATIO,
-        ETA_COMP_DEFAULT,
-        WIDTH_K,
-        ATTENTION_COST,
-        LOGITS_PASS_BYTES,
-        ZEROPP_QWZ_BYTES,
-        ZEROPP_QGZ_BYTES,
-        KERNEL_HBM_EFFICIENCY,
-        CPU_ADAM_BYTES_PER_PARAM,
-        HOST_DRAM_GB_PER_S,
-        OFFLOAD_GRAD_BYTES,
-        OFFLOAD_PARAM_BYTES,
-        NVME_OPTIMIZER_BYTES,
-        NVME_GB_PER_S,
-        PCIE_HOST_EFFICIENCY,
-        BYTES_MODEL_STATES,
-        BYTES_STATES_OFFLOADED,
-        ACT_WORKING_BYTES,
-        ACT_ATTN_SCORES,
-        MAX_LIVE_PARAMS,
-        LOGIT_BYTES,
-        FRAMEWORK_RESERVE_GIB,
-        USABLE_HBM_FRACTION,
-        ETA_NVLINK,
-        DRAM_USABLE_FRACTION,
-        ACTIVATION_BYTES,
-    ]
-    tables = (FABRIC_LATENCY_RATIO, ETA_NET_PRIOR, ETA_COMP, FRAMEWORK_EFFICIENCY_PRIOR, OVERLAP_PRIOR)
-    tables += (STEP_OVERHEAD_PRIOR, COLLECTIVE_OVERHEAD_PRIOR, RANK_OVERHEAD_PRIOR, PCIE_X16_GBPS)
-    return singles + [c for table in tables for c in table.values()]
 
 
 # ---- serving capacity of `planner fleet` (decode throughput per GPU; docs/fleet.md section 4) ----

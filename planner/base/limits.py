@@ -56,6 +56,7 @@ MAX_HOSTS_PER_NODE = 256  # hosts (compute trays) in one unit of a server row: 1
 MAX_NICS_PER_HOST = 64  # servers.max_nics_per_host and constraints.max_nics_per_host
 MAX_NICS_PER_NODE = 1_024  # a node of many hosts (predict, an installed fleet node): an NVL72 has 72
 MAX_RACKS_PER_NODE = 16  # racks one rack-scale system comes as (GB200 NVL36x2: 2)
+MAX_WORKLOADS = 100  # a fleet's training jobs plus inference services: each adds columns per pool and period
 MAX_INSTANCES = 10_000  # cloud.max_instances and each cloud.quota entry
 MAX_ALTERNATIVES = 20  # --alternatives: each is one more MILP solve
 MAX_SOLVER_THREADS = 256  # --threads (CBC fails to start with thousands)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from planner.assumptions import hardware as H
 from planner.base.units import HOURS_PER_YEAR
 from planner.catalog.rows import NicRow, ServerRow
 
@@ -65,11 +66,14 @@ def priced_quantities(q: dict) -> dict:
 
 # ---------------------------------------------------------------- price uncertainty
 
+
 # How far a price may be off, by the confidence its catalog row states: a quote or list price ("solid") to
 # within 5%, a street price or approximate list ("medium") 15%, a developer or single undated figure ("low")
 # 30%, a derived estimate 40%. The planner's own convention (docs/plan.md section 3, Ties), used to call two plans
 # a tie when their price difference is within the uncertainty of the parts they do not share.
-PRICE_UNCERTAINTY = {"solid": 0.05, "medium": 0.15, "low": 0.30, "estimate": 0.40}
+def price_uncertainty(confidence: str | None) -> float:
+    """How far a catalog price may be off, by its row's confidence (an unknown one: as an estimate)."""
+    return H.PRICE_UNCERTAINTY.get(confidence or "", H.PRICE_UNCERTAINTY["estimate"]).value
 
 
 def difference_uncertainty_usd(lines_a, lines_b) -> float:
@@ -78,7 +82,7 @@ def difference_uncertainty_usd(lines_a, lines_b) -> float:
     totals: dict[str, list] = {}
     for sign, lines in ((1.0, lines_a), (-1.0, lines_b)):
         for line in lines:
-            entry = totals.setdefault(line.sku, [0.0, PRICE_UNCERTAINTY.get(line.confidence, 0.40)])
+            entry = totals.setdefault(line.sku, [0.0, price_uncertainty(line.confidence)])
             entry[0] += sign * line.extended_usd
     return sum(abs(diff) * share for diff, share in totals.values())
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from planner.assumptions import hardware as H
 from planner.catalog import connectors
 from planner.catalog.load import Catalog
 from planner.catalog.rows import ProductRow, ServerRow
@@ -540,7 +541,7 @@ class _Context:
         if isinstance(storage_switch, str):
             storage = self.catalog.rows["switches"][(storage_switch.lower(),)]
             fabrics.append(networks.needs_subnet_manager(storage.fabric, storage))
-        needed = sum(fabrics) * networks.UFM_PER_FABRIC
+        needed = sum(fabrics) * int(H.UFM_PER_FABRIC.value)
         if not needed:
             return 0, ""
         if not self.include.subnet_manager:
@@ -594,7 +595,7 @@ def _rack_columns(server: ServerRow, g: layout.Geometry) -> dict:
     allow); a rack-scale system is its own rack(s) (rack_span of them per node), whatever the layout's rack
     power, with its ports at the height of its lowest host tray (rack height / hosts)."""
     if server.rack_scale:
-        tray_units = max(1, (server.rack_units or 48) // server.hosts)
+        tray_units = max(1, (server.rack_units or g.rack_units) // server.hosts)
         return {"server_units": tray_units, "nodes_per_rack": 1, "rack_span": server.racks, "rack_fits": True,
                 "rack_scale": True}  # fmt: skip
     npr = layout.nodes_per_rack(server.power_w, server.rack_units, g)

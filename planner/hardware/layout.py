@@ -20,19 +20,23 @@ import functools
 import math
 from dataclasses import dataclass
 
+from planner.assumptions import facility as D
+
 U_METRES = 0.04445  # one rack unit, EIA-310
 PLACEMENTS = ("top-of-rack", "middle-of-row", "end-of-row")
 
 
 @dataclass(frozen=True)
 class Geometry:
-    rack_kw: float = 40.8
-    rack_units: int = 48
-    reserved_units: int = 4
-    rack_width_m: float = 0.6
-    row_pitch_m: float = 2.4
-    racks_per_row: int = 8
-    slack_m: float = 0.5
+    """The layout section's figures (planner.inputs.scenario.Layout); its defaults are planner.assumptions'."""
+
+    rack_kw: float = D.RACK_KW.value
+    rack_units: int = int(D.RACK_UNITS.value)
+    reserved_units: int = int(D.RESERVED_UNITS.value)
+    rack_width_m: float = D.RACK_WIDTH_M.value
+    row_pitch_m: float = D.ROW_PITCH_M.value
+    racks_per_row: int = int(D.RACKS_PER_ROW.value)
+    slack_m: float = D.SLACK_M.value
 
     @classmethod
     def of(cls, layout) -> Geometry:

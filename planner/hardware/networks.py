@@ -17,15 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from planner.assumptions import hardware as H
 from planner.catalog import connectors
 from planner.catalog.connectors import Link
 from planner.catalog.load import Catalog
 from planner.catalog.rows import InfraRow, NicRow, ServerRow, SwitchRow
 from planner.hardware.fabric import leaf_split
-
-STORAGE_OVERSUBSCRIPTION = 4 / 3  # RA-11333-001: DGX storage links "slightly oversubscribed ... near 4:3"
-INBAND_UPLINK_SHARE = 1 / 8  # in-band switch ports kept for uplinks to the data centre network
-UFM_PER_FABRIC = 2  # a high-availability pair
 
 
 @dataclass(frozen=True)
@@ -38,7 +35,7 @@ class StorageDesign:
 
     @property
     def split(self) -> tuple[int, int]:
-        return leaf_split(self.switch.ports, STORAGE_OVERSUBSCRIPTION, self.switch.ports_per_cage)
+        return leaf_split(self.switch.ports, H.STORAGE_OVERSUBSCRIPTION.value, self.switch.ports_per_cage)
 
 
 @dataclass(frozen=True)
@@ -49,7 +46,7 @@ class InbandDesign:
 
     @property
     def down(self) -> int:
-        return self.switch.ports - max(1, round(self.switch.ports * INBAND_UPLINK_SHARE))
+        return self.switch.ports - max(1, round(self.switch.ports * H.INBAND_UPLINK_SHARE.value))
 
 
 def storage_nic(catalog: Catalog, server: ServerRow) -> NicRow | None:

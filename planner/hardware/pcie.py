@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from planner.assumptions import hardware as H
 from planner.assumptions import model as A
 
 _GENERATIONS = sorted(A.PCIE_X16_GBPS)
 _X16_GBPS = np.array([A.PCIE_X16_GBPS[g].value for g in _GENERATIONS])
-MAX_PAYLOAD_BYTES = 256
-TLP_OVERHEAD_BYTES = 24  # 4-dword header for 64-bit addresses + sequence number, LCRC and framing
-TLP_EFFICIENCY = MAX_PAYLOAD_BYTES / (MAX_PAYLOAD_BYTES + TLP_OVERHEAD_BYTES)
+# payload share of each transaction-layer packet (planner.assumptions.hardware: 256 B payload, 24 B overhead)
+TLP_EFFICIENCY = H.PCIE_MAX_PAYLOAD_BYTES.value / (H.PCIE_MAX_PAYLOAD_BYTES.value + H.PCIE_TLP_OVERHEAD_BYTES.value)
 
 
 def x16_gbps(gen):

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from planner.assumptions import facility as D
 from planner.base import limits as L
 from planner.base.errors import ScenarioError
 from planner.base.units import HOURS_PER_YEAR, parse_quantity
@@ -42,7 +43,6 @@ Nodes = count(ge=0, le=L.MAX_NODES)  # any node, unit or rack count: the MILP's 
 Years = Annotated[float, Field(ge=0, le=L.MAX_YEARS)]
 NicsPerNode = count(ge=0, le=L.MAX_NICS_PER_NODE)
 LeadPeriods = count(ge=0, le=40)
-MAX_WORKLOADS = 100  # training jobs plus inference services: each adds a column family per pool and period
 NonNegativeUSD = quantity_type("usd", "$2M", ge=0)
 
 
@@ -202,7 +202,9 @@ class Buy(_Strict):
         default_factory=lambda: ["ib", "roce", "spectrum-x"], min_length=1, description="Compute fabrics allowed."
     )
     max_nodes_per_pool: Nodes = Field(512, ge=1, description="Most nodes of one pool.")
-    life_years: float = Field(5.0, ge=0.25, le=L.MAX_YEARS, description="Service life (Epoch AI: 5-year server life).")
+    life_years: float = Field(
+        D.YEARS.value, ge=0.25, le=L.MAX_YEARS, description="Service life (Epoch AI: 5-year server life)."
+    )
     residual: Literal["straight_line", "none"] = Field(
         "straight_line", description="Credit the value left at the horizon's end (straight-line over life_years)."
     )
@@ -220,7 +222,9 @@ _ENERGY = Objective.model_fields
 
 
 class Costs(_Strict):
-    discount_rate: float = Field(0.08, ge=0, le=1, description="Annual discount rate (estimate: cost of capital).")
+    discount_rate: float = Field(
+        D.DISCOUNT_RATE.value, ge=0, le=1, description="Annual discount rate (estimate: cost of capital)."
+    )
     usd_per_kwh: float = _ENERGY["usd_per_kwh"]
     pue: float = _ENERGY["pue"]
     server_draw_fraction: float = _ENERGY["server_draw_fraction"]
@@ -253,8 +257,8 @@ class Fleet(_Strict):
     def _some_work(self) -> Fleet:
         if not self.training and not self.inference:
             raise ValueError("give at least one training job or inference service")
-        if len(self.training) + len(self.inference) > MAX_WORKLOADS:
-            raise ValueError(f"at most {MAX_WORKLOADS} workloads (training plus inference) in one fleet; split it")
+        if len(self.training) + len(self.inference) > L.MAX_WORKLOADS:
+            raise ValueError(f"at most {L.MAX_WORKLOADS} workloads (training plus inference) in one fleet; split it")
         names = [w.name for w in [*self.training, *self.inference]]
         duplicated = sorted({n for n in names if names.count(n) > 1})
         if duplicated:

@@ -121,14 +121,19 @@ class Requirement(_Strict):
 
 class Objective(_Strict):
     kind: Literal["capex", "tco"] = "capex"
-    years: float = Field(5.0, gt=0, le=L.MAX_YEARS, description="TCO horizon (Epoch AI: 5-year server life).")
+    years: float = Field(D.YEARS.value, gt=0, le=L.MAX_YEARS, description="TCO horizon (Epoch AI: 5-year server life).")
     usd_per_kwh: float = Field(
-        0.0826, ge=0, le=L.MAX_USD_PER_KWH, description="US industrial 2025 (Epoch AI), datacenter_assumptions."
+        D.USD_PER_KWH.value, ge=0, le=L.MAX_USD_PER_KWH, description="US industrial 2025 (Epoch AI)."
     )
     pue: float = Field(
-        1.25, ge=1, le=L.MAX_PUE, description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale)."
+        D.PUE.value,
+        ge=1,
+        le=L.MAX_PUE,
+        description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale).",
     )
-    server_draw_fraction: float = Field(0.75, gt=0, le=1, description="Training draw / server max power (Epoch AI).")
+    server_draw_fraction: float = Field(
+        D.SERVER_DRAW_FRACTION.value, gt=0, le=1, description="Training draw / server max power (Epoch AI)."
+    )
     colocation_usd_per_kw_month: float = Field(
         D.COLOCATION_USD_PER_KW_MONTH.value,
         ge=0,
@@ -199,19 +204,24 @@ class Layout(_Strict):
     cable runs."""
 
     rack_kw: float = Field(
-        40.8,
+        D.RACK_KW.value,
         gt=0,
         le=L.MAX_RACK_KW,
         description="IT power per rack, kW (DGX SuperPOD H100: 4 x 10.2 kW DGX, RA-11333-001).",
     )
-    rack_units: int = Field(48, ge=4, le=L.MAX_RACK_UNITS, description="Rack height, U.")
+    rack_units: int = Field(int(D.RACK_UNITS.value), ge=4, le=L.MAX_RACK_UNITS, description="Rack height, U.")
     reserved_units: int = Field(
-        4, ge=0, le=L.MAX_RACK_UNITS, description="U kept free in a compute rack (patch panels, ToR and OOB switches)."
+        int(D.RESERVED_UNITS.value),
+        ge=0,
+        le=L.MAX_RACK_UNITS,
+        description="U kept free in a compute rack (patch panels, ToR and OOB switches).",
     )
-    rack_width_m: float = Field(0.6, gt=0, le=L.MAX_LAYOUT_M)
-    row_pitch_m: float = Field(2.4, gt=0, le=L.MAX_LAYOUT_M, description="Row to row: rack depth plus an aisle.")
+    rack_width_m: float = Field(D.RACK_WIDTH_M.value, gt=0, le=L.MAX_LAYOUT_M)
+    row_pitch_m: float = Field(
+        D.ROW_PITCH_M.value, gt=0, le=L.MAX_LAYOUT_M, description="Row to row: rack depth plus an aisle."
+    )
     racks_per_row: int = Field(
-        8,
+        int(D.RACKS_PER_ROW.value),
         ge=1,
         le=L.MAX_RACKS_PER_ROW,
         description="Compute racks per row (a rail-optimised fabric: one scalable unit).",
@@ -220,7 +230,7 @@ class Layout(_Strict):
         "auto", description="auto: top-of-rack for leaf-spine, middle-of-row for rail-optimised (as SuperPOD)."
     )
     slack_m: float = Field(
-        0.5, ge=0, le=L.MAX_LAYOUT_M, description="Added to every cable run (service loops, dressing)."
+        D.SLACK_M.value, ge=0, le=L.MAX_LAYOUT_M, description="Added to every cable run (service loops, dressing)."
     )
 
     @model_validator(mode="after")

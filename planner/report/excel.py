@@ -21,8 +21,7 @@ from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__
-from planner.assumptions import facility as datacenter
-from planner.assumptions.model import all_constants
+from planner.assumptions import all_constants
 from planner.base.resources import display_name
 from planner.base.units import format_count
 from planner.model import binding
@@ -605,7 +604,7 @@ def _assumptions(ws: Worksheet, plan: Plan, context: PlanContext) -> None:
     head = row
     row += 1
     cal = context.calibration
-    entries = [(k.name, k.value, k.unit, k.source) for k in all_constants() + datacenter.all_constants()]
+    entries = [(k.name, k.value, k.unit, k.source) for k in all_constants()]
     fitted = {k: v for k, v in cal.model_dump().items() if k not in ("source", "fit", "uncertainty")}
     for k, v in fitted.items():  # one row per fitted value (per GPU, framework or fabric), rounded
         entries += [(f"calibrated {k}[{g}]", x, "", cal.source) for g, x in v.items()] if isinstance(v, dict) else []
@@ -614,7 +613,7 @@ def _assumptions(ws: Worksheet, plan: Plan, context: PlanContext) -> None:
     if isinstance(loso, dict) and isinstance(loso.get("median_abs_error"), int | float):
         entries += [("leave-one-source-out median |error|", loso["median_abs_error"], "fraction", "planner validate")]
     entries += [("confidence", plan.metrics.confidence or "none (point prediction)", "probability", "scenario")]
-    for section in ("objective", "reliability", "cabling"):
+    for section in ("objective", "reliability", "layout", "cabling"):
         entries += [
             (f"{section}.{k}", v, "m" if section == "cabling" else "", "scenario")
             for k, v in context.scenario.get(section, {}).items()

@@ -1,0 +1,50 @@
+"""Named, sourced assumptions of how the hardware is designed and priced: the networks beside the compute
+fabric, PCIe's protocol overhead, and how far a catalog price may be off by its confidence."""
+
+from __future__ import annotations
+
+from planner.assumptions.constant import Constant
+
+STORAGE_OVERSUBSCRIPTION = Constant(
+    "storage_oversubscription",
+    4 / 3,
+    "storage leaf down-ports per up-port",
+    "NVIDIA DGX SuperPOD H100 reference architecture RA-11333-001: DGX storage links 'slightly oversubscribed "
+    "... near 4:3'",
+)
+INBAND_UPLINK_SHARE = Constant(
+    "inband_uplink_share",
+    1 / 8,
+    "share of in-band switch ports kept for uplinks",
+    "estimate: the in-band network's ports to the data-centre network",
+)
+UFM_PER_FABRIC = Constant(
+    "ufm_per_fabric",
+    2.0,
+    "subnet-manager appliances per InfiniBand fabric of unmanaged switches",
+    "a high-availability pair, as in RA-11333-001 (UFM appliances)",
+)
+PCIE_MAX_PAYLOAD_BYTES = Constant(
+    "pcie_max_payload_bytes",
+    256.0,
+    "bytes per PCIe transaction-layer packet",
+    "the maximum payload size server root complexes and NICs negotiate (PCI Express Base Specification, MPS)",
+)
+PCIE_TLP_OVERHEAD_BYTES = Constant(
+    "pcie_tlp_overhead_bytes",
+    24.0,
+    "bytes of overhead per packet",
+    "a 4-dword header for 64-bit addresses, sequence number, LCRC and framing (PCI Express Base Specification)",
+)
+PRICE_UNCERTAINTY = {
+    "solid": Constant("price_uncertainty[solid]", 0.05, "fraction of a price", "estimate: a list price or firm quote"),
+    "medium": Constant(
+        "price_uncertainty[medium]", 0.15, "fraction of a price", "estimate: a reseller listing or street price"
+    ),
+    "low": Constant(
+        "price_uncertainty[low]", 0.30, "fraction of a price", "estimate: an unidentified or aggregator price"
+    ),
+    "estimate": Constant(
+        "price_uncertainty[estimate]", 0.40, "fraction of a price", "estimate: a price derived, not quoted"
+    ),
+}
