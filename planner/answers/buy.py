@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner.answers.predict import plan_sweep
 from planner.assumptions import hardware as H
 from planner.base.errors import InfeasibleError, SolverError
 from planner.base.units import SECONDS_PER_DAY, format_count, format_usd
@@ -18,6 +17,7 @@ from planner.hardware import bom, costing, layout, pcie
 from planner.inputs.scenario import Scenario
 from planner.model import binding, reliability
 from planner.model.calibration import Calibration
+from planner.model.sweep import bandwidth_table
 from planner.model.workload import Requirements, Training, scenario_training
 from planner.optimize import buy, ranking
 from planner.results import BomLine, Choice, CostBreakdown, Metrics, Plan, Schedule, Summary
@@ -715,3 +715,12 @@ def cost_curve(
         capex = cheapest_capex(catalog, scenario.model_copy(update={"target_tflops": target}), calibration)
         points.append({"target_tflops": target, "capex_usd": capex, "note": "" if capex is not None else "no plan"})
     return points
+
+
+def plan_sweep(catalog: Catalog, work: Training, choice, calibration: Calibration) -> pd.DataFrame | None:
+    """The bandwidth sweep at a plan's chosen configuration (None for a single node: no network)."""
+    if choice.nodes <= 1:
+        return None
+    return bandwidth_table(
+        catalog, work.with_micro_batch(choice.micro_batch), choice.gpu, choice.gpus, choice.gpus_per_node, calibration
+    )

@@ -224,11 +224,11 @@ def bandwidth(**kw) -> None:
       planner bandwidth --params 176B --gpu V100 --gpus 384 --gpus-per-node 16 \
         --tokens-per-gpu 2048 --target-tflops 40 -o bandwidth.xlsx
     """
-    from planner.answers.predict import bandwidth_table, node_gbps_needed
     from planner.base.fileio import Outputs
     from planner.base.units import format_count
     from planner.catalog.load import load_catalog
     from planner.model.calibration import load_calibration
+    from planner.model.sweep import bandwidth_table, node_gbps_needed
     from planner.report.jsonout import dumps
     from planner.report.perf_text import sweep_table
     from planner.report.writers import BandwidthReport, format_for
