@@ -353,10 +353,7 @@ class ServerRow(CatalogRow):
     def _whole_hosts_and_domains(self) -> ServerRow:
         """A unit holds whole hosts and whole scale-up domains, and a domain is whole hosts (NVL72) or a host
         is whole domains (HGX: one)."""
-        problem = _topology_problem(self.gpus_per_node, self.hosts, self.scale_up_domain)
-        if problem:
-            column, message = problem
-            raise PydanticCustomError("topology", "{message}", {"column": column, "message": message})
+        _check_topology(self.gpus_per_node, self.hosts, self.scale_up_domain)
         return self
 
     @property
@@ -403,20 +400,23 @@ class ServerRow(CatalogRow):
         return [c * self.hosts for c in per_host if most_per_host is None or c <= most_per_host]
 
 
-def _topology_problem(gpus: int, hosts: int, domain: int) -> tuple[str, str] | None:
-    """(column, what is wrong) when `gpus` do not make `hosts` equal hosts and whole `domain`-GPU scale-up
-    domains, each domain whole hosts or a part of one host; None when they do."""
+def _check_topology(gpus: int, hosts: int, domain: int) -> None:
+    """`gpus` make `hosts` equal hosts and whole `domain`-GPU scale-up domains, each domain whole hosts or a
+    part of one host; else an error naming the column to fix."""
     per_host = gpus // hosts
+    problem = None
     if gpus % hosts:
-        return "hosts", f"{gpus} GPUs do not split into {hosts} equal hosts"
-    if gpus % domain:
-        return "scale_up_gpus", (
+        problem = "hosts", f"{gpus} GPUs do not split into {hosts} equal hosts"
+    elif gpus % domain:
+        problem = "scale_up_gpus", (
             f"{gpus} GPUs do not hold whole {domain}-GPU domains: one unit of a row holds whole scale-up domains "
             "(describe a rack-scale system as one row with its hosts)"
         )
-    if domain % per_host and per_host % domain:
-        return "scale_up_gpus", f"a {domain}-GPU domain is neither whole {per_host}-GPU hosts nor a part of one host"
-    return None
+    elif domain % per_host and per_host % domain:
+        problem = "scale_up_gpus", f"a {domain}-GPU domain is neither whole {per_host}-GPU hosts nor a part of one host"
+    if problem:
+        column, message = problem
+        raise PydanticCustomError("topology", "{message}", {"column": column, "message": message})
 
 
 class ProductRow(CatalogRow):
@@ -647,10 +647,7 @@ class CloudRow(CatalogRow):
 
     @model_validator(mode="after")
     def _whole_domains(self) -> CloudRow:
-        problem = _topology_problem(self.gpus, self.hosts, self.scale_up_domain)
-        if problem:
-            column, message = problem
-            raise PydanticCustomError("topology", "{message}", {"column": column, "message": message})
+        _check_topology(self.gpus, self.hosts, self.scale_up_domain)
         return self
 
     @property
