@@ -176,3 +176,18 @@ def test_a_cloud_row_describes_its_domain_and_hosts():
     assert (shape["gpus_per_node"], shape["scale_up_gpus"], shape["gpus_per_host"]) == (72, 72, 4)
     with pytest.raises(ValueError, match="72 GPUs do not hold whole 48-GPU domains"):
         CloudRow.model_validate(dict(rack, scale_up_gpus=48))
+
+
+def test_the_terminal_and_the_workbook_say_what_a_rack_scale_node_is(run, write, tmp_path):
+    import openpyxl
+
+    catalog_files(write, NVL72)
+    book = tmp_path / "plan.xlsx"
+    result = run("plan", scenario(write, "Rack72"), "-q", "-o", book)
+    assert result.exit_code == 0, result.output
+    assert "72 per node: one 72-GPU NVLink domain of 18 hosts" in result.stdout
+    assert "each node its own rack (liquid cooled); 8 compute + " in result.stdout
+    summary = openpyxl.load_workbook(book)["Summary"]
+    cells = [str(c.value) for row in summary.iter_rows() for c in row if c.value is not None]
+    assert "576 x T-GB (72 per node: one 72-GPU NVLink domain of 18 hosts)" in cells
+    assert any(c.startswith("each node its own rack (liquid cooled); 8 compute") for c in cells)

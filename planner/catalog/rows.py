@@ -408,9 +408,12 @@ def _check_topology(gpus: int, hosts: int, domain: int) -> None:
     if gpus % hosts:
         problem = "hosts", f"{gpus} GPUs do not split into {hosts} equal hosts"
     elif gpus % domain:
-        problem = "scale_up_gpus", (
-            f"{gpus} GPUs do not hold whole {domain}-GPU domains: one unit of a row holds whole scale-up domains "
-            "(describe a rack-scale system as one row with its hosts)"
+        problem = (
+            "scale_up_gpus",
+            (
+                f"{gpus} GPUs do not hold whole {domain}-GPU domains: one unit of a row holds whole scale-up domains "
+                "(describe a rack-scale system as one row with its hosts)"
+            ),
         )
     elif domain % per_host and per_host % domain:
         problem = "scale_up_gpus", f"a {domain}-GPU domain is neither whole {per_host}-GPU hosts nor a part of one host"

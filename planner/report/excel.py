@@ -28,6 +28,7 @@ from planner.model import binding
 from planner.model.calibration import Calibration
 from planner.model.parallelism import ZEROPP_OPTIONS
 from planner.report.perf_text import FABRIC_LABEL
+from planner.report.plan_text import rack_text, system_text
 from planner.report.xlsx import (
     INPUT_FILL,
     NUM0,
@@ -183,7 +184,7 @@ def _summary(ws: Worksheet, plan: Plan, context: PlanContext, totals: dict) -> N
     row = pairs(ws, row, "The question", _question(context.scenario))
     answer = [
         ("Servers", f"{c.nodes} x {c.server}"),
-        ("GPUs", f"{c.gpus} x {c.gpu} ({c.gpus_per_node} per node)"),
+        ("GPUs", f"{c.gpus} x {c.gpu} ({c.gpus_per_node} per node{system_text(plan)})"),
         (
             "Network",
             "none (single node)"
@@ -352,7 +353,7 @@ def _layout_text(plan: Plan) -> str:
     if not lay:
         return "none"
     parts = [
-        f"{lay['nodes_per_rack']} nodes per rack",
+        rack_text(lay),
         f"{lay['compute_racks']} compute + {lay['network_racks']} network racks",
         f"{lay['pdus']} PDUs",
         f"{lay['storage_switches']} storage, {lay['inband_switches']} in-band, {lay['oob_switches']} out-of-band "

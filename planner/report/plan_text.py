@@ -30,7 +30,7 @@ def render(plan: Plan) -> str:
     c, m, cost = plan.choice, plan.metrics, plan.cost
     out = [f"Plan for '{plan.scenario}': {plan.status} ({plan.solver}, {plan.candidates:,} candidates)", ""]
     out.append(
-        f"  buy          {c.nodes} x {c.server}  ({c.gpus} x {c.gpu}, {c.gpus_per_node} per node{_system(plan)})"
+        f"  buy          {c.nodes} x {c.server}  ({c.gpus} x {c.gpu}, {c.gpus_per_node} per node{system_text(plan)})"
     )
     if c.tier:
         switches = ", ".join(f"{n} {t}" for t, n in c.switches_by_tier.items() if n)
@@ -140,7 +140,7 @@ def _range_text(m) -> str:
     )
 
 
-def _system(plan: Plan) -> str:
+def system_text(plan: Plan) -> str:
     """A node that is more than one server: its NVLink domain and hosts (nothing for an HGX/DGX server)."""
     lay = plan.layout
     if "hosts_per_node" not in lay:
@@ -150,6 +150,14 @@ def _system(plan: Plan) -> str:
     return f": {what} of {lay['hosts_per_node']} hosts"
 
 
+def rack_text(lay: dict) -> str:
+    """How nodes stand in racks: packed into the layout's racks, or each its own rack (a rack-scale system)."""
+    span = lay.get("racks_per_node")
+    if span:
+        return f"each node its own {'rack' if span == 1 else f'{span} racks'} ({lay['cooling']} cooled)"
+    return f"{lay['nodes_per_rack']} nodes per rack"
+
+
 def _layout_lines(plan: Plan) -> list[str]:
     """Racks, rows and the networks beside the compute fabric, in one glance."""
     lay = plan.layout
@@ -157,12 +165,8 @@ def _layout_lines(plan: Plan) -> list[str]:
         return []
     racks = f"{lay['compute_racks']} compute + {lay['network_racks']} network racks"
     rows = f" in {lay['rows']} row{'s' if lay['rows'] != 1 else ''}" if lay.get("rows") else ""
-    per_rack = f"{lay['nodes_per_rack']} nodes per rack"
-    if lay.get("racks_per_node"):
-        span = lay["racks_per_node"]
-        per_rack = f"each node its own {'rack' if span == 1 else f'{span} racks'} ({lay['cooling']} cooled)"
     out = [
-        f"  layout       {per_rack}; {racks}{rows}; {lay['pdus']} PDUs; leaves "
+        f"  layout       {rack_text(lay)}; {racks}{rows}; {lay['pdus']} PDUs; leaves "
         f"{lay['leaf_placement'] or 'none'}; longest runs {lay['longest_node_run_m']:g} m node-leaf"
         + (f", {lay['longest_switch_run_m']:g} m switch-switch" if lay.get("longest_switch_run_m") else "")
     ]
