@@ -337,7 +337,7 @@ def _agree(seed: int) -> bool:
     return True
 
 
-# The seeded problems are fixed: 4 of the first 10 and 31 of the next 70 have a plan (the rest are infeasible for
+# The seeded problems are fixed: 4 of the first 10 and 15 of the next 40 have a plan (the rest are infeasible for
 # a reason the test checks too). A generator or model that drifts to infeasible cases fails the floors.
 def test_milp_matches_brute_force_on_a_few_catalogs():
     compared = [_agree(seed) for seed in range(10)]
@@ -346,8 +346,8 @@ def test_milp_matches_brute_force_on_a_few_catalogs():
 
 @pytest.mark.slow
 def test_milp_matches_brute_force():
-    compared = [_agree(seed) for seed in range(10, 80)]
-    assert sum(compared) >= 30, compared
+    compared = [_agree(seed) for seed in range(10, 50)]
+    assert sum(compared) >= 14, compared
 
 
 @pytest.mark.parametrize(
