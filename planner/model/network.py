@@ -41,10 +41,6 @@ class Tiers:
     scale_up: Tier
     scale_out: Tier
 
-    @property
-    def gpus(self) -> np.ndarray:
-        return self.scale_up.size * self.scale_out.size
-
 
 def tiers(columns: dict) -> Tiers:
     """The tiers of each configuration of a table (arrays by column name): the one place the performance

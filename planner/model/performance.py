@@ -158,12 +158,12 @@ def offload_s(params, gpus, gpus_per_host, offload, grad_accum, host_gbps, host_
     params, gpus = np.asarray(params, float), np.asarray(gpus, float)
     shard = params / gpus
     host = np.asarray(host_gbps, float) * 1e9 / 8 * A.PCIE_HOST_EFFICIENCY.value
-    node_params = shard * np.asarray(gpus_per_host, float)
+    host_params = shard * np.asarray(gpus_per_host, float)
     per_micro = A.OFFLOAD_GRAD_BYTES.value * shard / host
     adam_bytes = adam_bytes or A.CPU_ADAM_BYTES_PER_PARAM.value
-    adam_s = node_params * adam_bytes / (np.asarray(host_dram_gb_per_s, float) * 1e9)
+    adam_s = host_params * adam_bytes / (np.asarray(host_dram_gb_per_s, float) * 1e9)
     per_step = A.OFFLOAD_PARAM_BYTES.value * shard / host + adam_s
-    nvme = np.where(offload == "nvme", node_params * A.NVME_OPTIMIZER_BYTES.value / (A.NVME_GB_PER_S.value * 1e9), 0.0)
+    nvme = np.where(offload == "nvme", host_params * A.NVME_OPTIMIZER_BYTES.value / (A.NVME_GB_PER_S.value * 1e9), 0.0)
     total = per_micro + (per_step + nvme) / np.maximum(np.asarray(grad_accum, float), 1)
     return np.where(offload == "none", 0.0, total)
 
