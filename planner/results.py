@@ -103,6 +103,7 @@ class CostBreakdown(_Frozen):
     power_kw: float = Field(description="nameplate IT power")
     draw_kw: float = Field(description="expected training draw (server_draw_fraction x servers + network)")
     energy_usd: float = Field(description="energy over the objective horizon, with PUE")
+    pue: float = Field(1.0, description="the plan's PUE: its servers' by cooling, the network's at objective.pue")
     tco_usd: float = Field(description="capex + energy + colocation + support + staff over the horizon")
     objective_usd: float
     years: float = Field(0.0, description="the horizon of energy, colocation, support and staff")

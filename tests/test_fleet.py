@@ -441,13 +441,20 @@ def test_schema(run):
     assert sections <= set(schema["properties"])
 
 
+def test_a_full_hall_is_named_as_binding(run):
+    """The startup's 81 nodes draw 987 kW: in a 990 kW hall no further 10.7 kW node fits, and the answer says so."""
+    result = run("fleet", "examples/fleet-startup.yaml", "-q", "--set", "site.power[0].kw=990")
+    assert result.exit_code == 0, result.output
+    assert "site power: 2026Q2 uses 987 of 990 kW (no room for one more 10.7 kW node" in result.output
+
+
 def test_startup_example_end_to_end(run, tmp_path):
     xlsx, out = tmp_path / "fleet.xlsx", tmp_path / "fleet.json"
     result = run("fleet", "examples/fleet-startup.yaml", "-q", "-o", xlsx)
     assert result.exit_code == 0, result.output
     for heading in ("Purchase schedule", "Training timetable", "Inference capacity", "Cash flow", "What binds"):
         assert heading in result.output
-    assert "site power: 2026Q2 uses" in result.output  # the 1 MW hall binds in 2026
+    assert "deadline: pretrain-70b finishes in its deadline period 2026Q4" in result.output
     assert f"(CBC, {os.cpu_count()} thread" in result.output  # every core by default
     book = openpyxl.load_workbook(xlsx)
     assert book.sheetnames == ["Summary", "Purchases", "Timetable", "Capacity", "Inference", "Cash flow",

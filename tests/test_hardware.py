@@ -60,9 +60,11 @@ def test_candidates_use_only_real_nic_counts(catalog):
     assert set(multi["nics_per_node"]) <= {1, 2, 4, 8}
     dgx = multi[multi["server"].str.startswith("DGX H100")]
     assert set(dgx["nic"]) <= {"CX7-400G-OSFP"} and set(dgx["nics_per_node"]) <= {8}
-    # Spectrum-X rows run on SN5600 with SuperNIC-class NICs only
+    # Spectrum-X rows run on Spectrum-X switches with SuperNIC-class NICs only
     sx = frame[frame["fabric"] == "spectrum-x"]
-    assert set(sx["switch"]) <= {"SN5600"} and set(sx["nic"]) <= {"CX8-2x400G"}
+    spectrum_x = {s.sku for s in catalog.items("switches") if s.spectrum_x}
+    supernics = {n.sku for n in catalog.items("nics") if "spectrum-x" in n.fabrics}
+    assert not sx.empty and set(sx["switch"]) <= spectrum_x and set(sx["nic"]) <= supernics
 
 
 def test_nodes_per_rack_from_power_and_space():
@@ -134,14 +136,18 @@ def test_a_dearer_twin_nic_is_not_designed():
     assert [n.sku for n in undominated([cx7, dearer], keep={"cx7-dear"})] == ["CX7-400G-OSFP", "CX7-DEAR"]
 
 
-def test_a_dearer_twin_switch_is_not_designed_unless_the_scenario_names_only_it():
-    """The same rule for compute switches (the shipped FS-NDR-64 is an MQM9790-NS2F at $4,000 more, so it is
-    never in a cheapest plan); a scenario that allows only the dearer twin still gets it."""
-    catalog = load_catalog()
+def test_a_dearer_twin_switch_is_not_designed_unless_the_scenario_names_only_it(write):
+    """The same rule for compute switches: a twin of the MQM9790-NS2F at $4,000 more is never in a cheapest plan;
+    a scenario that allows only the dearer twin still gets it."""
+    mqm = load_catalog().switch("MQM9790-NS2F")
+    twin = {**mqm.model_dump(), "sku": "MQM9790-RESOLD", "vendor": "Reseller", "price_usd": mqm.price_usd + 4000}
+    columns = [c for c in twin if twin[c] not in (None, []) and c != "notes"]
+    cells = ['"' + (";".join(twin[c]) if isinstance(twin[c], list) else str(twin[c])) + '"' for c in columns]
+    catalog = load_catalog([write("switches.csv", ",".join(columns) + "\n" + ",".join(cells) + "\n")])
     scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
     switches = set(candidates.part_designs(catalog, scenario).multi["switch"])
-    assert "MQM9790-NS2F" in switches and "FS-NDR-64" not in switches
+    assert "MQM9790-NS2F" in switches and "MQM9790-RESOLD" not in switches
     only = scenario.model_copy(
-        update={"constraints": scenario.constraints.model_copy(update={"switches": ["FS-NDR-64"]})}
+        update={"constraints": scenario.constraints.model_copy(update={"switches": ["MQM9790-RESOLD"]})}
     )
-    assert set(candidates.part_designs(catalog, only).multi["switch"]) == {"FS-NDR-64"}
+    assert set(candidates.part_designs(catalog, only).multi["switch"]) == {"MQM9790-RESOLD"}

@@ -135,7 +135,9 @@ def test_scenario_errors_are_clear():
 # ---------------------------------------------------------------- the MILP equals brute force
 
 
-def random_catalog(r: Draw):
+def random_catalog(r: Draw, cool: Draw | None = None):
+    """A random catalog; `cool` (a draw of its own, so the seeded problems stay what they were) makes the
+    first server liquid or hybrid cooled half the time, with one or two CDU models to cool it."""
     speeds = [100.0, 200.0, 400.0]
     servers = [
         dict(
@@ -271,12 +273,24 @@ def random_catalog(r: Draw):
         dict(sku="PDU", name="p", vendor="Acme", kind="pdu", capacity_kw=r.pick([11, 22]), price_usd=900),
         dict(sku="SM", name="s", vendor="Acme", kind="subnet-manager", rack_units=1, price_usd=7000, power_w=300),
     ]
-    return tiny(servers=servers, nics=nics, switches=switches, optics=optics, infra=infra if r.flag() else [])
+    infra = infra if r.flag() else []
+    if cool is not None and cool.flag():
+        kind = cool.pick(["liquid", "hybrid"])
+        share = {"liquid_fraction": round(cool.real(0.5, 0.95), 2)} if kind == "hybrid" else {}
+        servers[0] = {**servers[0], "cooling": kind, **share}
+        cdus = [
+            dict(sku="CDU-S", name="c", vendor="Acme", kind="cdu", capacity_kw=cool.pick([8, 20]),
+                 price_usd=cool.int(2, 20) * 1000),
+            dict(sku="CDU-L", name="c", vendor="Acme", kind="cdu", capacity_kw=cool.pick([50, 150]),
+                 price_usd=cool.int(20, 90) * 1000, power_w=cool.int(0, 500)),
+        ]  # fmt: skip
+        infra = infra + cdus[: cool.int(1, 2)]
+    return tiny(servers=servers, nics=nics, switches=switches, optics=optics, infra=infra)
 
 
 def problem(seed: int):
-    r = Draw(seed)
-    catalog = random_catalog(r)
+    r, cool = Draw(seed), Draw(seed + 1_000_003)
+    catalog = random_catalog(r, cool)
     requirement = r.pick(["gpus", "deadline", "rate"])
     req = (
         {"gpus": r.pick([8, 16, 32, 64])}
@@ -311,7 +325,9 @@ def problem(seed: int):
             "include": {name: r.flag() for name in ("storage_network", "inband_network", "racks")},
         }
     )
-    return catalog, sc
+    liquid = {"layout": {**sc.layout.model_dump(), "liquid_rack_kw": cool.pick([30, 80, 155])}}
+    liquid["objective"] = {**sc.objective.model_dump(), "pue_liquid": cool.pick([1.1, 1.25])}
+    return catalog, Scenario.model_validate({**sc.model_dump(exclude_none=True), **liquid})
 
 
 def _agree(seed: int) -> bool:

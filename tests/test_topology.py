@@ -70,7 +70,11 @@ def test_a_rack_scale_system_is_planned_and_priced(run, write):
     assert (servers["quantity"], servers["extended_usd"]) == (8, 8 * 3_400_000)
     nics = next(line for line in plan["bom"] if line["category"] == "nics")
     assert (nics["quantity"], nics["extended_usd"]) == (576, 0)  # included in the system's price
-    assert any("liquid cooling" in note for note in plan["not_priced"])
+    # 8 x 132 kW to liquid: N+1 CDUs of one model: 6 + 1 CoolIT CHx200 (200 kW, $85,000) = $595,000 beats 1 + 1
+    # CHx2000 (2 MW, $850,000) = $1,700,000; the facility water behind them is named as not priced
+    cdus = [line for line in plan["bom"] if line["category"] == "cdus"]
+    assert [(c["sku"], c["quantity"], c["extended_usd"]) for c in cdus] == [("COOLIT-CHX200", 7, 595_000)]
+    assert any("facility water for the liquid-cooled Rack72" in note for note in plan["not_priced"])
     # ZeRO-3 over one ring of 576 GPUs: each 72-GPU domain's NICs carry 6 bytes/param x (n-1)/n (bf16 gathers
     # forward and backward, bf16 reduce-scatter), Llama-2-70B's 68,976,648,192 parameters
     assert plan["metrics"]["bytes_per_node_per_step"] == pytest.approx(6 * 68_976_648_192 * 575 / 576)

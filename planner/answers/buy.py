@@ -3,6 +3,7 @@ alternatives, the bill of materials, and an explanation instead of a bare "infea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -330,6 +331,7 @@ def _cost(row: dict, nodes: int, q: dict, objective, lines: list[BomLine]) -> Co
         power_kw=float(cost.power_w) / 1e3,
         draw_kw=float(costing.draw_w(cost.node_w, cost.network_w, objective)) / 1e3,
         energy_usd=float(tco["energy"]),
+        pue=costing.plan_pue(cost, objective),
         tco_usd=float(costing.tco_usd(cost, objective)),
         objective_usd=float(costing.objective_usd(cost, objective)),
         years=objective.years,
@@ -427,6 +429,11 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
     """What binds the chosen plan, in words."""
     notes = []
     m = head.metrics
+    if row.get("status", "available") != "available":
+        notes.append(
+            f"{row['server']} is an announced roadmap system, not orderable: its price, power and performance are "
+            "preliminary (see its catalog row); planned because constraints.servers names it."
+        )
     if scenario.requirement.gpus is not None:
         notes.append(f"GPU count fixed at {scenario.requirement.gpus}: the choice is about network and micro-batch.")
     if scenario.target_tflops and m.achieved_tflops_per_gpu < scenario.target_tflops * 1.05:
@@ -550,9 +557,30 @@ def tie_notes(head: Summary, per_fabric: list[Summary]) -> list[str]:
 
 def explain_infeasible(scenario: Scenario, calibration: Calibration, table: cand.Candidates) -> list[str]:
     lines = [f"no plan meets scenario '{scenario.name}':"] + _deadline_context(scenario, table.requirements)
+    misfits = _rack_misfits(scenario, table.designs)
+    if misfits:
+        return lines + misfits
     if table.frame.empty:
         return lines + _performance_reasons(scenario, calibration, table)
     return lines + _limit_reasons(scenario, table.frame)
+
+
+def _rack_misfits(scenario: Scenario, designs: pd.DataFrame | None) -> list[str]:
+    """When no allowed server fits a rack position (its power alone is above the layout's), say which, by how
+    much, and which limit to raise."""
+    if designs is None or designs.empty or designs["rack_fits"].any():
+        return []
+    lay, out = scenario.layout, []
+    for _, row in designs.drop_duplicates("server").iterrows():
+        liquid = row["cooling"] != "air"
+        limit, name = (lay.liquid_rack_kw, "layout.liquid_rack_kw") if liquid else (lay.rack_kw, "layout.rack_kw")
+        kw = row["server_w"] / 1e3 / max(int(row["rack_span"]), 1)
+        what = "per rack" if row["rack_scale"] else "for one server"
+        out.append(
+            f"{row['server']} needs {kw:,.1f} kW {what}, above {name} {limit:g} kW ({row['cooling']} cooled): raise "
+            f"{name} if your hall supplies it (--set {name}={math.ceil(kw)})"
+        )
+    return out
 
 
 def _deadline_context(scenario: Scenario, req: Requirements) -> list[str]:

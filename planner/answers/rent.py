@@ -172,8 +172,8 @@ def compare(plan, cloud_choice: CloudChoice, scenario: Scenario) -> BuyVsRent:
     """Buying vs renting the same throughput: months of full use after which buying is cheaper. The purchase
     side counts what owning costs per hour beyond capex (energy, colocation, support, staff)."""
     cost, tokens_per_s = plan.cost, plan.metrics.tokens_per_s
-    energy_per_h = energy_usd_per_hour(cost.draw_kw, scenario.objective)
-    running_per_h = running_usd_per_hour(cost.power_kw, cost.draw_kw, cost.capex_usd, scenario.objective)
+    energy_per_h = energy_usd_per_hour(cost.draw_kw, scenario.objective, cost.pue)
+    running_per_h = running_usd_per_hour(cost.power_kw, cost.draw_kw, cost.capex_usd, scenario.objective, cost.pue)
     rent_per_h = cloud_choice.usd_per_h * tokens_per_s / cloud_choice.tokens_per_s
     saving_per_month = (rent_per_h - running_per_h) * HOURS_PER_MONTH
     months = cost.capex_usd / saving_per_month if saving_per_month > 0 else None

@@ -39,7 +39,8 @@ def ladder(machine: Machine, p: Pass) -> list[LadderStep]:
     """The bandwidth ladder of one machine: each link's rate, the bytes it moves per pass, and its time."""
     s, g, G = machine.server, machine.gpu, machine.server.gpus_per_node
     streamed = p.bytes_dram + p.bytes_nvme
-    per_gpu = s.pcie_lanes_per_gpu * pcie.lane_gb_per_s(s.pcie_gen)
+    per_gpu = pcie.host_link_gb_per_s(s)
+    link = "NVLink-C2C" if s.host_link_gb_per_s else f"PCIe {s.pcie_gen}.0 x{s.pcie_lanes_per_gpu}"
     platform = (
         f"root complex {s.root_complex_gb_per_s:g} GB/s"
         if s.root_complex_gb_per_s
@@ -53,7 +54,7 @@ def ladder(machine: Machine, p: Pass) -> list[LadderStep]:
             "PCIe to GPUs",
             G * per_gpu,
             streamed,
-            f"{G} x PCIe {s.pcie_gen}.0 x{s.pcie_lanes_per_gpu} = {G} x {per_gpu:.1f} GB/s",
+            f"{G} x {link} = {G} x {per_gpu:.1f} GB/s",
         ),
         ("platform PCIe", platform_gb_per_s(s), streamed, platform),
         ("DRAM", s.dram_gb_per_s or math.inf, p.bytes_dram + 2 * p.bytes_nvme, f"{s.dram_gib or 0:g} GiB"),

@@ -139,9 +139,17 @@ USD_PER_KWH = Constant(
 PUE = Constant(
     "objective.pue",
     1.25,
-    "power usage effectiveness (facility power / IT power)",
+    "power usage effectiveness (facility power / IT power) of air-cooled IT",
     "Epoch AI's modelling default for non-hyperscale sites (1.1 hyperscale), cost_analysis_standalone.py "
     "power_usage_effectiveness(); industry average 1.56 (Uptime Institute 2024)",
+)
+PUE_LIQUID = Constant(
+    "objective.pue_liquid",
+    1.15,
+    "power usage effectiveness of heat removed by liquid (direct-to-chip, warm water)",
+    "estimate: liquid heat leaves through warm facility water with pumps and dry coolers, no chillers: AWS expects "
+    "1.08 for its new liquid-cooling designs and hyperscale fleets run 1.08-1.18 (Meta, Google, Microsoft; "
+    "DatacenterDynamics 2024-12); 1.15 taken for a colocation hall, against 1.25 for air (objective.pue)",
 )
 SERVER_DRAW_FRACTION = Constant(
     "objective.server_draw_fraction",
@@ -163,6 +171,20 @@ RACK_KW = Constant(
     40.8,
     "kW of IT power per air-cooled rack",
     "NVIDIA DGX SuperPOD H100 reference architecture RA-11333-001: four 10.2 kW DGX H100 per rack",
+)
+LIQUID_RACK_KW = Constant(
+    "layout.liquid_rack_kw",
+    155.0,
+    "kW of IT power per liquid-cooled rack position",
+    "Lenovo LP2357 (GB300 NVL72): 135 kW typical, 155 kW peak (EDPp) per rack, the figure a hall is provisioned "
+    "for; NVIDIA's GB300 NVL72 RA plans 'up to 142 kW' (docs/research/nvidia_systems S03)",
+)
+CDU_SPARES = Constant(
+    "cdu_spares",
+    1.0,
+    "spare coolant distribution units per liquid-cooled plan (N+1)",
+    "estimate: N+1, the redundancy CDU makers quote (Supermicro GB300 NVL72 in-rack CDU 'N+1 pumps'; CoolIT "
+    "CHx 'N+1'/'N+N'); one spare unit keeps the loop running through a unit's failure or service",
 )
 RACK_UNITS = Constant("layout.rack_units", 48.0, "U per rack", "the 48U racks of RA-11333-001 (NetShelter SX 48U)")
 RESERVED_UNITS = Constant(

@@ -63,7 +63,7 @@ def nic_end(nic: NicRow, server: ServerRow | None = None) -> End:
     if server is not None and server.nic_cage:
         cage, ports = server.nic_cage, server.nic_cage_ports or 1
         return End(server.name, cage, ports, nic.lanes, rates, server.nic_cage_top, gbps=nic.port_gbps)
-    return End(nic.sku, nic.cage, 1, nic.lanes, rates, nic.top, gbps=nic.port_gbps)
+    return End(nic.sku, nic.cage, nic.ports_per_cage, nic.lanes, rates, nic.top, gbps=nic.port_gbps)
 
 
 def switch_end(switch: SwitchRow) -> End:
@@ -488,6 +488,8 @@ def _nic_row(nic: NicRow) -> list[tuple]:
         out.append(("lanes", nic.lanes, f"a {nic.cage} cage has {QSFP_LANES[nic.cage]} lanes"))
     if nic.cage == "OSFP" and nic.top == "finned":
         out.append(("top", nic.top, "NIC OSFP cages take flat-top modules (riding heat sink); write flat"))
+    if nic.cage in QSFP_LANES and nic.ports_per_cage != 1:
+        out.append(("ports_per_cage", nic.ports_per_cage, f"{nic.cage} cages are single-port; write 1"))
     return out
 
 

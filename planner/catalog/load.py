@@ -89,6 +89,11 @@ class Catalog:
     def nic(self, sku: str) -> NicRow:
         return _lookup(self.items("nics"), sku, "NIC", "nics")  # type: ignore[return-value]
 
+    def port_modes(self, sku: str) -> list[NicRow]:
+        """A card and every other port mode of it (ConnectX-8: XDR InfiniBand, or 2x400GbE)."""
+        card = self.nic(sku).card.lower()
+        return [n for n in self.items("nics") if n.card.lower() == card]
+
     def switch(self, sku: str) -> CatalogRow:
         return _lookup(self.items("switches"), sku, "switch", "switches")
 
@@ -284,7 +289,7 @@ def problem_from_pydantic(label: str, number: int, err: dict) -> CatalogProblem:
 
 def _check_references(catalog: Catalog) -> list[CatalogProblem]:
     """Names that point into other kinds must exist; GPU references are made canonical."""
-    problems = _check_alias_clashes(catalog)
+    problems = _check_alias_clashes(catalog) + _resolve_port_modes(catalog)
     gpus = catalog.items("gpus")
     gpu_names = {n.lower(): g.name for g in gpus for n in _names(g)}
     nic_skus = {n.sku.lower() for n in catalog.items("nics")}
@@ -304,6 +309,30 @@ def _check_references(catalog: Catalog) -> list[CatalogProblem]:
             if kind == "servers" and bool(nic) != (row.included_nics > 0):
                 message = "included_nic and included_nics go together: give both or neither"
                 problems.append(CatalogProblem(origin.file, origin.row, "included_nics", row.included_nics, message))
+    return problems
+
+
+def _resolve_port_modes(catalog: Catalog) -> list[CatalogProblem]:
+    """A NIC row that is another port mode of a card takes that card's price, power and part number (one
+    price per part); the card must be a row of its own, not itself a mode."""
+    problems = []
+    nics = catalog.rows["nics"]
+    for key, row in list(nics.items()):
+        if not row.mode_of:
+            continue
+        card = nics.get((row.mode_of.lower(),))
+        if card is None or card.mode_of:
+            origin = catalog.origins[("nics", key)]
+            cards = [n.sku for n in nics.values() if not n.mode_of]
+            message = (
+                unknown_name_message("NIC", row.mode_of, cards, "nics")
+                if card is None
+                else f"{card.sku} is itself a port mode of {card.mode_of}: name the card"
+            )
+            problems.append(CatalogProblem(origin.file, origin.row, "mode_of", row.mode_of, message))
+            continue
+        update = {"price_usd": card.price_usd, "power_w": card.power_w, "mode_of": card.sku}
+        nics[key] = row.model_copy(update=update | {"part_number": row.part_number or card.part_number})
     return problems
 
 

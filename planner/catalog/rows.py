@@ -235,12 +235,19 @@ class CatalogRow(BaseModel):
         return tuple(str(getattr(self, f)).lower() for f in self.key_fields)
 
 
+# GPU architectures (the compute model's efficiency is a property of the architecture, not of each SKU)
+ARCHITECTURES = ("volta", "ampere", "hopper", "blackwell", "blackwell-ultra", "rubin", "cdna3", "cdna4", "gaudi3")
+
+
 class GpuRow(CatalogRow):
     catalog_kind: ClassVar[str] = "gpus"
     display: ClassVar[tuple[str, ...]] = (
         "name",
         "vendor",
+        "architecture",
         "peak_bf16_tflops",
+        "peak_fp8_tflops",
+        "peak_fp4_tflops",
         "hbm_gib",
         "hbm_gb_per_s",
         "tdp_w",
@@ -251,11 +258,30 @@ class GpuRow(CatalogRow):
     name: str = Field(min_length=1)
     aliases: Aliases = Field(default_factory=list, description="Other names, separated by ';'.")
     vendor: str = Field(min_length=1)
-    peak_bf16_tflops: TFLOPs = Field(description="Peak dense fp16/bf16 tensor TFLOPs.")
-    hbm_gib: GiB
+    architecture: Annotated[Literal[ARCHITECTURES], BeforeValidator(_lower)] | None = Field(
+        None, description=f"The GPU's architecture: {', '.join(ARCHITECTURES)}."
+    )
+    peak_bf16_tflops: TFLOPs = Field(description="Peak dense (not 2:4 sparse) fp16/bf16 tensor TFLOPs.")
+    peak_fp8_tflops: TFLOPs | None = Field(None, description="Peak dense fp8 tensor TFLOPs (none: no fp8).")
+    peak_fp4_tflops: TFLOPs | None = Field(
+        None, description="Peak dense fp4 (NVFP4/MXFP4) tensor TFLOPs (none: no fp4)."
+    )
+    hbm_gib: GiB = Field(description="HBM the software sees, GiB (nvidia-smi / rocm-smi total).")
     hbm_gb_per_s: GBps
     tdp_w: Watts
     price_usd: USD | None = None
+
+    @model_validator(mode="after")
+    def _peaks_in_order(self) -> GpuRow:
+        """A narrower format never runs slower than a wider one on the same tensor cores: bf16 <= fp8 <= fp4."""
+        peaks = [("peak_bf16_tflops", self.peak_bf16_tflops), ("peak_fp8_tflops", self.peak_fp8_tflops)]
+        peaks += [("peak_fp4_tflops", self.peak_fp4_tflops)]
+        known = [(column, value) for column, value in peaks if value is not None]
+        for (_, wider), (column, narrower) in zip(known, known[1:], strict=False):
+            if narrower < wider:
+                message = f"{narrower:g} is below the wider format's {wider:g}: give dense peaks, narrowest highest"
+                raise PydanticCustomError("peaks", "{message}", {"column": column, "message": message})
+        return self
 
 
 class ServerRow(CatalogRow):
@@ -336,6 +362,11 @@ class ServerRow(CatalogRow):
     )
     nvme_slots: count(ge=0) = Field(0, description="NVMe drive bays of one host.")
     root_complex_gb_per_s: GBps | None = Field(None, description="CPU root-complex limit on PCIe traffic, if known.")
+    host_link_gb_per_s: GBps | None = Field(
+        None,
+        description="GPU-to-host bandwidth per GPU per direction when the link is not PCIe (NVLink-C2C on "
+        "Grace-Blackwell trays); default: pcie_lanes_per_gpu lanes of PCIe pcie_gen.",
+    )
     # -- the rack: what the unit stands in, and how it is cooled
     rack_units: PositiveCount | None = Field(
         None, description="Height in rack units (U); a rack-scale system: its rack's."
@@ -348,6 +379,16 @@ class ServerRow(CatalogRow):
     cooling: Annotated[Literal["air", "liquid", "hybrid"], BeforeValidator(_lower)] = Field(
         "air", description="air, liquid (direct-to-chip: a CDU and facility water), or hybrid (liquid and air)."
     )
+    liquid_fraction: quantity_type("count", "0.85", ge=0, le=1) | None = Field(
+        None,
+        description="Share of power_w the liquid loop removes (the rest heats the room's air): air 0, liquid 1 "
+        "unless given; hybrid must say (GB200 NVL72: ~0.85).",
+    )
+    status: Annotated[Literal["available", "announced"], BeforeValidator(_lower)] = Field(
+        "available",
+        description="available (orderable), or announced (a roadmap system: planned only when named in "
+        "constraints.servers, and said so)",
+    )
 
     @model_validator(mode="after")
     def _whole_hosts_and_domains(self) -> ServerRow:
@@ -355,6 +396,32 @@ class ServerRow(CatalogRow):
         is whole domains (HGX: one)."""
         _check_topology(self.gpus_per_node, self.hosts, self.scale_up_domain)
         return self
+
+    @model_validator(mode="after")
+    def _liquid_share(self) -> ServerRow:
+        """How much heat goes to liquid follows from the cooling, except for hybrid, which must say."""
+        share, cooling = self.liquid_fraction, self.cooling
+        problem = None
+        if cooling == "hybrid" and share is None:
+            problem = "hybrid cooling: give the share of power_w the liquid loop removes (0-1, e.g. 0.85)"
+        elif cooling == "air" and share not in (None, 0):
+            problem = "an air-cooled server sends no heat to liquid: leave liquid_fraction empty or set cooling"
+        elif cooling == "liquid" and share == 0:
+            problem = "a liquid-cooled server sends heat to liquid: give its share above 0, or set cooling to air"
+        if problem:
+            raise PydanticCustomError("cooling", "{message}", {"column": "liquid_fraction", "message": problem})
+        return self
+
+    @property
+    def liquid_share(self) -> float:
+        """Share of the unit's power removed by liquid (the CDUs are sized on it)."""
+        if self.liquid_fraction is not None:
+            return self.liquid_fraction
+        return 1.0 if self.cooling == "liquid" else 0.0
+
+    @property
+    def orderable(self) -> bool:
+        return self.status == "available"
 
     @property
     def gpus_per_host(self) -> int:
@@ -374,9 +441,9 @@ class ServerRow(CatalogRow):
         """A system that is its own rack(s), rather than a server mounted in the layout's racks."""
         return self.racks > 0
 
-    def included_count(self, nic_sku: str) -> int:
-        """How many NICs of this SKU one node's price already includes (every host's)."""
-        return self.included_nics * self.hosts if (self.included_nic or "").lower() == nic_sku.lower() else 0
+    def included_count(self, nic: NicRow) -> int:
+        """How many of this NIC (any port mode of the card) one node's price already includes (every host's)."""
+        return self.included_nics * self.hosts if (self.included_nic or "").lower() == nic.card.lower() else 0
 
     @property
     def storage_nics_per_node(self) -> int:
@@ -447,8 +514,16 @@ class NicRow(ProductRow):
     )
 
     part_number: str | None = None
+    mode_of: str | None = Field(
+        None,
+        description="The SKU of the card this row is another port mode of (ConnectX-8: 1x800G XDR InfiniBand or "
+        "2x400GbE): the same card, so its price and power are that row's; leave them empty here.",
+    )
     speed_gbps: Gbps = Field(description="Total line rate of all ports (ports x port rate).")
     ports: PositiveCount
+    ports_per_cage: PositiveCount = Field(
+        1, description="Ports per cage (2: two 400GbE ports in one OSFP cage, as a ConnectX-8 runs Ethernet)."
+    )
     protocols: Annotated[str, BeforeValidator(_protocols)] = Field(
         description="Fabrics it runs, ';'-separated: ib, roce (lossless RoCE), spectrum-x (SuperNIC class); or both."
     )
@@ -461,9 +536,31 @@ class NicRow(ProductRow):
     top: Top | None = Field(None, description="Module top its cage takes (OSFP NIC cages: flat).")
     pcie_gen: count(ge=1, le=7) | None = Field(None, description="The card's PCIe generation.")
     pcie_lanes: PositiveCount | None = Field(None, description="The card's PCIe lanes.")
-    price_usd: USD
-    power_w: Watts
+    price_usd: USD | None = Field(None, description="Price of the card (required, except on a port-mode row).")
+    power_w: Watts | None = Field(None, description="Power of the card (required, except on a port-mode row).")
     seller: str | None = None
+
+    @model_validator(mode="after")
+    def _priced_once(self) -> NicRow:
+        """A card has one price: its own row's. A port-mode row takes it from that row (filled in at load)."""
+        for column in ("price_usd", "power_w"):
+            value = getattr(self, column)
+            if self.mode_of and value is not None:
+                message = f"a port mode takes the price and power of its card ({self.mode_of}): leave {column} empty"
+            elif not self.mode_of and value is None:
+                message = "is empty; this column is required"
+            else:
+                continue
+            raise PydanticCustomError("priced", "{message}", {"column": column, "message": message})
+        if self.ports % self.ports_per_cage:
+            message = f"{self.ports} ports do not fill whole {self.ports_per_cage}-port cages"
+            raise PydanticCustomError("cages", "{message}", {"column": "ports_per_cage", "message": message})
+        return self
+
+    @property
+    def card(self) -> str:
+        """The SKU of the physical card (this row's, or the card it is a port mode of)."""
+        return self.mode_of or self.sku
 
     @property
     def fabrics(self) -> tuple[str, ...]:
@@ -599,11 +696,22 @@ class InfraRow(ProductRow):
     catalog_kind: ClassVar[str] = "infra"
     display: ClassVar[tuple[str, ...]] = ("sku", "name", "kind", "rack_units", "capacity_kw", "price_usd", "confidence")
 
-    kind: Annotated[Literal["rack", "pdu", "subnet-manager"], BeforeValidator(_lower)]
+    kind: Annotated[Literal["rack", "pdu", "subnet-manager", "cdu"], BeforeValidator(_lower)] = Field(
+        description="rack, pdu, subnet-manager, or cdu (a coolant distribution unit for liquid-cooled servers)."
+    )
     rack_units: PositiveCount | None = Field(None, description="Rack: usable height in U; appliance: its height.")
-    capacity_kw: quantity_type("count", "22", gt=0) | None = Field(None, description="PDU: rated load in kW.")
+    capacity_kw: quantity_type("count", "22", gt=0) | None = Field(
+        None, description="PDU: rated load in kW; CDU: heat it removes to facility water, kW."
+    )
     price_usd: USD
     power_w: Watts = 0.0
+
+    @model_validator(mode="after")
+    def _rated(self) -> InfraRow:
+        if self.kind in ("pdu", "cdu") and self.capacity_kw is None:
+            message = f"a {self.kind.upper()} needs its rated capacity in kW"
+            raise PydanticCustomError("capacity", "{message}", {"column": "capacity_kw", "message": message})
+        return self
 
 
 class CloudRow(CatalogRow):
@@ -642,6 +750,10 @@ class CloudRow(CatalogRow):
     spot_usd_per_h: USD | None = None
     reserved_usd_per_h: USD | None = None
     reserved_kind: str | None = None
+    committed_1y_usd_per_h: USD | None = Field(
+        None, description="Per instance-hour under a 1-year commitment (savings plan, CUD, reserved instance)."
+    )
+    committed_3y_usd_per_h: USD | None = Field(None, description="Per instance-hour under a 3-year commitment.")
     internode_gbps: Gbps | None = None
     fabric: Annotated[CloudFabric, BeforeValidator(_lower)] = Field(
         description="efa, ib, roce, tcpx (GPUDirect-TCPX/O), tcp, or none (single-node only)."

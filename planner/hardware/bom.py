@@ -12,6 +12,7 @@ from collections import Counter
 from planner.base.resources import display_name
 from planner.catalog.load import Catalog
 from planner.hardware import layout
+from planner.hardware.designs import note_columns
 from planner.hardware.sizing import PRICED
 from planner.results import BomLine, LinkLine
 
@@ -23,6 +24,7 @@ SECTIONS = {
     "out-of-band": "out-of-band management",
     "subnet manager": "subnet manager",
     "racks": "racks and power",
+    "cooling": "cooling",
 }
 # priced quantity -> (section, segment whose runs its cut-to-length parts follow)
 UNITS = {
@@ -38,7 +40,9 @@ UNITS = {
     "ufm": ("subnet manager", None),
     "compute_rack": ("racks", None),
     "network_rack": ("racks", None),
+    "cdu": ("cooling", None),
 }
+NOTE_COLUMNS = note_columns()
 ALWAYS_EXCLUDED = (
     "the storage system itself (arrays or storage servers) and its switch ports",
     "uplinks from the in-band and out-of-band switches to the data-centre network",
@@ -93,7 +97,7 @@ def _line(catalog, section, kind, key, part, length, label, included_in, quantit
     unit = 0.0 if included_in else item.price_usd
     category = {
         "optics": "transceivers" if getattr(item, "kind", "") == "transceiver" else "cables",
-        "infra": {"rack": "racks", "pdu": "pdus", "subnet-manager": "appliances"}.get(
+        "infra": {"rack": "racks", "pdu": "pdus", "subnet-manager": "appliances", "cdu": "cdus"}.get(
             getattr(item, "kind", ""), "infra"
         ),
     }.get(kind, kind)
@@ -229,7 +233,7 @@ def _add_part(lines: _Lines, catalog: Catalog, section, kind, key, quantity, run
 def _nic_lines(lines: _Lines, catalog: Catalog, row: dict, server, nodes: int) -> None:
     if isinstance(row["nic"], str):
         nic = catalog.nic(row["nic"])
-        included = min(server.included_count(nic.sku), int(row["nics_per_node"]))
+        included = min(server.included_count(nic), int(row["nics_per_node"]))
         cabled = f"{int(row['nic_ports'])} of {nic.ports} ports cabled" if int(row["nic_ports"]) < nic.ports else ""
         if row["nics_per_node"] - included > 0:
             lines.add("servers", "nics", nic.sku, nodes * (int(row["nics_per_node"]) - included), label=cabled)
@@ -319,7 +323,7 @@ def _wire(fabric: str) -> str:
 def not_priced(row: dict, q: dict) -> list[str]:
     """What the plan's capex leaves out: sections the scenario or the catalog leave out, and the standing
     exclusions."""
-    notes = [row[c] for c in ("storage_note", "inband_note", "oob_note", "ufm_note", "racks_note") if row.get(c)]
+    notes = [row[c] for c in NOTE_COLUMNS if row.get(c)]
     if int(row["tier"]) == 0:
         notes.append("a single node: storage, in-band and out-of-band networks not sized (connect it to existing ones)")
     if q.get("oob_ports"):
@@ -328,8 +332,8 @@ def not_priced(row: dict, q: dict) -> list[str]:
         notes.append("the UFM appliances' own fabric links and the leaf ports they take")
     if row.get("cooling", "air") != "air":
         notes.append(
-            f"{row['cooling']} cooling of the {row['server']} nodes: coolant distribution units (CDUs), facility "
-            "water and its piping (the catalog has no cooling equipment yet)"
+            f"facility water for the {row['cooling']}-cooled {row['server']} nodes: supply and return piping to "
+            "the CDUs and the heat rejection (dry coolers or towers) - a liquid-ready hall's, in the colocation rate"
         )
     if row.get("rack_scale"):
         notes.append(

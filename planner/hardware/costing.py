@@ -19,17 +19,20 @@ def node_cost(server: ServerRow, nic: NicRow | None, nics: int) -> tuple[float, 
     """(USD, nameplate W) of one node: the server plus the NICs its price does not include."""
     if nic is None:
         return server.price_usd, server.power_w
-    extra = max(0, nics - server.included_count(nic.sku))
+    extra = max(0, nics - server.included_count(nic))
     return server.price_usd + extra * nic.price_usd, server.power_w + extra * nic.power_w
 
 
 @dataclass(frozen=True)
 class Cost:
-    """capex and nameplate power of a configuration, with the nodes' share of the power."""
+    """capex and nameplate power of a configuration, with the nodes' share of the power and that share
+    weighted by the nodes' PUE (pue x node_w: a liquid-cooled node's energy carries a lower facility overhead;
+    None: at objective.pue, like the network)."""
 
     capex_usd: object
     power_w: object
     node_w: object
+    pue_node_w: object = None
 
     @property
     def network_w(self):
@@ -54,7 +57,8 @@ def configuration_cost(coef, nodes, down_ports=0, switches=0, uplinks=0, **more)
         if f"{prefix}_usd" in coef:
             capex = capex + coef[f"{prefix}_usd"] * quantity
             network_w = network_w + coef[f"{prefix}_w"] * quantity
-    return Cost(capex, node_w + network_w, node_w)
+    pue = coef.get("pue")
+    return Cost(capex, node_w + network_w, node_w, None if pue is None else pue * node_w)
 
 
 def priced_quantities(q: dict) -> dict:
@@ -91,7 +95,7 @@ def difference_uncertainty_usd(lines_a, lines_b) -> float:
 
 
 def usd_per_watt_drawn(objective) -> float:
-    """Energy cost of one watt of IT draw over the horizon: hours x years x PUE x $/kWh / 1000."""
+    """Energy cost of one watt of air-cooled IT draw over the horizon: hours x years x PUE x $/kWh / 1000."""
     return HOURS_PER_YEAR * objective.years * objective.pue * objective.usd_per_kwh / 1e3
 
 
@@ -100,12 +104,26 @@ def draw_w(node_w, network_w, objective):
     return objective.server_draw_fraction * node_w + network_w
 
 
+def facility_draw_w(cost: Cost, objective):
+    """The facility power behind the training draw: the nodes' draw at their PUE (by cooling), the network's
+    (air-cooled switches) at objective.pue."""
+    pue_node_w = cost.pue_node_w if cost.pue_node_w is not None else objective.pue * cost.node_w
+    return objective.server_draw_fraction * pue_node_w + objective.pue * cost.network_w
+
+
+def plan_pue(cost: Cost, objective) -> float:
+    """The configuration's effective PUE: facility draw / IT draw."""
+    draw = float(draw_w(cost.node_w, cost.network_w, objective))
+    return float(facility_draw_w(cost, objective)) / draw if draw > 0 else float(objective.pue)
+
+
 def energy_usd(cost: Cost, objective):
-    return draw_w(cost.node_w, cost.network_w, objective) * usd_per_watt_drawn(objective)
+    return facility_draw_w(cost, objective) * HOURS_PER_YEAR * objective.years * objective.usd_per_kwh / 1e3
 
 
-def energy_usd_per_hour(draw_kw: float, objective) -> float:
-    return draw_kw * objective.pue * objective.usd_per_kwh
+def energy_usd_per_hour(draw_kw: float, objective, pue: float | None = None) -> float:
+    """Energy per hour of an IT draw at a PUE (default: objective.pue)."""
+    return draw_kw * (objective.pue if pue is None else pue) * objective.usd_per_kwh
 
 
 # ---------------------------------------------------------------- running the cluster (TCO beyond energy)
@@ -143,10 +161,12 @@ def tco_usd(cost: Cost, objective):
     return lines["capex"] + lines["energy"] + lines["colocation"] + lines["support"] + lines["staff"]
 
 
-def running_usd_per_hour(power_kw: float, draw_kw: float, capex_usd: float, objective) -> float:
+def running_usd_per_hour(
+    power_kw: float, draw_kw: float, capex_usd: float, objective, pue: float | None = None
+) -> float:
     """What owning the cluster costs per hour beyond its purchase: energy, colocation, support, staff (the
     purchase side of buy-vs-rent, like with like against a rental's all-in hourly rate)."""
-    per_hour = energy_usd_per_hour(draw_kw, objective)
+    per_hour = energy_usd_per_hour(draw_kw, objective, pue)
     per_hour += power_kw * objective.colocation_usd_per_kw_month * 12 / HOURS_PER_YEAR
     per_hour += capex_usd * objective.support_share_of_capex_per_year / HOURS_PER_YEAR
     return per_hour + objective.staff_fte * objective.staff_usd_per_fte_year / HOURS_PER_YEAR

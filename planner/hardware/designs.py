@@ -25,7 +25,7 @@ from planner.assumptions import hardware as H
 from planner.catalog import connectors
 from planner.catalog.load import Catalog
 from planner.catalog.rows import ProductRow, ServerRow
-from planner.hardware import costing, layout, networks, pcie
+from planner.hardware import costing, layout, networks, pcie, sizing
 from planner.hardware.fabric import leaf_split
 from planner.hardware.sizing import PRICED
 from planner.hardware.topology import Topology
@@ -67,11 +67,11 @@ def _configs(
     buyable = undominated(catalog.items("nics"), keep)
     records = []
     for server in servers:
-        nics = [catalog.nic(server.included_nic)] if server.nics_fixed else buyable
+        nics = catalog.port_modes(server.included_nic) if server.nics_fixed else buyable
         counts = server.nic_configurations(cap)
         for nic in nics:
             gen, lanes = pcie.link_gen_lanes(nic.pcie_gen, nic.pcie_lanes, server.slot_gen, server.nic_slot_lanes)
-            included = server.included_count(nic.sku)
+            included = server.included_count(nic)
             cabled = [nic.ports] if server.nics_fixed else range(1, nic.ports + 1)
             for ports, count in ((p, c) for p in cabled for c in counts):
                 usable = float(pcie.nic_usable_gbps(ports * nic.port_gbps, gen, lanes))
@@ -146,6 +146,7 @@ class _Context:
         self.limits = sorted({o.reach_m for o in self.optics} | {m for o in self.optics for m, _ in o.lengths})
         self.memo: dict = {}
         infra = catalog.items("infra")
+        self.cdus = sorted((r for r in infra if r.kind == "cdu"), key=lambda r: (r.price_usd, r.sku))
         self.rack = min((r for r in infra if r.kind == "rack"), key=lambda r: (r.price_usd, r.sku), default=None)
         self.pdu = min((r for r in infra if r.kind == "pdu"), key=lambda r: (r.price_usd, r.sku), default=None)
         self.ufm = networks.subnet_manager(catalog)
@@ -169,7 +170,10 @@ class _Context:
             **Topology.of(server).columns(),
             "hosts": server.hosts,
             "cooling": server.cooling,
-            "host_gbps": pcie.x16_gbps(server.pcie_gen),  # GPU <-> host for offload: an x16 slot, raw
+            "status": server.status,
+            "liquid_w": server.power_w * server.liquid_share,  # heat the CDUs take, nameplate
+            "pue": pue_of(self.scenario.objective, server.liquid_share),
+            "host_gbps": pcie.host_link_gb_per_s(server) * 8,  # GPU <-> host for offload (PCIe or NVLink-C2C), raw
             "host_dram_gb_per_s": server.dram_gb_per_s or np.nan,
             "server_usd": server.price_usd,
             "server_w": server.power_w,
@@ -206,7 +210,7 @@ class _Context:
         rows = _assign(servers, no_nics | no_storage | _zero_params())
         rows["node_usd"] = rows["server_usd"]
         rows["node_w"] = rows["server_w"]
-        return self._racks(rows)
+        return self._cooling(self._racks(rows), one_node=True)
 
     # -- multi-node designs
 
@@ -228,7 +232,7 @@ class _Context:
             rows[column] = rows[column].where(used, 0)
         rows["node_usd"] = rows["server_usd"] + rows["nics_usd"] + rows["storage_usd"]
         rows["node_w"] = rows["server_w"] + rows["nics_w"] + rows["storage_w"]
-        rows = self._racks(rows)
+        rows = self._cooling(self._racks(rows))
         return rows.reset_index(drop=True).copy()
 
     def _fabric_pairs(self, configs: pd.DataFrame) -> pd.DataFrame:
@@ -589,16 +593,57 @@ class _Context:
         )
         return rows
 
+    # -- cooling
+
+    def _cooling(self, rows: pd.DataFrame, one_node: bool = False) -> pd.DataFrame:
+        """Liquid and hybrid cooled nodes get N+1 coolant distribution units of one model, sized on their
+        liquid heat; each CDU model in the catalog is a design of its own (the small one wins small plans). A
+        single node (one row per server) takes the model that cools it for least."""
+        rows = _assign(rows, {"cdu": None, "cdu_kw": 0.0, "cdu_usd": 0.0, "cdu_w": 0.0, "cdu_skus": ()})
+        liquid = rows["liquid_w"].to_numpy(float) > 0
+        if not self.include.cooling or not self.cdus:
+            missing = (
+                "excluded by the scenario (include.cooling: false)"
+                if not self.include.cooling
+                else ("not priced: the catalog has no CDU row (infra.csv, kind cdu)")
+            )
+            rows["cooling_note"] = np.where(liquid, f"coolant distribution units (CDUs) {missing}", "")
+            return rows
+        rows["cooling_note"] = ""
+        if not liquid.any():
+            return rows
+        options = pd.DataFrame(
+            [
+                {"cdu": c.sku, "cdu_kw": c.capacity_kw, "cdu_usd": c.price_usd, "cdu_w": c.power_w,
+                 "cdu_skus": (("infra", c.sku, 1.0),)}
+                for c in self.cdus
+            ]
+        )  # fmt: skip
+        wet = rows[liquid].drop(columns=list(options.columns)).merge(options, how="cross")
+        if one_node:
+            units = sizing.cdus({"liquid_w": wet["liquid_w"], "cdu_kw": wet["cdu_kw"]}, 1)
+            wet = wet.assign(_usd=units * wet["cdu_usd"]).sort_values(["_usd", "cdu"], kind="stable")
+            wet = wet.drop_duplicates("server").drop(columns="_usd")
+        return pd.concat([rows[~liquid], wet], ignore_index=True)
+
+
+def pue_of(objective, liquid_share: float) -> float:
+    """The PUE of a node's power: its liquid-cooled share at objective.pue_liquid, the rest at objective.pue."""
+    return objective.pue + liquid_share * (objective.pue_liquid - objective.pue)
+
 
 def _rack_columns(server: ServerRow, g: layout.Geometry) -> dict:
     """Where a node stands: a server is mounted in the layout's racks (as many as their power and space
-    allow); a rack-scale system is its own rack(s) (rack_span of them per node), whatever the layout's rack
-    power, with its ports at the height of its lowest host tray (rack height / hosts)."""
+    allow: air-cooled or liquid-cooled racks by its cooling); a rack-scale system is its own rack(s)
+    (rack_span of them per node), which must fit the layout's rack power, with its ports at the height of its
+    lowest host tray (rack height / hosts)."""
+    liquid = server.cooling != "air"
     if server.rack_scale:
         tray_units = max(1, (server.rack_units or g.rack_units) // server.hosts)
-        return {"server_units": tray_units, "nodes_per_rack": 1, "rack_span": server.racks, "rack_fits": True,
+        fits = server.power_w / server.racks <= layout.rack_w(g, liquid) + 1e-6
+        return {"server_units": tray_units, "nodes_per_rack": 1, "rack_span": server.racks, "rack_fits": fits,
                 "rack_scale": True}  # fmt: skip
-    npr = layout.nodes_per_rack(server.power_w, server.rack_units, g)
+    npr = layout.nodes_per_rack(server.power_w, server.rack_units, g, liquid)
     return {"server_units": server.rack_units or 0, "nodes_per_rack": max(npr, 1), "rack_span": 1,
             "rack_fits": npr >= 1, "rack_scale": False}  # fmt: skip
 
@@ -630,7 +675,7 @@ def _zero_params() -> dict:
     )  # fmt: skip
     zeros |= _storage_zero() | {column: () for column in SKU_COLUMNS}
     for prefix in ("endpoint", *PRICED.values()):
-        if prefix not in ("compute_rack", "network_rack"):
+        if prefix not in ("compute_rack", "network_rack", "cdu"):
             zeros |= {f"{prefix}_usd": 0.0, f"{prefix}_w": 0.0}
     notes = dict(storage_note="", inband_note="", oob_note="", ufm_note="")
     return zeros | notes | dict(inband_switch=None, uplink=None, link=None, inband_link=None)
@@ -686,4 +731,4 @@ def _storage_params(design: networks.StorageDesign) -> dict:
 
 
 def note_columns() -> list[str]:
-    return ["storage_note", "inband_note", "oob_note", "ufm_note", "racks_note"]
+    return ["storage_note", "inband_note", "oob_note", "ufm_note", "racks_note", "cooling_note"]

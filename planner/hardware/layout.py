@@ -5,7 +5,8 @@ Geometry, all from the scenario's `layout:` section:
   * a rack is `rack_units` high (EIA-310: 44.45 mm per U) and `rack_width_m` wide; servers stack from the
     bottom; `reserved_units` stay free for patch panels and top-of-rack gear;
   * nodes per rack = min(rack_kw / server nameplate kW, (rack_units - reserved_units) / server U)
-    (DGX SuperPOD H100: 4 x 10.2 kW DGX in a 40.8 kW rack, RA-11333-001);
+    (DGX SuperPOD H100: 4 x 10.2 kW DGX in a 40.8 kW rack, RA-11333-001); liquid and hybrid cooled servers
+    take liquid_rack_kw instead, and a rack-scale system must fit it (a GB300 NVL72 peaks at 155 kW);
   * compute racks stand in rows of `racks_per_row` (a rail-optimised fabric: one scalable unit per row),
     each row with one network rack: in its middle (middle-of-row) or at its end (end-of-row);
   * a run from a node climbs to the overhead tray at the rack top, crosses k racks, and drops to the
@@ -31,6 +32,7 @@ class Geometry:
     """The layout section's figures (planner.inputs.scenario.Layout); its defaults are planner.assumptions'."""
 
     rack_kw: float = D.RACK_KW.value
+    liquid_rack_kw: float = D.LIQUID_RACK_KW.value
     rack_units: int = int(D.RACK_UNITS.value)
     reserved_units: int = int(D.RESERVED_UNITS.value)
     rack_width_m: float = D.RACK_WIDTH_M.value
@@ -51,9 +53,15 @@ class Geometry:
         return self.rack_units - self.reserved_units
 
 
-def nodes_per_rack(server_w: float, server_units: int | None, g: Geometry) -> int:
-    """How many servers one rack powers and holds (0: one server alone exceeds the rack's power)."""
-    by_power = math.floor(g.rack_kw * 1e3 / server_w + 1e-9) if server_w > 0 else 10**6
+def rack_w(g: Geometry, liquid: bool) -> float:
+    """The IT power one rack position takes: an air-cooled rack's, or a liquid-cooled one's."""
+    return (g.liquid_rack_kw if liquid else g.rack_kw) * 1e3
+
+
+def nodes_per_rack(server_w: float, server_units: int | None, g: Geometry, liquid: bool = False) -> int:
+    """How many servers one rack powers and holds (0: one server alone exceeds the rack's power); liquid and
+    hybrid cooled servers stand in liquid-cooled racks."""
+    by_power = math.floor(rack_w(g, liquid) / server_w + 1e-9) if server_w > 0 else 10**6
     by_space = g.usable_units // server_units if server_units else 10**6
     return max(0, min(by_power, by_space))
 

@@ -41,6 +41,12 @@ def x16_gbps(gen):
     return float(values) if np.ndim(values) == 0 else values
 
 
+def host_link_gb_per_s(server) -> float:
+    """A server's GPU-to-host bandwidth per GPU per direction, GB/s raw: its NVLink-C2C figure, or its GPU's
+    PCIe lanes."""
+    return server.host_link_gb_per_s or server.pcie_lanes_per_gpu * lane_gb_per_s(server.pcie_gen)
+
+
 def lane_gb_per_s(gen):
     """GB/s per lane per direction: the x16 rate / 16 lanes / 8 bits (PCIe 4.0: 31.5 GB/s per x16)."""
     return x16_gbps(gen) / 16 / 8

@@ -1,8 +1,9 @@
 """Every quantity of a configuration at N nodes, in closed form (docs/plan.md section 3): the compute fabric
 (fabric.size_arrays), racks and PDUs (layout.py's rules), the storage, in-band and out-of-band networks and
-the subnet managers (networks.py's designs). The candidate table prices each row with these at its smallest
-feasible N; the brute force enumerates N with them; the MILP (optimize/buy.py) states the same rules as
-linear constraints. Every quantity is non-decreasing in N.
+the subnet managers (networks.py's designs), the coolant distribution units of liquid-cooled nodes. The
+candidate table prices each row with these at its smallest feasible N; the brute force enumerates N with
+them; the MILP (optimize/buy.py) states the same rules as linear constraints. Every quantity is
+non-decreasing in N.
 
 `params` maps the candidate table's columns (numbers or arrays) to values; `nodes` is a number or an array.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from planner.assumptions import facility as F
 from planner.hardware import fabric
 
 # The priced quantities and the coefficient prefix of each (costing.configuration_cost: capex = sum of
@@ -30,6 +32,7 @@ PRICED = {
     "inband_switches": "inband_switch",
     "oob_switches": "oob_switch",
     "ufm": "ufm",
+    "cdus": "cdu",
 }
 
 
@@ -84,7 +87,18 @@ def quantities(params, nodes) -> dict[str, np.ndarray]:
     oob = n + size["switches"] + q["storage_switches"] + q["inband_switches"] + q["ufm"] + q["pdus"]
     q["oob_ports"] = np.where(multi & (np.asarray(params["oob_ports_per_switch"]) > 0), oob, 0)
     q["oob_switches"] = _ceil(q["oob_ports"], params["oob_ports_per_switch"])
+    q["cdus"] = cdus(params, n)
     return q
+
+
+def cdus(params, n) -> np.ndarray:
+    """Coolant distribution units for the nodes' liquid heat (nameplate x liquid share), N+1: enough to carry
+    it, plus the spares (planner.assumptions.facility.CDU_SPARES); none without liquid cooling."""
+    liquid_w = np.asarray(params["liquid_w"], dtype=float) * n
+    capacity_w = np.asarray(params["cdu_kw"], dtype=float) * 1e3
+    cooled = (liquid_w > 0) & (capacity_w > 0)
+    needed = np.ceil(liquid_w / np.where(cooled, capacity_w, 1.0) - 1e-9).astype(np.int64)
+    return np.where(cooled, needed + int(F.CDU_SPARES.value), 0)
 
 
 def _storage(params, n, multi) -> dict[str, np.ndarray]:

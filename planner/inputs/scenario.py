@@ -129,7 +129,14 @@ class Objective(_Strict):
         D.PUE.value,
         ge=1,
         le=L.MAX_PUE,
-        description="Power usage effectiveness (Epoch AI modelling default, non-hyperscale).",
+        description="Power usage effectiveness of air-cooled IT (Epoch AI modelling default, non-hyperscale).",
+    )
+    pue_liquid: float = Field(
+        D.PUE_LIQUID.value,
+        ge=1,
+        le=L.MAX_PUE,
+        description="Power usage effectiveness of the heat liquid cooling removes (a hybrid server: its liquid "
+        "share at this PUE, the rest at pue). Estimate: warm-water direct-to-chip loops.",
     )
     server_draw_fraction: float = Field(
         D.SERVER_DRAW_FRACTION.value, gt=0, le=1, description="Training draw / server max power (Epoch AI)."
@@ -207,7 +214,14 @@ class Layout(_Strict):
         D.RACK_KW.value,
         gt=0,
         le=L.MAX_RACK_KW,
-        description="IT power per rack, kW (DGX SuperPOD H100: 4 x 10.2 kW DGX, RA-11333-001).",
+        description="IT power per air-cooled rack, kW (DGX SuperPOD H100: 4 x 10.2 kW DGX, RA-11333-001).",
+    )
+    liquid_rack_kw: float = Field(
+        D.LIQUID_RACK_KW.value,
+        gt=0,
+        le=L.MAX_RACK_KW,
+        description="IT power per liquid-cooled rack position, kW (a GB300 NVL72 rack peaks at 155 kW, Lenovo): "
+        "liquid and hybrid servers stack to it; a rack-scale system must fit it.",
     )
     rack_units: int = Field(int(D.RACK_UNITS.value), ge=4, le=L.MAX_RACK_UNITS, description="Rack height, U.")
     reserved_units: int = Field(
@@ -251,6 +265,7 @@ class Include(_Strict):
     oob_network: bool = True
     subnet_manager: bool = Field(True, description="UFM appliances where InfiniBand switches are unmanaged.")
     racks: bool = Field(True, description="Racks and PDUs.")
+    cooling: bool = Field(True, description="Coolant distribution units for liquid and hybrid cooled servers.")
 
 
 class CloudOptions(_Strict):

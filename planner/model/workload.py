@@ -192,7 +192,7 @@ def like_catalog(catalog: Catalog, gpu: str, scale_up_gpus: int, gpus_per_host: 
     dram = [s.dram_gb_per_s for s in hosts if s.dram_gb_per_s]
     return {
         "scale_up_gb_per_s": max(in_domain) if in_domain else np.nan,
-        "host_gbps": pcie.x16_gbps(max(s.pcie_gen for s in hosts)) if hosts else np.nan,
+        "host_gbps": max(pcie.host_link_gb_per_s(s) for s in hosts) * 8 if hosts else np.nan,
         "host_dram_gb_per_s": max(dram) if dram else np.nan,
     }
 

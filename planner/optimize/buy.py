@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pulp
 
+from planner.assumptions import facility as F
 from planner.base.errors import SolverError
 from planner.hardware import costing, fabric
 from planner.model.workload import Requirements
@@ -71,6 +72,7 @@ def create_model(candidates: pd.DataFrame, req: Requirements, objective, constra
         define_management(problem, k, row, cv)
         define_network_racks(problem, k, row, cv)
         define_oob(problem, k, row, cv)
+        define_cooling(problem, k, row, cv)
     define_one_configuration(problem, variables)
     cost = define_cost(rows, variables)
     define_objective(problem, cost, objective)
@@ -104,6 +106,17 @@ def define_racks(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) 
     racks = _int(problem, "Rc", k)
     problem += int(row["nodes_per_rack"]) * racks >= cv.nodes, var_name("compute_racks", k)
     cv.q["compute_racks"] = int(row["rack_span"]) * racks
+
+
+def define_cooling(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
+    """Coolant distribution units: cap_k (U_k - spares z_k) >= liquid_k n_k (sizing.cdus in closed form)."""
+    liquid_w, capacity_w = float(row["liquid_w"]), float(row["cdu_kw"]) * 1e3
+    if liquid_w <= 0 or capacity_w <= 0:
+        return
+    units = _int(problem, "U", k)
+    spares = int(F.CDU_SPARES.value)
+    problem += capacity_w * (units - spares * cv.z) >= liquid_w * cv.nodes, var_name("cdus", k)
+    cv.q["cdus"] = units
 
 
 def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
@@ -255,6 +268,7 @@ def define_cost(rows: list[dict], variables: dict[int, CandidateVars]) -> costin
         pulp.lpSum(p.capex_usd for p in parts),
         pulp.lpSum(p.power_w for p in parts),
         pulp.lpSum(p.node_w for p in parts),
+        pulp.lpSum(p.pue_node_w for p in parts),
     )
 
 

@@ -275,7 +275,7 @@ def _cost_block(ws: Worksheet, row: int, plan: Plan, context: PlanContext, total
         ("years", "Horizon (years)", cost.years or o.get("years", 5.0), NUM1, True),
         ("draw", "Training draw (kW)", cost.draw_kw, NUM1, False),
         ("kwh", "Electricity (USD per kWh)", o.get("usd_per_kwh", 0.0), "0.0000", True),
-        ("pue", "PUE", o.get("pue", 1.0), "0.00", True),
+        ("pue", "PUE (the plan's: its servers' by cooling, the network air-cooled)", cost.pue, "0.00", True),
     ]
     row = _inputs(ws, row, inputs, cells)
     energy = (

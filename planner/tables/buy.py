@@ -84,13 +84,21 @@ def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
     if c.gpus is not None:
         names = {catalog.gpu(g).name for g in c.gpus}
         servers = [s for s in servers if s.gpu in names]
-    if c.servers is not None:
-        names = {catalog.server(s).name for s in c.servers}
-        servers = [s for s in servers if s.name in names]
+    named = {catalog.server(s).name for s in c.servers} if c.servers is not None else None
+    if named is not None:
+        servers = [s for s in servers if s.name in named]
+    roadmap = [s for s in servers if not s.orderable and (named is None or s.name not in named)]
+    servers = [s for s in servers if s not in roadmap]  # an announced system only when named
     if c.gpus_per_node is not None:
         servers = [s for s in servers if s.gpus_per_node in c.gpus_per_node]
     if c.vendors is not None:
         servers = [s for s in servers if any(v.lower() in s.vendor.lower() for v in c.vendors)]
+    if not servers and roadmap:
+        names = ", ".join(repr(s.name) for s in roadmap)
+        raise ScenarioError(
+            f"only announced (not orderable) systems match: {names}; to plan one as a roadmap comparison name it "
+            "in constraints.servers (--set 'constraints.servers=[\"NAME\"]')"
+        )
     if not servers:
         raise ScenarioError(
             "no server in the catalog matches constraints.gpus/servers/gpus_per_node/vendors; "
@@ -458,8 +466,10 @@ PARAMS = [
     "ufm_count",
     "ufm_units",
     "ufm_w",
+    "liquid_w",
+    "cdu_kw",
 ]
-COEFFICIENTS = ["endpoints_per_node", "node_usd", "node_w", "endpoint_usd", "endpoint_w"] + [
+COEFFICIENTS = ["endpoints_per_node", "node_usd", "node_w", "endpoint_usd", "endpoint_w", "pue"] + [
     f"{prefix}_{unit}" for prefix in sizing.PRICED.values() if prefix != "port" for unit in ("usd", "w")
 ]
 QUANTITY_COLUMNS = [
@@ -486,6 +496,7 @@ QUANTITY_COLUMNS = [
     "oob_ports",
     "oob_switches",
     "ufm",
+    "cdus",
 ]
 COLUMNS = list(
     dict.fromkeys(
@@ -519,6 +530,9 @@ COLUMNS = list(
             "rack_scale",
             "hosts",
             "cooling",
+            "status",
+            "cdu",
+            "pue",
             "leaf_down",
             "node_run_m",
             "uplink_run_m",

@@ -161,8 +161,8 @@ def _designs(catalog: Catalog, fleet: Fleet, names: list[str]) -> Designs:
 
 def _offer_names(catalog: Catalog, fleet: Fleet, source: str) -> list[str]:
     buy = fleet.buy
-    if buy.servers is None:
-        return [s.name for s in catalog.items("servers")]
+    if buy.servers is None:  # every orderable server (an announced one only when named)
+        return [s.name for s in catalog.items("servers") if s.orderable]
     if not buy.servers:
         raise ScenarioError(
             f"{source}: buy.servers is empty: name at least one server the fleet may buy (a fleet that only "

@@ -68,7 +68,7 @@ def _server_figures(s: ServerRow, g: GpuRow, calibration: Calibration) -> dict[s
         "G": s.gpus_per_node,
         "hbm_gib": g.hbm_gib,
         "hbm_gb_per_s": g.hbm_gb_per_s,
-        "gpu_pcie_gb_per_s": s.pcie_lanes_per_gpu * pcie.lane_gb_per_s(s.pcie_gen),
+        "gpu_pcie_gb_per_s": pcie.host_link_gb_per_s(s),
         "platform_gb_per_s": platform_gb_per_s(s),
         "dram_gib": s.dram_gib or 0.0,
         "dram_gb_per_s": s.dram_gb_per_s or math.inf,
@@ -123,7 +123,7 @@ def machine_options(catalog: Catalog, gpus: list[str] | None, max_drives: int | 
         slots = min(server.nvme_slots, max_drives if max_drives is not None else server.nvme_slots)
         drive_options = [(None, 0)] + [(d, k) for d in catalog.items("nvme") for k in DRIVE_COUNTS if k <= slots]
         # the server's real NIC configurations (a DGX: only its built-in NICs, as built)
-        fitted = [n for n in nics if not server.nics_fixed or n.sku.lower() == (server.included_nic or "").lower()]
+        fitted = [n for n in nics if not server.nics_fixed or n.card.lower() == (server.included_nic or "").lower()]
         if server.nics_fixed and not fitted:
             fitted = [catalog.nic(server.included_nic)]
         nic_options = [(None, 0)] + [(n, k) for n in fitted for k in server.nic_configurations()]

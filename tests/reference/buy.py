@@ -39,7 +39,8 @@ def _node_parts(catalog: Catalog, row: dict) -> tuple[float, float]:
     usd, watts = server.price_usd, server.power_w
     if isinstance(row["nic"], str):
         nic = catalog.nic(row["nic"])
-        included = server.included_nics * server.hosts if (server.included_nic or "").lower() == nic.sku.lower() else 0
+        card = (nic.mode_of or nic.sku).lower()  # a port mode of the card the server includes is included too
+        included = server.included_nics * server.hosts if (server.included_nic or "").lower() == card else 0
         extra = max(0, int(row["nics_per_node"]) - included)
         usd, watts = usd + extra * nic.price_usd, watts + extra * nic.power_w
     if row["storage_bought"]:
@@ -67,7 +68,10 @@ def price(catalog: Catalog, row: dict, nodes: int, scenario: Scenario) -> dict:
         usd, watts = _per_unit(catalog, row[f"{prefix}_skus"])
         capex, network_w = capex + usd * count, network_w + watts * count
     o = scenario.objective
-    kwh = (o.server_draw_fraction * servers_w + network_w) / 1e3 * HOURS_PER_YEAR * o.years * o.pue
+    server = catalog.server(row["server"])  # its liquid share of heat at pue_liquid, the rest and the network at pue
+    share = server.liquid_fraction if server.liquid_fraction is not None else float(server.cooling == "liquid")
+    node_pue = o.pue + share * (o.pue_liquid - o.pue)
+    kwh = (o.server_draw_fraction * servers_w * node_pue + network_w * o.pue) / 1e3 * HOURS_PER_YEAR * o.years
     months = 12 * o.years
     running = kwh * o.usd_per_kwh + (servers_w + network_w) / 1e3 * o.colocation_usd_per_kw_month * months
     running += capex * o.support_share_of_capex_per_year * o.years + o.staff_fte * o.staff_usd_per_fte_year * o.years
