@@ -22,10 +22,36 @@ class BomLine(_Frozen):
     unit_w: float = 0.0
     source: str = Field(description="catalog file:row the price comes from")
     confidence: str = ""
+    price_date: str = Field("", description="the date of the catalog row the price comes from")
+    stale: bool = Field(False, description="the price is older than stale_price_months as of the plan's date")
     section: str = Field("compute", description="compute, storage, in-band, out-of-band, subnet manager, racks")
     catalog_sku: str = Field("", description="the catalog row's key, when the part number is one of its lengths")
     length_m: float | None = None
     note: str = ""
+
+
+class DatedPrice(_Frozen):
+    """One bill-of-materials line's price and how old it is."""
+
+    sku: str
+    price_date: str
+    months_old: int
+    extended_usd: float
+    share_of_capex: float
+    confidence: str
+    source: str
+
+
+class PriceAge(_Frozen):
+    """How current the plan's prices are: its oldest decisive price (a line of at least decisive_share of
+    capex) and every priced line older than stale_months."""
+
+    as_of: str = Field(description="the day prices are judged against (scenario as_of, else the run's date)")
+    decisive_share: float
+    stale_months: int
+    oldest_decisive: DatedPrice | None = None
+    stale: list[DatedPrice] = Field(default_factory=list)
+    stale_share_of_capex: float = 0.0
 
 
 class LinkLine(_Frozen):
@@ -168,6 +194,7 @@ class Plan(_Frozen):
     candidates: int = 0
     calibration: str = ""
     schedule: Schedule | None = None
+    prices: PriceAge | None = None
 
 
 # ---------------------------------------------------------------- renting (planner cloud)

@@ -61,6 +61,7 @@ def run(
         for name, rows in listed.items()
     }
     detail = _detail(catalog, scenario, row, sol.nodes)
+    lines, prices = bom.price_age(detail["bom"], scenario.as_of_date)
     return Plan(
         scenario=scenario.name,
         status=sol.result.status,
@@ -71,7 +72,7 @@ def run(
         choice=head.choice,
         metrics=head.metrics,
         cost=head.cost,
-        bom=detail["bom"],
+        bom=lines,
         links=detail["links"],
         layout=detail["layout"],
         not_priced=detail["not_priced"],
@@ -82,6 +83,7 @@ def run(
         candidates=len(table.frame),
         calibration=calibration.source,
         schedule=plan_schedule(scenario, table.training, head),
+        prices=prices,
     )
 
 

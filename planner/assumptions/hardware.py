@@ -36,6 +36,20 @@ PCIE_TLP_OVERHEAD_BYTES = Constant(
     "bytes of overhead per packet",
     "a 4-dword header for 64-bit addresses, sequence number, LCRC and framing (PCI Express Base Specification)",
 )
+STALE_PRICE_MONTHS = Constant(
+    "stale_price_months",
+    12.0,
+    "months: a price older than this is flagged wherever it is used",
+    "planner convention: GPU prices move by tens of percent within a year (catalogs/cloud.csv: AWS p4d "
+    "on-demand 33% lower after its 2025 cut; capacity blocks re-priced 2026-07-01)",
+)
+DECISIVE_PRICE_SHARE = Constant(
+    "decisive_price_share",
+    0.01,
+    "share of capex: a bill-of-materials line at least this large decides the plan's price",
+    "planner convention: a line under 1% of capex cannot move a plan's price by more than a part's own "
+    "price uncertainty moves it (PRICE_UNCERTAINTY: 5-40%)",
+)
 PRICE_UNCERTAINTY = {
     "solid": Constant("price_uncertainty[solid]", 0.05, "fraction of a price", "estimate: a list price or firm quote"),
     "medium": Constant(

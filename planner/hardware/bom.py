@@ -6,15 +6,18 @@ priced. Quantities are sizing.quantities at N, so the lines sum to the candidate
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import Counter
 
+from planner.assumptions import hardware as H
 from planner.base.resources import display_name
+from planner.catalog import dates
 from planner.catalog.load import Catalog
 from planner.hardware import layout
 from planner.hardware.designs import note_columns
 from planner.hardware.sizing import PRICED
-from planner.results import BomLine, LinkLine
+from planner.results import BomLine, DatedPrice, LinkLine, PriceAge
 
 SECTIONS = {
     "servers": "servers",
@@ -115,11 +118,45 @@ def _line(catalog, section, kind, key, part, length, label, included_in, quantit
         unit_w=item.power_w,
         source=f"{display_name(origin.file)}:{origin.row}",
         confidence=item.confidence,
+        price_date=item.date,
         section=SECTIONS[section],
         catalog_sku=key if part != key else "",
         length_m=length,
         note=f"included in the {included_in} price" if included_in else "",
     )
+
+
+def price_age(lines: list[BomLine], as_of: dt.date) -> tuple[list[BomLine], PriceAge]:
+    """The lines with their stale flags, and how current the plan's prices are: its oldest decisive price (a
+    line of at least DECISIVE_PRICE_SHARE of capex) and every priced line older than STALE_PRICE_MONTHS."""
+    capex = sum(line.extended_usd for line in lines)
+    limit, share = int(H.STALE_PRICE_MONTHS.value), H.DECISIVE_PRICE_SHARE.value
+
+    def dated(line: BomLine) -> DatedPrice:
+        return DatedPrice(
+            sku=line.sku, price_date=line.price_date, months_old=dates.months_old(line.price_date, as_of),
+            extended_usd=line.extended_usd, share_of_capex=line.extended_usd / capex if capex else 0.0,
+            confidence=line.confidence, source=line.source,
+        )  # fmt: skip
+
+    priced = [line for line in lines if line.extended_usd > 0 and line.price_date]
+    flagged = [line.model_copy(update={"stale": line in priced and dates.is_stale(line.price_date, as_of, limit)})
+               for line in lines]  # fmt: skip
+    decisive = [dated(line) for line in priced if capex and line.extended_usd >= share * capex]
+    oldest = min(decisive, key=lambda d: (dates.period_start(d.price_date), -d.extended_usd), default=None)
+    by_part: dict[tuple[str, str], BomLine] = {}  # one entry per part and catalog row, over its sections
+    for line in (line for line in flagged if line.stale):
+        key = (line.sku, line.source)
+        kept = by_part.get(key)
+        by_part[key] = line if kept is None else kept.model_copy(
+            update={"extended_usd": kept.extended_usd + line.extended_usd}
+        )
+    stale = sorted((dated(line) for line in by_part.values()), key=lambda d: -d.extended_usd)
+    age = PriceAge(
+        as_of=as_of.isoformat(), decisive_share=share, stale_months=limit, oldest_decisive=oldest, stale=stale,
+        stale_share_of_capex=sum(d.extended_usd for d in stale) / capex if capex else 0.0,
+    )  # fmt: skip
+    return flagged, age
 
 
 # ---------------------------------------------------------------- runs at N

@@ -6,6 +6,8 @@ Quantities accept units ("176B", "2T", "30M", "$30M", "500kW"). CLI flags overri
 
 from __future__ import annotations
 
+import datetime as dt
+
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -371,6 +373,15 @@ class Scenario(_Strict):
     cloud: CloudOptions = Field(default_factory=CloudOptions)
     reliability: Reliability = Field(default_factory=Reliability)
     catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
+    as_of: dt.date | None = Field(
+        None,
+        description="The day catalog prices are judged against (older than stale_price_months: flagged); "
+        "default: the day the plan is made.",
+    )
+
+    @property
+    def as_of_date(self) -> dt.date:
+        return self.as_of or dt.date.today()
 
     @model_validator(mode="after")
     def _bounded_search(self) -> Scenario:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference
-from openpyxl.styles import Alignment
+from openpyxl.styles import Alignment, PatternFill
 from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
@@ -28,7 +28,7 @@ from planner.model import binding
 from planner.model.calibration import Calibration
 from planner.model.parallelism import ZEROPP_OPTIONS
 from planner.report.perf_text import FABRIC_LABEL
-from planner.report.plan_text import rack_text, system_text
+from planner.report.plan_text import price_age_text, rack_text, system_text
 from planner.report.xlsx import (
     INPUT_FILL,
     NUM0,
@@ -61,8 +61,10 @@ QUOTE_COLUMNS = [
     "Extended (USD)",
     "Catalog source (file:row)",
     "Confidence",
+    "Price date",
 ]
 QTY, UNIT, EXT = 5, 6, 7
+STALE_FILL = PatternFill("solid", fgColor="F8CBAD")  # a price older than stale_price_months
 
 
 @dataclass
@@ -120,6 +122,9 @@ def _quote(ws: Worksheet, plan: Plan) -> dict[str, object]:
             formula(ws, row, EXT, f"=E{row}*F{row}", USD, value=line.quantity * line.unit_usd)
             put(ws, row, 8, line.source)
             put(ws, row, 9, line.confidence)
+            put(ws, row, 10, line.price_date + (" (older than 12 months)" if line.stale else ""))
+            if line.stale:
+                ws.cell(row, 10).fill = STALE_FILL
             row += 1
         sums[category] = sum(b.quantity * b.unit_usd for b in plan.bom if b.section == category)
         put(ws, row, 4, f"Subtotal {category}", bold=True)
@@ -137,7 +142,7 @@ def _quote(ws: Worksheet, plan: Plan) -> dict[str, object]:
         put(ws, row, UNIT, 0.0, USD).fill = INPUT_FILL
         formula(ws, row, EXT, f"=E{row}*F{row}", USD, value=0.0)
         row += 1
-    ws.auto_filter.ref = f"A{head_row}:I{row - 1}"
+    ws.auto_filter.ref = f"A{head_row}:J{row - 1}"
     row += 1
     hardware = sum(sums.values())
     sub_refs = ",".join(c.split("!")[1] for c in subtotals.values())
@@ -162,7 +167,7 @@ def _quote(ws: Worksheet, plan: Plan) -> dict[str, object]:
     formula(ws, row + 3, EXT, f"=G{subtotal}+G{row + 1}+G{row + 2}", USD, bold=True, value=hardware)
     _not_priced(ws, row + 5, plan, column=4)
     limits = {1: (10, 14), 2: (8, 18), 3: (8, 26), 4: (20, 40), 5: (9, 10), 6: (12, 15), 7: (14, 18)}
-    fit_widths(ws, limits | {8: (12, 24), 9: (10, 12)}, from_row=head_row)
+    fit_widths(ws, limits | {8: (12, 24), 9: (10, 12), 10: (10, 16)}, from_row=head_row)
     fit_heights(ws)
     ws.freeze_panes = ws.cell(head_row + 1, 1)
     print_setup(ws, title_rows=f"{head_row}:{head_row}")
@@ -209,6 +214,7 @@ def _summary(ws: Worksheet, plan: Plan, context: PlanContext, totals: dict) -> N
         *_schedule_items(plan),
         ("Memory per GPU (GiB)", f"{m.memory_per_gpu_gib:.1f} of {m.usable_hbm_gib:.1f} usable"),
         ("Bound by", binding.label(m.binding, m.t_comm_exposed_s, m.t_step_s)),
+        ("Prices", price_age_text(plan.prices)),
     ]
     row = pairs(ws, row, "The answer", answer)
     row = _cost_block(ws, row, plan, context, totals)

@@ -66,6 +66,7 @@ def render(plan: Plan) -> str:
     )
     out.append(f"  power        {cost.power_kw:,.1f} kW nameplate, {cost.draw_kw:,.1f} kW training draw")
     out += _tco_lines(cost)
+    out += price_age_lines(plan.prices)
     if plan.why:
         out += ["", "Why this plan:"] + [f"  - {w}" for w in plan.why]
     out += ["", "Bill of materials:", _bom_table(plan)]
@@ -80,6 +81,26 @@ def render(plan: Plan) -> str:
             out += ["", f"{title}:", _summary_table(items, plan.objective)]
     out += ["", f"calibration: {plan.calibration}"]
     return "\n".join(out)
+
+
+def price_age_text(prices) -> str:
+    """How current the prices are: the oldest decisive one, and the parts priced older than the limit."""
+    if prices is None:
+        return ""
+    d = prices.oldest_decisive
+    oldest = f"oldest decisive price {d.price_date} ({d.sku}, {d.share_of_capex:.0%} of capex)" if d else ""
+    if not prices.stale:
+        return f"{oldest}; none older than {prices.stale_months} months as of {prices.as_of}"
+    named = ", ".join(f"{s.sku} ({s.price_date})" for s in prices.stale[:3])
+    more = f" and {len(prices.stale) - 3} more" if len(prices.stale) > 3 else ""
+    return (
+        f"{oldest}; {len(prices.stale)} part(s) priced more than {prices.stale_months} months before "
+        f"{prices.as_of} ({prices.stale_share_of_capex:.0%} of capex): {named}{more} - get current quotes"
+    )
+
+
+def price_age_lines(prices) -> list[str]:
+    return [f"  prices       {price_age_text(prices)}"] if prices is not None else []
 
 
 def _schedule_lines(plan: Plan) -> list[str]:
@@ -200,12 +221,13 @@ def _bom_table(plan: Plan) -> str:
                     "qty": b.quantity,
                     "unit_usd": b.unit_usd,
                     "extended_usd": b.extended_usd,
+                    "price_date": b.price_date + (" (old)" if b.stale else ""),
                     "source": b.source + (" (included)" if b.note else ""),
                 }
             )
         records.append({"section": f"  subtotal {section}", "extended_usd": sum(b.extended_usd for b in lines)})
     records.append({"section": "total", "extended_usd": plan.cost.capex_usd})
-    columns = ["section", "category", "sku", "qty", "unit_usd", "extended_usd", "source"]
+    columns = ["section", "category", "sku", "qty", "unit_usd", "extended_usd", "price_date", "source"]
     return format_table(records, columns, max_width=44, wrap=("sku", "source"))
 
 
@@ -243,7 +265,7 @@ def bom_csv(plan: Plan) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     header = ["category", "sku", "description", "vendor", "quantity", "unit_usd", "extended_usd", "source"]
-    writer.writerow(header + ["confidence", "section", "note"])
+    writer.writerow(header + ["confidence", "section", "note", "price_date", "stale"])
     for b in plan.bom:
         writer.writerow(
             [
@@ -258,9 +280,11 @@ def bom_csv(plan: Plan) -> str:
                 _text(b.confidence),
                 _text(b.section),
                 _text(b.note),
+                _text(b.price_date),
+                "yes" if b.stale else "",
             ]
         )
     for item in plan.not_priced:
-        writer.writerow(["not priced", "", _text(item), "", "", "", "", "", "", "", ""])
-    writer.writerow(["total", "", "", "", "", "", f"{plan.cost.capex_usd:.2f}", "", "", "", ""])
+        writer.writerow(["not priced", "", _text(item), "", "", "", "", "", "", "", "", "", ""])
+    writer.writerow(["total", "", "", "", "", "", f"{plan.cost.capex_usd:.2f}", "", "", "", "", "", ""])
     return buffer.getvalue()
