@@ -308,6 +308,8 @@ class InferenceChoice(_Frozen):
     streaming_gb_per_s: float
     weights_gb_per_machine: dict[str, float]
     delta_usd: float = 0.0
+    server_price_date: str = Field("", description="the server's catalog row date")
+    server_price_stale: bool = Field(False, description="that price is older than stale_price_months today")
 
 
 class LadderStep(_Frozen):
@@ -357,6 +359,8 @@ class FleetPurchase(_Frozen):
     extra_nics_per_node: int
     extended_usd: float
     source: str = Field(description="catalog file:row of the server")
+    price_date: str = Field("", description="the catalog row's date, or 'fleet terms' for a price the file gives")
+    stale: bool = Field(False, description="a catalog price older than stale_price_months today")
 
 
 class FleetNetworkPurchase(_Frozen):

@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 import pulp
 
+from planner.assumptions import hardware as H
 from planner.base.units import format_usd
+from planner.catalog import dates
 from planner.inputs.fleet import HOURS_PER_PERIOD, QUARTER_LABEL
 from planner.model.calibration import Calibration
 from planner.optimize import fleet as milp
@@ -135,9 +137,18 @@ def _purchases(m: milp.Model) -> list[FleetPurchase]:
                 extra_nics_per_node=int(supply.at[(o, p), "extra_nics"]),
                 extended_usd=units * (unit + extra),
                 source=offers.at[o, "source"],
+                price_date=offers.at[o, "price_date"],
+                stale=_stale(offers.at[o, "price_date"]),
             )
         )
     return out
+
+
+def _stale(price_date: str) -> bool:
+    """A catalog price older than stale_price_months today (a price the fleet file gives is the user's own)."""
+    if not price_date or price_date == "fleet terms":
+        return False
+    return dates.is_stale(price_date, dt.date.today(), int(H.STALE_PRICE_MONTHS.value))
 
 
 def _tier(m: milp.Model, o: int, t: int) -> tuple[str, float]:

@@ -6,10 +6,13 @@ answer: the choice, its bandwidth ladder, the machine sweep, the alternatives, o
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Callable
 
+from planner.assumptions import hardware as H
 from planner.base.errors import InfeasibleError
+from planner.catalog import dates
 from planner.catalog.load import Catalog
 from planner.hardware import pcie
 from planner.model.calibration import Calibration
@@ -104,6 +107,8 @@ def describe(machine: Machine, row, p: Pass, delta_usd: float = 0.0) -> Inferenc
         streaming_gb_per_s=p.streaming_gb_per_s,
         weights_gb_per_machine={"hbm": p.bytes_hbm / GB, "dram": p.bytes_dram / GB, "nvme": p.bytes_nvme / GB},
         delta_usd=delta_usd,
+        server_price_date=machine.server.date,
+        server_price_stale=dates.is_stale(machine.server.date, dt.date.today(), int(H.STALE_PRICE_MONTHS.value)),
     )
 
 

@@ -7,7 +7,6 @@ Quantities accept units ("176B", "2T", "30M", "$30M", "500kW"). CLI flags overri
 from __future__ import annotations
 
 import datetime as dt
-
 from pathlib import Path
 from typing import Annotated, Literal
 

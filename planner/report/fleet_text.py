@@ -86,6 +86,7 @@ def _purchases(plan: FleetPlan) -> list[str]:
             "unit_usd": p.unit_usd,
             "nics_links_usd_per_node": p.extra_usd_per_node,
             "total_usd": p.extended_usd,
+            "price_date": p.price_date + (" (old)" if p.stale else ""),
             "pool": p.pool,
         }
         for p in plan.purchases

@@ -122,7 +122,7 @@ def _lines(ws: Worksheet, row: int, heading: str, lines: list[str]) -> int:
 def _purchases(ws: Worksheet, plan: FleetPlan) -> None:
     row = title(ws, "Purchase schedule", "deliveries per quarter; extended = units x (unit price + NICs and links)")
     names = ["Period", "Server", "Vendor", "Pool", "Tier", "Units", "Unit USD", "NICs+links USD/node", "Extended USD",
-             "Catalog row"]  # fmt: skip
+             "Catalog row", "Price date"]  # fmt: skip
     header(ws, row, names)
     first = row + 1
     for i, p in enumerate(plan.purchases, start=first):
@@ -133,6 +133,7 @@ def _purchases(ws: Worksheet, plan: FleetPlan) -> None:
         put(ws, i, 8, p.extra_usd_per_node, USD0)
         formula(ws, i, 9, f"=F{i}*(G{i}+H{i})", USD0)
         put(ws, i, 10, p.source)
+        put(ws, i, 11, p.price_date + (" (older than 12 months)" if p.stale else ""))
     last = first + len(plan.purchases) - 1
     row = last + 1
     put(ws, row, 8, "Servers total", bold=True)
@@ -151,7 +152,7 @@ def _purchases(ws: Worksheet, plan: FleetPlan) -> None:
     put(ws, last + 1, 5, "Network total", bold=True)
     formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.network else "=0", USD0, bold=True)
     ws.freeze_panes = "A5"
-    _fit(ws, {1: 9, 2: 40, 3: 30, 4: 40, 5: 22, 6: 9, 7: 13, 8: 14, 9: 16, 10: 40})
+    _fit(ws, {1: 9, 2: 40, 3: 30, 4: 40, 5: 22, 6: 9, 7: 13, 8: 14, 9: 16, 10: 40, 11: 26})
     print_setup(ws)
 
 

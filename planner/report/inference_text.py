@@ -30,7 +30,8 @@ def render(result: InferencePlan, explain: bool) -> str:
         f"{w['nvme']:,.1f} GB on NVMe",
         f"  latency      {c.latency_s:.3g} s per generated token (one decode step), bound by {c.bottleneck}",
         f"  streaming    {c.streaming_gb_per_s:,.0f} GB/s across all machines",
-        f"  cost         {format_usd(c.usd)}, {c.power_kw:.1f} kW nameplate",
+        f"  cost         {format_usd(c.usd)}, {c.power_kw:.1f} kW nameplate; server priced {c.server_price_date}"
+        + (" (older than 12 months: get a current quote)" if c.server_price_stale else ""),
     ]
     if explain:
         out += [

@@ -200,6 +200,7 @@ def _offers(catalog: Catalog, fleet: Fleet, periods: Periods, single: pd.DataFra
                 "tier_kind": t.tier_kind if t else "all_units",
                 "source": f"{display_name(origin.file)}:{origin.row}",
                 "confidence": server.confidence,
+                "price_date": "fleet terms" if t and t.price_usd is not None else server.date,
             }
         )
         if t is not None and t.stock is not None:
