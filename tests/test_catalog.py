@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import csv
+import json
 
 import openpyxl
 import pytest
 
 from planner.base.errors import CatalogError, PlannerError
-from planner.base.resources import catalogs_dir
+from planner.base.resources import catalogs_dir, examples_dir
 from planner.catalog.load import load_catalog
 from planner.catalog.rows import KINDS
 
@@ -301,3 +302,38 @@ def test_unknown_name_suggests_the_names_that_contain_it():
     message = unknown_name_message("server", "DGX A100", known, "servers")
     assert "did you mean DGX A100 320GB (list 2020-05), DGX A100 640GB (list 2021-06)?" in message
     assert "DGX H100" not in message
+
+
+# ---------------------------------------------------------------- exporting the shipped catalogs for editing
+
+
+def test_export_copies_the_shipped_catalogs_and_plans_cite_the_copy(run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("catalog", "export", "mine")
+    assert result.exit_code == 0, result.output
+    shipped = sorted(p.name for p in catalogs_dir().glob("*.csv"))
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == shipped
+    assert (tmp_path / "mine" / "servers.csv").read_bytes() == (catalogs_dir() / "servers.csv").read_bytes()
+    plan = run("plan", str(examples_dir() / "llama-70b-h100.yaml"), "--catalog", "mine", "--json", "-q")
+    assert plan.exit_code == 0, plan.output
+    sources = {line["source"].rsplit(":", 1)[0] for line in json.loads(plan.stdout)["bom"]}
+    assert sources and all(s.startswith("mine/") for s in sources), sources  # the file that was read, not a label
+
+
+def test_export_never_overwrites_unless_forced(run, tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "servers.csv").write_text("my edits\n", encoding="utf-8")
+    result = run("catalog", "export", str(folder))
+    assert result.exit_code == 1 and "already holds servers.csv: nothing was copied" in result.output
+    assert (folder / "servers.csv").read_text(encoding="utf-8") == "my edits\n"
+    assert run("catalog", "export", str(folder), "--force").exit_code == 0
+    assert (folder / "servers.csv").read_bytes() == (catalogs_dir() / "servers.csv").read_bytes()
+
+
+def test_a_shipped_catalog_outside_the_working_folder_is_cited_by_its_real_path(tmp_path, monkeypatch):
+    from planner.base.resources import display_name
+
+    monkeypatch.chdir(tmp_path)
+    shipped = catalogs_dir() / "servers.csv"
+    assert display_name(shipped) == str(shipped.resolve())

@@ -33,8 +33,9 @@ def data_dir() -> Path:
 
 
 def display_name(path: str | Path) -> str:
-    """A catalog file as a reader should see it: `catalogs/servers.csv` for a shipped one (not the install
-    path), else the path relative to the working folder when it lies inside it, else as given."""
+    """A catalog file as the file that was read: relative to the working folder when it lies inside it, else
+    its full path (an installed planner's shipped catalogs are cited where they are installed, so a reader
+    opens the very file; `planner catalog export` copies them for editing)."""
     return _display_name(str(path), os.getcwd())
 
 
@@ -42,10 +43,6 @@ def display_name(path: str | Path) -> str:
 def _display_name(name: str, cwd: str) -> str:
     path = Path(name)
     try:
-        return "catalogs/" + path.resolve().relative_to(catalogs_dir().resolve()).as_posix()
-    except ValueError:
-        pass
-    try:
         return path.resolve().relative_to(Path(cwd).resolve()).as_posix()
     except (ValueError, OSError):
-        return str(path)
+        return str(path.resolve()) if path.exists() else str(path)

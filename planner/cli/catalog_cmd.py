@@ -1,4 +1,4 @@
-"""`planner catalog list | validate | schema`."""
+"""`planner catalog list | validate | schema | export`."""
 
 from __future__ import annotations
 
@@ -108,6 +108,43 @@ def catalog_validate(paths: Sequence[str], no_defaults: bool) -> None:
 def _under(file: str, path: str) -> bool:
     file_path, root = Path(file.split("[", 1)[0]).resolve(), Path(path).resolve()
     return file_path == root or root in file_path.parents
+
+
+@catalog.command("export")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--force", is_flag=True, help="Replace catalog files of the same name already in FOLDER.")
+def catalog_export(folder: str, force: bool) -> None:
+    """Copy the shipped catalogs into FOLDER (created if missing) to edit them.
+
+    Then plan with your copy: rows whose key (name, sku, provider+instance+region) matches a shipped row
+    replace it and new rows are added, and every bill-of-materials line cites the file and row it was read
+    from.
+
+    \b
+    Example:
+      planner catalog export my-catalogs
+      planner plan examples/llama-70b-h100.yaml --catalog my-catalogs
+    """
+    from planner.base.errors import PlannerError
+    from planner.base.fileio import Outputs
+    from planner.base.resources import catalogs_dir
+
+    target, shipped = Path(folder), sorted(catalogs_dir().glob("*.csv"))
+    if target.exists() and not target.is_dir():
+        raise PlannerError(f"{folder}: not a folder; give a folder to copy the catalogs into")
+    clash = [p.name for p in shipped if (target / p.name).exists()]
+    if clash and not force:
+        raise PlannerError(
+            f"{folder} already holds {', '.join(clash)}: nothing was copied; pick an empty folder or add --force"
+        )
+    target.mkdir(parents=True, exist_ok=True)
+    outputs = Outputs([("shipped catalogs", catalogs_dir())])
+    for path in shipped:
+        data = path.read_bytes()
+        outputs.add("", target / path.name, lambda tmp, data=data: tmp.write_bytes(data))
+    outputs.commit()
+    click.echo(f"copied {len(shipped)} catalog files to {target}/ (schema {SCHEMA_VERSION}); edit them and pass "
+               f"--catalog {target}")  # fmt: skip
 
 
 @catalog.command("schema")
