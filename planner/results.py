@@ -190,6 +190,7 @@ class Plan(_Frozen):
     why: list[str] = Field(default_factory=list)
     per_fabric: list[Summary] = Field(default_factory=list)
     per_nic_speed: list[Summary] = Field(default_factory=list)
+    per_gpu: list[Summary] = Field(default_factory=list, description="the best plan of each allowed GPU")
     alternatives: list[Summary] = Field(default_factory=list)
     candidates: int = 0
     calibration: str = ""

@@ -78,7 +78,8 @@ def run(
         not_priced=detail["not_priced"],
         why=why(scenario, row, head, table.training, calibration)
         + nic_note(catalog, scenario, calibration, table, row, head)
-        + tie_notes(head, described_as["per_fabric"]),
+        + tie_notes(head, described_as["per_fabric"])
+        + gpu_notes(catalog, scenario, table, described_as["per_gpu"]),
         **described_as,
         candidates=len(table.frame),
         calibration=calibration.source,
@@ -116,6 +117,7 @@ def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, l
     picks = {
         "per_fabric": [(FABRIC_NAMES.get(v, v), at) for v, at in ranking.best_per_value(feasible, "fabric", ("none",))],
         "per_nic_speed": [(f"{v:g}G NICs", at) for v, at in ranking.best_per_value(feasible, "nic_speed_gbps", (0.0,))],
+        "per_gpu": _per_gpu(feasible),
         "alternatives": [
             (f"#{i + 2}", at)
             for i, at in enumerate(ranking.next_best(feasible, cand.GROUP, alternatives, chosen_group).index)
@@ -124,6 +126,35 @@ def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, l
     labels = list(dict.fromkeys(at for rows in picks.values() for _, at in rows))
     records = dict(zip(labels, feasible.loc[labels].to_dict("records"), strict=True))
     return {name: [(label, _clean(records[at])) for label, at in rows] for name, rows in picks.items()}
+
+
+def _per_gpu(feasible: pd.DataFrame) -> list[tuple[str, object]]:
+    """The best plan of each GPU, cheapest first, when the scenario allows more than one that can do it."""
+    best = [(v, at) for v, at in ranking.best_per_value(feasible, "gpu")]
+    return sorted(best, key=lambda item: feasible.at[item[1], "objective_usd"]) if len(best) > 1 else []
+
+
+def gpu_notes(catalog: Catalog, scenario: Scenario, table: cand.Candidates, listed: list[Summary]) -> list[str]:
+    """Each GPU the scenario names that has no plan, and why: none within its limits, or none that meets the
+    requirement at all."""
+    if not scenario.constraints.gpus or len(scenario.constraints.gpus) < 2:
+        return []
+    planned = {s.choice.gpu for s in listed} | set(table.feasible["gpu"])
+    frame, notes = table.frame, []
+    for name in dict.fromkeys(catalog.gpu(g).name for g in scenario.constraints.gpus):
+        if name in planned:
+            continue
+        rows = frame[frame["gpu"] == name] if not frame.empty else frame
+        if not rows.empty:
+            cheapest = rows.iloc[0]
+            notes.append(
+                f"{name}: meets the requirement only beyond the budget or power cap (its cheapest plan, "
+                f"{int(cheapest['nodes'])} x {cheapest['server']}, costs {format_usd(cheapest['capex_usd'])} and "
+                f"draws {cheapest['power_w'] / 1e3:,.0f} kW)."
+            )
+        else:
+            notes.append(f"{name}: no configuration of its servers meets the requirement within the scenario's limits.")
+    return notes
 
 
 def _listed_rows(listed: dict) -> list[tuple[dict, int]]:

@@ -131,6 +131,13 @@ SAME_DIE = {
     "H100-64GB": "H100-SXM",  # MareNostrum 5's SXM5 with 4 HBM2e stacks
     "A800-80GB": "A100-80GB",  # GA100 with NVLink cut to 400 GB/s
     "A100-64GB": "A100-80GB",  # Leonardo's custom SXM4 with 4 HBM2e stacks
+    "GB200": "B200",  # the B200 die at 1200 W in a Grace-Blackwell superchip: its catalog peak is already higher
+    "MI325X": "MI300X",  # the MI300X's CDNA3 die (304 CU, 2.1 GHz) with 256 GB HBM3E
+    # Blackwell Ultra keeps Blackwell's SM and its bf16 tensor-core rate per SM (NVIDIA Technical Blog 'Inside
+    # NVIDIA Blackwell Ultra', 2025-08: the gains are NVFP4 and attention): without published training runs it
+    # takes B200's fitted fraction of its own peak, not the default for unmeasured GPUs
+    "B300": "B200",
+    "GB300": "B200",
 }
 ETA_COMP_DEFAULT = Constant(
     "eta_comp[other]",

@@ -148,8 +148,8 @@ def price_age(lines: list[BomLine], as_of: dt.date) -> tuple[list[BomLine], Pric
     for line in (line for line in flagged if line.stale):
         key = (line.sku, line.source)
         kept = by_part.get(key)
-        by_part[key] = line if kept is None else kept.model_copy(
-            update={"extended_usd": kept.extended_usd + line.extended_usd}
+        by_part[key] = (
+            line if kept is None else kept.model_copy(update={"extended_usd": kept.extended_usd + line.extended_usd})
         )
     stale = sorted((dated(line) for line in by_part.values()), key=lambda d: -d.extended_usd)
     age = PriceAge(

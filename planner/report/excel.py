@@ -456,6 +456,7 @@ def _alternatives(ws: Worksheet, plan: Plan) -> None:
     for group, items in (
         ("best per fabric", plan.per_fabric),
         ("best per NIC speed", plan.per_nic_speed),
+        ("best per GPU", plan.per_gpu),
         ("next-best", plan.alternatives),
     ):
         for s in items:

@@ -75,6 +75,7 @@ def render(plan: Plan) -> str:
     for title, items in (
         ("Best per fabric", plan.per_fabric),
         ("Best per NIC speed", plan.per_nic_speed),
+        ("Best per GPU", plan.per_gpu),
         ("Next-best alternatives", plan.alternatives),
     ):
         if items:
