@@ -253,6 +253,9 @@ class RankedOffering(_Frozen):
     usd_per_pflop_day: float
     billed_days: float | None = None
     goodput: float | None = None
+    confidence: str = Field("", description="the cloud row's confidence")
+    price_date: str = Field("", description="the cloud row's date")
+    stale: bool = Field(False, description="the price is older than stale_price_months as of the run")
 
 
 class ExcludedOffering(_Frozen):
@@ -273,6 +276,18 @@ class CloudPlan(_Frozen):
     terms: list[str] = Field(default_factory=list, description="what the costs assume: pricing, spot, capacity")
 
 
+class CommittedBreakEven(_Frozen):
+    """Buying against renting the purchase's throughput on a 1- or 3-year commitment (rate x hours, whole terms)."""
+
+    pricing: str
+    offering: str
+    instances: int
+    rent_same_throughput_usd_per_h: float
+    break_even_months: float | None
+    term_months: float
+    note: str
+
+
 class BuyVsRent(_Frozen):
     """The purchase beside renting the same throughput: months of full use after which buying is cheaper."""
 
@@ -285,6 +300,9 @@ class BuyVsRent(_Frozen):
     note: str
     purchase_running_usd_per_h: float = Field(0.0, description="energy + colocation + support + staff per hour")
     pricing_compared: str = Field("", description="the pricing models of the rental compared with")
+    committed: list[CommittedBreakEven] = Field(
+        default_factory=list, description="the same comparison against each commitment term sold"
+    )
 
 
 # ---------------------------------------------------------------- serving (planner inference)

@@ -273,3 +273,78 @@ def test_plan_compare_cloud_reports_break_even(run, tmp_path):
     path = tmp_path / "plan.xlsx"
     assert run("plan", examples_dir() / "llama-70b-h100.yaml", "--compare-cloud", "-q", "-o", path).exit_code == 0
     assert "Buy vs rent" in openpyxl.load_workbook(path).sheetnames
+
+
+# ---------------------------------------------------------------- 1- and 3-year commitments
+
+
+@pytest.mark.parametrize(
+    ("pricing", "days", "billed_days"),
+    [("committed-1y", 90, 365), ("committed-1y", 366, 730), ("committed-3y", 90, 1095), ("ondemand", 90, 90)],
+)
+def test_a_commitment_bills_whole_terms(pricing, days, billed_days):
+    row = catalog(offering("x", ondemand=10.0)).items("cloud")[0]
+    assert offers.billed_hours(row, pricing, days * 24) == pytest.approx(billed_days * 24)
+
+
+def test_a_commitment_wins_a_long_job_and_loses_a_short_one():
+    """On-demand $10/h against a 1-year commitment at $4/h (8,760 h billed whatever the job): a job of d days
+    on n instances costs 240 d n on demand and 35,040 n committed, so the commitment wins past 146 days (500B
+    tokens take 158 days on one instance)."""
+    cat = catalog(offering("x", ondemand=10.0, committed_1y_usd_per_h=4.0))
+    for tokens, days, winner in (("10B", 20, "ondemand"), ("500B", 400, "committed-1y")):
+        sc = scenario(tokens=tokens, days=days, quota={"x": 1}, pricing=["ondemand", "committed-1y"])
+        options, _ = offers.build_options(cat, sc, CAL)
+        table = cloud.ranking(options, sc).set_index("pricing")
+        hours = table.loc["ondemand", "days"] * 24
+        assert table.loc["ondemand", "cost_usd"] == pytest.approx(10.0 * hours)
+        assert table.loc["committed-1y", "cost_usd"] == pytest.approx(4.0 * 8760 * math.ceil(hours / 8760))
+        assert table["cost_usd"].idxmin() == winner
+        chosen = cloud.describe(*_solved(options, sc), sc, "optimal")
+        assert list(chosen.pricing_mix) == [winner]
+
+
+def _solved(options, sc):
+    s = cloud.solve_cloud(options, sc)
+    return s.option, s.count, s.variant, s.mix
+
+
+def test_the_ranking_shows_each_rows_confidence_and_price_date():
+    cat = catalog(offering("x", ondemand=10.0))
+    sc = scenario()
+    ranked = cloud.run(cat, sc, CAL).ranking[0]
+    assert (ranked.confidence, ranked.price_date) == ("solid", "2026")
+
+
+def test_compare_cloud_gives_the_break_even_against_each_commitment(run):
+    result = run("plan", examples_dir() / "llama-70b-h100.yaml", "--compare-cloud", "--json", "-q")
+    assert result.exit_code == 0, result.output
+    comparison = json.loads(result.stdout)["cloud_comparison"]
+    terms = {c["pricing"]: c for c in comparison["committed"]}
+    assert set(terms) == {"committed-1y", "committed-3y"}
+    plan = json.loads(result.stdout)
+    capex = plan["cost"]["capex_usd"]
+    running = comparison["purchase_running_usd_per_h"]
+    for term in terms.values():  # months = capex / ((rent - running) x 730 h)
+        expected = capex / ((term["rent_same_throughput_usd_per_h"] - running) * 730)
+        assert term["break_even_months"] == pytest.approx(expected, rel=1e-9)
+    assert (
+        terms["committed-3y"]["rent_same_throughput_usd_per_h"]
+        < terms["committed-1y"]["rent_same_throughput_usd_per_h"]
+    )
+
+
+def test_six_providers_sell_multi_node_clusters_and_a_neocloud_can_win():
+    from planner.catalog.load import load_catalog
+
+    rows = load_catalog().items("cloud")
+    multi = {r.provider for r in rows if offers.multi_node_fabric(r)}
+    assert len(multi) >= 6, multi
+    committed = {r.provider for r in rows if r.committed_1y_usd_per_h or r.committed_3y_usd_per_h}
+    assert {"AWS", "Azure", "GCP"} <= committed
+    sc = Scenario.model_validate(json.loads(json.dumps(
+        {"workload": {"model": "Llama-2-70B", "seq_len": 4096, "micro_batches": [1, 2, 4]},
+         "requirement": {"tokens": "300B", "days": 30}, "target_tflops": 200}
+    )))  # fmt: skip
+    choice = cloud.run(load_catalog(), sc, CAL).choice
+    assert choice.provider not in ("AWS", "Azure", "GCP", "OCI"), choice.provider

@@ -936,7 +936,7 @@ def test_fleet_outputs_never_replace_inputs_or_devices(run, write, tmp_path):
 def test_fleet_time_limit_bounds_the_relaxation_search(run):
     """An infeasible fleet tries up to 7 relaxations of 3 solves each; --time-limit is for all of them."""
     fleet = examples_dir() / "fleet-startup.yaml"
-    result = run("fleet", fleet, "-q", "--set", "training[0].tokens=14T", "--time-limit", "1s")
+    result = run("fleet", fleet, "-q", "--set", "training[0].tokens=30T", "--time-limit", "0.5s")
     assert result.exit_code == 1 and "Traceback" not in result.stdout + result.stderr
     assert "--time-limit reached before relaxing" in result.stdout
 

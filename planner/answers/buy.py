@@ -52,7 +52,7 @@ def run(
         raise SolverError("the MILP found no plan although feasible candidates exist; report this as a bug")
     row = _clean(pool.iloc[sol.k])
     _check_against_table(sol, feasible.iloc[0])
-    listed = _listed(feasible, row, alternatives)
+    listed = _listed(feasible, row, alternatives) | {"per_gpu": per_gpu_rows(catalog, scenario, calibration, feasible)}
     summarize = _Summaries(catalog, scenario, calibration, table.training, [(row, sol.nodes), *_listed_rows(listed)])
     head, head_lines = summarize(row, sol.nodes, "chosen")
     _check_cost(sol, head)
@@ -117,7 +117,6 @@ def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, l
     picks = {
         "per_fabric": [(FABRIC_NAMES.get(v, v), at) for v, at in ranking.best_per_value(feasible, "fabric", ("none",))],
         "per_nic_speed": [(f"{v:g}G NICs", at) for v, at in ranking.best_per_value(feasible, "nic_speed_gbps", (0.0,))],
-        "per_gpu": _per_gpu(feasible),
         "alternatives": [
             (f"#{i + 2}", at)
             for i, at in enumerate(ranking.next_best(feasible, cand.GROUP, alternatives, chosen_group).index)
@@ -128,10 +127,25 @@ def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, l
     return {name: [(label, _clean(records[at])) for label, at in rows] for name, rows in picks.items()}
 
 
-def _per_gpu(feasible: pd.DataFrame) -> list[tuple[str, object]]:
-    """The best plan of each GPU, cheapest first, when the scenario allows more than one that can do it."""
-    best = [(v, at) for v, at in ranking.best_per_value(feasible, "gpu")]
-    return sorted(best, key=lambda item: feasible.at[item[1], "objective_usd"]) if len(best) > 1 else []
+def per_gpu_rows(
+    catalog: Catalog, scenario: Scenario, calibration: Calibration, feasible: pd.DataFrame
+) -> list[tuple[str, dict]]:
+    """(GPU, its best row) for each GPU with a plan, cheapest first, when more than one has one. A deadline
+    is met at the goodput of each GPU's own plan size (more nodes, more interruptions), so each GPU whose best
+    row in the shared table is sized differently is sized again alone (its optimum, as if the scenario
+    allowed that GPU only)."""
+    best = {gpu: _clean(feasible.loc[at]) for gpu, at in ranking.best_per_value(feasible, "gpu")}
+    if len(best) < 2:
+        return []
+    resized = reliability.applies(scenario) and scenario.reliability.goodput is None
+    for gpu in list(best) if resized else []:
+        alone = scenario.model_copy(update={"constraints": scenario.constraints.model_copy(update={"gpus": [gpu]})})
+        own = sized_candidates(catalog, alone, calibration)[1].feasible
+        if own.empty:
+            del best[gpu]
+        else:
+            best[gpu] = _clean(own.iloc[0])
+    return sorted(best.items(), key=lambda item: item[1]["objective_usd"]) if len(best) > 1 else []
 
 
 def gpu_notes(catalog: Catalog, scenario: Scenario, table: cand.Candidates, listed: list[Summary]) -> list[str]:
@@ -277,6 +291,8 @@ def _detail(catalog: Catalog, scenario: Scenario, row: dict, nodes: int) -> dict
             "inband_switches": int(q["inband_switches"]),
             "oob_switches": int(q["oob_switches"]),
             "ufm_appliances": int(q["ufm"]),
+            "cooling": row["cooling"],
+            "cdus": int(q["cdus"]),
             **_system(row),
         },
     }

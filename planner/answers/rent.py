@@ -7,11 +7,15 @@ words, and buy against rent (break-even months).
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 
 import pandas as pd
 
+from planner.assumptions import facility as D
+from planner.assumptions import hardware as H
 from planner.base.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
+from planner.catalog import dates
 from planner.catalog.load import Catalog
 from planner.hardware.costing import energy_usd_per_hour, running_usd_per_hour
 from planner.inputs.scenario import Scenario
@@ -20,7 +24,7 @@ from planner.model.calibration import Calibration
 from planner.model.workload import scenario_training
 from planner.optimize import rent
 from planner.optimize.rent import RentSolution, cheapest_split
-from planner.results import BuyVsRent, CloudChoice, CloudPlan, RankedOffering
+from planner.results import BuyVsRent, CloudChoice, CloudPlan, CommittedBreakEven, RankedOffering
 from planner.tables.rent import RentOption, Variant, billed_hours, build_options, hourly_rate, pricing_label
 
 # ---------------------------------------------------------------- choice
@@ -72,6 +76,9 @@ def _ranked(o: RentOption, n: int, v: Variant, trains: bool) -> dict:
         "cost_usd": rate * n * v.billed_hours[p],
         "usd_per_pflop_day": rate * n * 24 / model_pflops,
         "goodput": v.goodput if trains else None,
+        "confidence": o.row.confidence,
+        "price_date": o.row.date,
+        "stale": dates.is_stale(o.row.date, dt.date.today(), int(H.STALE_PRICE_MONTHS.value)),
     }
 
 
@@ -145,6 +152,8 @@ def terms(scenario: Scenario) -> list[str]:
         f"{c.spot_restart_minutes:g} min each (estimates)",
         "capacity blocks (reserved_kind capacity-block): billed for whole blocks as AWS sells them (1-14 days, "
         "then 7-day steps to 182), up to 256 instances",
+        "commitments (committed-1y, committed-3y: savings plans, reserved instances, committed-use discounts): "
+        "billed for whole 1- or 3-year terms, used or not",
     ]
     if r.tokens is not None:
         goodput = (
@@ -161,22 +170,58 @@ def terms(scenario: Scenario) -> list[str]:
     return out
 
 
-def like_for_like(scenario: Scenario) -> Scenario:
+def like_for_like(scenario: Scenario, pricing: list[str] | None = None) -> Scenario:
     """The scenario a purchase is compared with: on-demand, reserved and capacity blocks, not spot (a
-    purchased cluster is not preempted)."""
-    kept = [p for p in scenario.cloud.pricing if p != "spot"] or ["ondemand"]
-    return scenario.model_copy(update={"cloud": scenario.cloud.model_copy(update={"pricing": kept})})
+    purchased cluster is not preempted) nor commitments (compared apart, term by term); or `pricing`."""
+    kept = pricing or [p for p in scenario.cloud.pricing if p != "spot" and p not in D.COMMITTED_TERM_HOURS]
+    return scenario.model_copy(update={"cloud": scenario.cloud.model_copy(update={"pricing": kept or ["ondemand"]})})
 
 
-def compare(plan, cloud_choice: CloudChoice, scenario: Scenario) -> BuyVsRent:
+def _break_even(capex: float, rent_per_h: float, running_per_h: float) -> float | None:
+    """Months of full use after which buying costs less than renting (None: renting is cheaper per hour)."""
+    saving_per_month = (rent_per_h - running_per_h) * HOURS_PER_MONTH
+    return capex / saving_per_month if saving_per_month > 0 else None
+
+
+def committed_break_evens(
+    catalog: Catalog, plan, scenario: Scenario, calibration: Calibration, running_per_h: float
+) -> list[CommittedBreakEven]:
+    """The purchase against renting its throughput on each commitment term the catalog prices: the offering
+    with the lowest committed cost per token, its rate for the purchase's throughput, and the break-even."""
+    out = []
+    for term, hours in D.COMMITTED_TERM_HOURS.items():
+        if term not in scenario.cloud.pricing:
+            continue
+        choice = cheapest_per_token(catalog, like_for_like(scenario, [term]), calibration, plan.metrics.tokens_per_s)
+        if choice is None:
+            continue
+        rent_per_h = choice.usd_per_h * plan.metrics.tokens_per_s / choice.tokens_per_s
+        months = _break_even(plan.cost.capex_usd, rent_per_h, running_per_h)
+        term_months = hours.value / HOURS_PER_MONTH
+        verdict = (
+            f"buying pays off after {months:.1f} months of full use"
+            + (" - longer than the term" if months > term_months else "")
+            if months is not None
+            else "renting on this commitment costs less per hour than running the purchase: buying never pays off"
+        )
+        out.append(
+            CommittedBreakEven(
+                pricing=term, offering=f"{choice.provider} {choice.instance} ({choice.region})",
+                instances=choice.instances, rent_same_throughput_usd_per_h=rent_per_h, break_even_months=months,
+                term_months=term_months, note=verdict,
+            )
+        )  # fmt: skip
+    return out
+
+
+def compare(plan, cloud_choice: CloudChoice, scenario: Scenario, committed=()) -> BuyVsRent:
     """Buying vs renting the same throughput: months of full use after which buying is cheaper. The purchase
     side counts what owning costs per hour beyond capex (energy, colocation, support, staff)."""
     cost, tokens_per_s = plan.cost, plan.metrics.tokens_per_s
     energy_per_h = energy_usd_per_hour(cost.draw_kw, scenario.objective, cost.pue)
-    running_per_h = running_usd_per_hour(cost.power_kw, cost.draw_kw, cost.capex_usd, scenario.objective, cost.pue)
+    running_per_h = running_purchase_usd_per_h(plan, scenario)
     rent_per_h = cloud_choice.usd_per_h * tokens_per_s / cloud_choice.tokens_per_s
-    saving_per_month = (rent_per_h - running_per_h) * HOURS_PER_MONTH
-    months = cost.capex_usd / saving_per_month if saving_per_month > 0 else None
+    months = _break_even(cost.capex_usd, rent_per_h, running_per_h)
     compared = ", ".join(cloud_choice.pricing_mix)
     return BuyVsRent(
         purchase_capex_usd=cost.capex_usd,
@@ -192,7 +237,14 @@ def compare(plan, cloud_choice: CloudChoice, scenario: Scenario) -> BuyVsRent:
             if months is not None
             else f"renting ({compared}) costs less per hour than running the purchase: buying never pays off"
         ),
+        committed=list(committed),
     )
+
+
+def running_purchase_usd_per_h(plan, scenario: Scenario) -> float:
+    """What the purchase costs per hour to run (energy at its PUE, colocation, support, staff)."""
+    c = plan.cost
+    return running_usd_per_hour(c.power_kw, c.draw_kw, c.capex_usd, scenario.objective, c.pue)
 
 
 def cheapest_per_token(

@@ -105,6 +105,22 @@ CAPACITY_BLOCK_MAX_INSTANCES = Constant(
     "instances across all Capacity Blocks",
     "AWS EC2 User Guide, 'Capacity Blocks for ML': up to 64 instances per block and 256 across blocks",
 )
+COMMITTED_TERM_HOURS = {
+    "committed-1y": Constant(
+        "committed_1y_term_hours",
+        8760.0,
+        "hours billed for a 1-year commitment, used or not",
+        "AWS Savings Plans and Reserved Instances, Azure reservations and Google committed-use discounts are sold "
+        "for 1 or 3 years and billed for the whole term (AWS, Azure, Google pricing pages as read 2026-09, "
+        "docs/research/cloud FINDINGS.md)",
+    ),
+    "committed-3y": Constant(
+        "committed_3y_term_hours",
+        26280.0,
+        "hours billed for a 3-year commitment, used or not",
+        "as committed_1y_term_hours: 3 x 8,760 hours",
+    ),
+}
 SPOT_INTERRUPTIONS_PER_1000_INSTANCE_DAYS = Constant(
     "spot_interruptions_per_1000_instance_days",
     6.6,

@@ -180,14 +180,21 @@ def _workbook_context(catalog, scenario, plan, calibration, comparison):
 
 
 def _compare_cloud(catalog, scenario, calibration, plan, solver, progress):
-    from planner.answers.rent import cheapest_per_token, compare, like_for_like
+    from planner.answers.rent import (
+        cheapest_per_token,
+        committed_break_evens,
+        compare,
+        like_for_like,
+        running_purchase_usd_per_h,
+    )
     from planner.answers.rent import run as run_cloud
 
-    progress("best cloud option for the same scenario (on-demand, reserved and capacity blocks)")
+    progress("best cloud option for the same scenario (on-demand, reserved and capacity blocks; then commitments)")
     like = like_for_like(scenario)
     choice = run_cloud(catalog, like, calibration, solver).choice
     if choice is None:
         choice = cheapest_per_token(catalog, like, calibration, plan.metrics.tokens_per_s)
     if choice is None:
         return None
-    return compare(plan, choice, like)
+    running = running_purchase_usd_per_h(plan, scenario)
+    return compare(plan, choice, like, committed_break_evens(catalog, plan, scenario, calibration, running))

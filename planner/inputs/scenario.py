@@ -275,8 +275,11 @@ class CloudOptions(_Strict):
     providers: list[str] | None = Field(None, description="Allowed providers (case-insensitive).")
     regions: list[str] | None = Field(None, description="Allowed regions.")
     instances: list[str] | None = Field(None, description="Allowed instance types.")
-    pricing: list[Literal["ondemand", "spot", "reserved"]] = Field(
-        default_factory=lambda: ["ondemand", "spot", "reserved"], min_length=1
+    pricing: list[Literal["ondemand", "spot", "reserved", "committed-1y", "committed-3y"]] = Field(
+        default_factory=lambda: ["ondemand", "spot", "reserved", "committed-1y", "committed-3y"],
+        min_length=1,
+        description="Pricing models to consider: on-demand, spot, reserved (capacity blocks, calendar or cluster "
+        "reservations, as the row's reserved_kind says) and 1- or 3-year commitments (billed for whole terms).",
     )
     quota: dict[str, count(ge=0, le=L.MAX_INSTANCES)] = Field(
         default_factory=dict, description="Most instances per instance type (or provider/instance)."

@@ -48,10 +48,13 @@ def render(result: CloudPlan) -> str:
             "usd_per_h",
             "cost_usd",
             "usd_per_pflop_day",
+            "confidence",
+            "price_date",
         ]
         for record, r in zip(records, result.ranking, strict=True):  # blank where billing is by the hour
             whole = r.billed_days is not None and r.billed_days > (r.days or 0) + 1e-9
             record["billed_days"] = f"{r.billed_days:g}" if whole else None
+            record["price_date"] = r.price_date + (" (old)" if r.stale else "")
         out += [format_table(records, columns, max_width=60)]
     if result.excluded:
         out += ["", "Excluded:"]
@@ -98,6 +101,12 @@ def render_comparison(comparison: BuyVsRent) -> str:
         f"  rent     {rent}",
         f"  verdict  {comparison.note}",
     ]
+    for term in comparison.committed:
+        lines.append(
+            f"  {term.pricing}  {term.instances} x {term.offering}: the same throughput costs "
+            f"{format_usd(term.rent_same_throughput_usd_per_h)}/h billed for whole {term.term_months:g}-month terms; "
+            f"{term.note}"
+        )
     if not c.meets_requirement:
         closest = f": {c.days:.1f} days at {c.instances} instances" if c.days else ""
         lines.append(

@@ -692,6 +692,15 @@ def comparison_sheet(ws: Worksheet, comparison: BuyVsRent) -> None:
     put(ws, 12, 1, "Break-even (months of full use)", bold=True)
     formula(ws, 12, 2, '=IF(B10-B5>0,B4/((B10-B5)*730),"never")', NUM1, bold=True, value=months if months else "never")
     paragraph(ws, 13, comparison.note, 2)
+    row = 15
+    for term in comparison.committed:  # the same comparison against each commitment term, live as above
+        put(ws, row, 1, f"On a {term.pricing} commitment: {term.instances} x {term.offering}", bold=True)
+        put(ws, row + 1, 1, "Renting the purchase's throughput (USD per hour, whole terms billed)")
+        put(ws, row + 1, 2, term.rent_same_throughput_usd_per_h, USD)
+        put(ws, row + 2, 1, f"Break-even (months of full use; the term is {term.term_months:g})")
+        value = term.break_even_months if term.break_even_months else "never"
+        formula(ws, row + 2, 2, f'=IF(B{row + 1}-B5>0,B4/((B{row + 1}-B5)*730),"never")', NUM1, value=value)
+        row += 4
     fit_widths(ws, {1: (30, 52), 2: (16, 60)})
     fit_heights(ws)
     print_setup(ws, landscape=False)

@@ -11,6 +11,7 @@ import pandas as pd
 from openpyxl import Workbook
 from openpyxl.chart import LineChart, Reference, ScatterChart, Series
 from openpyxl.styles import Alignment
+from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__
@@ -86,8 +87,7 @@ def bandwidth_note(n: dict) -> str:
 
 RANKING_COLUMNS = [
     ("provider", "Provider", None),
-    ("instance", "Instance", None),
-    ("region", "Region", None),
+    ("offering", "Instance (region)", None),
     ("gpu", "GPU", None),
     ("pricing", "Pricing", None),
     ("instances", "Instances", NUM0),
@@ -99,8 +99,9 @@ RANKING_COLUMNS = [
     ("usd_per_h", "USD per hour", USD),
     ("cost_usd", "Cost (USD)", USD0),
     ("usd_per_pflop_day", "USD per PFLOP-day", USD),
+    ("price", "Price date (confidence)", None),
 ]
-COST_COL, DAYS_COL = 13, 10
+COST_COL, DAYS_COL = 12, 9
 
 
 def write_cloud(result: CloudPlan, path: Path) -> None:
@@ -124,11 +125,11 @@ def ranking_sheet(ws: Worksheet, result: CloudPlan) -> None:
     first = row + 1
     for i, record in enumerate(result.ranking):
         for col, (key, _, fmt) in enumerate(RANKING_COLUMNS, start=1):
-            value = getattr(record, key)
+            value = _cell(record, key)
             if value is not None:
                 put(ws, first + i, col, value if isinstance(value, int | float) else str(value), fmt)
     last = first + max(len(result.ranking), 1) - 1
-    ws.auto_filter.ref = f"A{row}:N{last}"
+    ws.auto_filter.ref = f"A{row}:{get_column_letter(len(RANKING_COLUMNS))}{last}"
     ws.freeze_panes = ws.cell(first, 1)
     below = last + 2
     put(ws, below, 1, "Terms assumed", bold=True)
@@ -136,11 +137,21 @@ def ranking_sheet(ws: Worksheet, result: CloudPlan) -> None:
         paragraph(ws, below + i, f"- {term}", len(RANKING_COLUMNS))
     if result.ranking and result.ranking[0].days is not None:
         ws.add_chart(_cost_vs_days(ws, first, last), f"B{below + len(result.terms) + 2}")
-    limits = {1: (8, 10), 2: (12, 34), 3: (10, 15), 4: (9, 12), 5: (10, 17), 6: (9, 10), 7: (8, 11)}
-    limits |= {8: (7, 8), 9: (9, 11), 10: (9, 10), 11: (8, 9), 12: (12, 14), 13: (12, 14), 14: (12, 14)}
+    limits = {1: (8, 13), 2: (14, 36), 3: (9, 12), 4: (10, 17), 5: (9, 10), 6: (8, 11), 7: (7, 8)}
+    limits |= {8: (9, 11), 9: (9, 10), 10: (8, 9), 11: (12, 14), 12: (12, 14), 13: (12, 14), 14: (12, 19)}
     fit_widths(ws, limits, from_row=row)
     fit_heights(ws)
     print_setup(ws, title_rows=f"{row}:{row}")
+
+
+def _cell(record, key: str):
+    """A ranking cell: the instance with its region, the price's date and confidence ("2025 (old), medium"),
+    else the field."""
+    if key == "offering":
+        return f"{record.instance} ({record.region})"
+    if key == "price":
+        return f"{record.price_date}{' (old)' if record.stale else ''}, {record.confidence}"
+    return getattr(record, key)
 
 
 def _cost_vs_days(ws: Worksheet, first: int, last: int) -> ScatterChart:
@@ -216,7 +227,7 @@ def _excluded(ws: Worksheet, result: CloudPlan) -> None:
     for i, e in enumerate(result.excluded, start=row + 1):
         for col, key in enumerate(["provider", "instance", "region", "gpu", "reason"], start=1):
             put(ws, i, col, getattr(e, key))
-    fit_widths(ws, {1: (9, 10), 2: (12, 34), 3: (10, 14), 4: (9, 11), 5: (30, 80)}, from_row=row)
+    fit_widths(ws, {1: (9, 13), 2: (12, 34), 3: (10, 14), 4: (9, 11), 5: (30, 80)}, from_row=row)
     fit_heights(ws)
     print_setup(ws, title_rows=f"{row}:{row}")
 

@@ -11,7 +11,8 @@ give, can only run on one instance.
 Pricing models keep their terms: a job runs on one pricing model unless cloud.mix_pricing; spot is priced
 with its preemptions (planner.model.reliability) and kept out of jobs spanning instances unless
 cloud.spot_multi_instance, since one preemption stalls every rank of a synchronous job; a Capacity Block
-(reserved_kind capacity-block) bills whole blocks of the durations AWS sells. Every job's wall-clock time
+(reserved_kind capacity-block) bills whole blocks of the durations AWS sells; a 1- or 3-year commitment bills whole
+terms. Every job's wall-clock time
 counts its goodput, and a deadline is met with the scenario's schedule margin. `planner cloud` and the fleet
 plan both read these rules from here.
 """
@@ -47,7 +48,13 @@ from planner.results import ExcludedOffering
 
 # ---------------------------------------------------------------- pricing terms
 
-PRICING_COLUMNS = {"ondemand": "ondemand_usd_per_h", "spot": "spot_usd_per_h", "reserved": "reserved_usd_per_h"}
+PRICING_COLUMNS = {
+    "ondemand": "ondemand_usd_per_h",
+    "spot": "spot_usd_per_h",
+    "reserved": "reserved_usd_per_h",
+    "committed-1y": "committed_1y_usd_per_h",
+    "committed-3y": "committed_3y_usd_per_h",
+}
 
 
 def hourly_rate(row: CloudRow, pricing: str) -> float | None:
@@ -78,9 +85,18 @@ def capacity_block_days(days: float) -> float | None:
     return block if block <= most else None
 
 
+def committed_hours(pricing: str, wall_hours: float) -> float:
+    """Hours billed under a commitment: whole terms (a 90-day job on a 1-year commitment pays the year)."""
+    term = D.COMMITTED_TERM_HOURS[pricing].value
+    return max(1, math.ceil(wall_hours / term - 1e-9)) * term
+
+
 def billed_hours(row: CloudRow, pricing: str, wall_hours: float) -> float | None:
     """Hours charged per instance for a job of `wall_hours`: the whole block for a Capacity Block (paid up
-    front, not refundable), the hours used otherwise. None when no block is long enough."""
+    front, not refundable), whole terms of a commitment, the hours used otherwise. None when no block is long
+    enough."""
+    if pricing in D.COMMITTED_TERM_HOURS:
+        return committed_hours(pricing, wall_hours)
     if not is_capacity_block(row, pricing):
         return wall_hours
     days = capacity_block_days(wall_hours / 24)
