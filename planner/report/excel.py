@@ -635,7 +635,6 @@ def _assumptions(ws: Worksheet, plan: Plan, context: PlanContext) -> None:
         row += 1
     ws.auto_filter.ref = f"A{head}:D{row - 1}"
     ws.freeze_panes = ws.cell(head + 1, 1)
-    fit_widths(ws, {1: (24, 40), 2: (10, 14), 3: (14, 34), 4: (30, 90)}, from_row=head)
     row += 1
     put(ws, row, 1, "Catalog files used", bold=True)
     header(ws, row + 1, ["File", "SHA-256"])
@@ -657,6 +656,8 @@ def _assumptions(ws: Worksheet, plan: Plan, context: PlanContext) -> None:
         put(ws, row, 2, value)
         ws.merge_cells(start_row=row, start_column=2, end_row=row, end_column=4)
         row += 1
+    # after the catalog files: a long path (an installed planner's own files) wraps rather than being cut
+    fit_widths(ws, {1: (24, 40), 2: (10, 14), 3: (14, 34), 4: (30, 90)}, from_row=head)
     fit_heights(ws)
     print_setup(ws, title_rows=f"{head}:{head}")
 
