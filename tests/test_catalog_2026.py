@@ -79,3 +79,20 @@ def test_every_server_row_is_recent_or_flagged_old(run, write):
     server = next(line for line in plan["bom"] if line["category"] == "servers")
     assert server["price_date"] < "2025" and server["stale"]
     assert any(s["sku"] == server["sku"] for s in plan["prices"]["stale"])
+
+
+@pytest.mark.parametrize("example", ["llama-70b-h100", "gpt3-budget-power", "bloom-176b-v100", "gpu-choice-70b-15t"])
+def test_no_decisive_price_comes_from_an_unidentified_source(run, example):
+    """Every bill-of-materials line of at least 1% of capex cites a catalog row whose source is named."""
+    from planner.catalog.load import load_catalog
+
+    result = run("plan", examples_dir() / f"{example}.yaml", "--json", "-q")
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    catalog, capex = load_catalog(), plan["cost"]["capex_usd"]
+    for line in plan["bom"]:
+        if line["extended_usd"] >= 0.01 * capex:
+            kind = {"servers": "servers", "nics": "nics", "switches": "switches"}.get(line["category"], None)
+            key = line["catalog_sku"] or line["sku"]
+            row = catalog.rows[kind][(key.lower(),)] if kind else None
+            assert row is None or "not identified" not in row.source, (line["sku"], row.source)
