@@ -28,7 +28,7 @@ def make_catalog(**rows_by_kind):
 
 # ---------------------------------------------------------------- a tiny catalog whose optima are worked by hand
 
-CAL = Calibration(eta_comp={"T1": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
+CAL = Calibration(gemm_efficiency={"other": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
 
 GPU = dict(name="T1", vendor="Acme", peak_bf16_tflops=100, hbm_gib=80, hbm_gb_per_s=2000, tdp_w=500)
 SERVER = dict(

@@ -37,6 +37,7 @@ def synthetic(truth: Calibration) -> pd.DataFrame:
             fabric=f,
             framework=fw,
             gpu="A100-80GB",
+            architecture="ampere",
             peak_tflops=312.0,
             hbm_gib=80.0,
             hbm_gb_per_s=2039.0,
@@ -54,6 +55,8 @@ def synthetic(truth: Calibration) -> pd.DataFrame:
     frame["measured"] = evaluated["tokens_per_s"] / frame["gpus"]
     frame["band_low"] = frame["band_high"] = np.nan
     frame["unit"], frame["weight"], frame["offload"] = "tokens", 1.0, "none"
+    frame["stack"], frame["precision"], frame["attention_kernel"] = "eager", "bf16", "flash"
+    frame["measured_memory_gib"] = np.nan
     frame["row"] = range(2, len(frame) + 2)
     frame["id"] = frame["source_group"] = frame["publication"] = frame["row"].astype(str)  # each point a source
     return frame
@@ -61,14 +64,14 @@ def synthetic(truth: Calibration) -> pd.DataFrame:
 
 def test_fit_recovers_known_parameters():
     truth = Calibration(
-        eta_comp={"A100-80GB": 0.62},
+        gemm_efficiency={"ampere": 0.62},
         width_k=2.5,
         eta_net={"ib": 0.83, "roce": 0.71},
         overlap={"deepspeed": 0.2, "fsdp": 0.85},
         latency_scale=1.3,
     )
     fitted = fit(synthetic(truth), "synthetic")
-    assert fitted.eta_comp["A100-80GB"] == pytest.approx(0.62, rel=0.02)
+    assert fitted.gemm_efficiency["ampere"] == pytest.approx(0.62, rel=0.02)
     assert fitted.width_k == pytest.approx(2.5, rel=0.05)
     assert fitted.eta_net["ib"] == pytest.approx(0.83, rel=0.02)
     assert fitted.eta_net["roce"] == pytest.approx(0.71, rel=0.02)
@@ -105,23 +108,50 @@ def test_leave_one_source_out_is_the_reported_figure(shipped):
     assert len(bands) == 4 and (bands["abs_error"] < 0.01).all()
 
 
-def test_a_gpu_without_measurements_takes_its_die_siblings_fit():
-    # H100-PCIe is the GH100 die of the H100-SXM: the SXM's fitted 0.61 applies, not its own prior 0.50
-    fitted = Calibration(eta_comp={"H100-SXM": 0.61, "A100-80GB": 0.72})
-    assert fitted.eta_comp_for("H100-PCIe") == pytest.approx(0.61)
-    assert fitted.eta_comp_for("A100-64GB") == pytest.approx(0.72)
-    # its own fit wins over the sibling's; an unrelated GPU keeps the 0.45 default prior
-    assert Calibration(eta_comp={"H100-SXM": 0.61, "H100-PCIe": 0.4}).eta_comp_for("H100-PCIe") == pytest.approx(0.4)
-    assert fitted.eta_comp_for("MI300X") == pytest.approx(0.45)
-    # nothing fitted: a sibling with no prior of its own starts from its die's prior (A100: 0.65)
-    assert Calibration().eta_comp_for("A100-64GB") == pytest.approx(0.65)
-    assert Calibration().eta_comp_for("H100-PCIe") == pytest.approx(0.50)
+def test_validation_reports_publications_architectures_coverage_and_memory(shipped):
+    """`planner validate`'s figures (docs/model.md section 6): leave-one-publication-out error per GPU
+    architecture, the error with each architecture left out, the share of points inside their p10-p90 range built
+    from the other publications alone, and the memory model against published peaks."""
+    calibration, _, _ = shipped
+    fit = calibration.fit
+    lopo, by_arch, memory = fit["leave_one_publication_out"], fit["leave_one_architecture_out"], fit["memory"]
+    assert set(lopo["per_architecture"]) == {"ampere", "blackwell", "cdna3", "hopper", "volta"}
+    assert set(by_arch["per_source"]) == set(lopo["per_architecture"])  # each architecture left out in turn
+    assert 0.5 < lopo["range_coverage"] < 1 and lopo["range_points"] > 300
+    assert memory["points"] >= 20 and 0 < memory["median_abs_error"] < 0.5
+    assert calibration.uncertainty["unmeasured architecture"]["sources"] > 10
+
+
+def test_efficiency_belongs_to_the_architecture_not_the_gpu():
+    """H100 and H200 share GH100's fitted GEMM efficiency; Blackwell Ultra takes Blackwell's, scaled by their
+    MAMF priors; an architecture without a fit (nor a measured relative) takes its own prior scaled by the
+    measured architectures' median fitted/prior ratio."""
+    from planner.assumptions import model as A
+
+    fitted = Calibration(gemm_efficiency={"hopper": 0.72, "ampere": 0.87 * 0.9, "blackwell": 0.6})
+    assert fitted.gemm_efficiency_for("hopper") == pytest.approx(0.72)
+    ultra = 0.6 * A.GEMM_EFFICIENCY_PRIOR["blackwell-ultra"].value / A.GEMM_EFFICIENCY_PRIOR["blackwell"].value
+    assert fitted.gemm_efficiency_for("blackwell-ultra") == pytest.approx(ultra)
+    ratios = sorted([0.72 / 0.80, 0.9, 0.6 / 0.78])  # hopper, ampere, blackwell over their MAMF priors
+    assert fitted.gemm_efficiency_for("cdna4") == pytest.approx(0.68 * ratios[1])
+    assert Calibration().gemm_efficiency_for("cdna4") == pytest.approx(0.68)  # nothing fitted: the prior
+    assert not fitted.measured("blackwell-ultra") and fitted.measured("blackwell")
+
+
+def test_an_unmeasured_architecture_gets_the_left_out_range_and_a_warning():
+    cal = Calibration.default()
+    assert not cal.measured("blackwell-ultra")
+    low, high, group = cal.range_factors("blackwell-ultra", "fsdp", "ib")
+    measured_low, measured_high, _ = cal.range_factors("hopper", "fsdp", "ib")
+    assert group == "unmeasured architecture" and high / low > measured_high / measured_low
+    assert "no training measurement" in cal.unmeasured_note("blackwell-ultra", "B300")
+    assert cal.unmeasured_note("hopper", "H100-SXM") == ""
 
 
 def test_uncertainty_quantiles_are_ordered():
     q = Calibration.default().uncertainty["all"]
     assert q["p5"] <= q["p10"] <= q["p50"] <= q["p90"] <= q["p95"]
-    low, high, group = Calibration.default().range_factors("H100-SXM", "fsdp", "ib")
+    low, high, group = Calibration.default().range_factors("hopper", "fsdp", "ib")
     assert group and low <= 1 <= high
 
 
@@ -164,9 +194,9 @@ def test_calibrate_cli_writes_a_file_predict_accepts(run, write, tmp_path):
     out = tmp_path / "cal.json"
     result = run("calibrate", mine, "-o", out, "--no-cross-validation", "-q")
     assert result.exit_code == 0, result.output
-    assert "your measurements" in result.stdout and "eta_comp[H100-SXM]" in result.stdout
+    assert "your measurements" in result.stdout and "gemm[hopper]" in result.stdout
     cal = load_calibration(out)
-    assert "H100-SXM" in cal.eta_comp and cal.uncertainty == {}
+    assert "hopper" in cal.gemm_efficiency and cal.uncertainty == {}
     predicted = run("predict", *DS2928, "--node-gbps", "800", "--calibration", out, "--json")
     assert json.loads(predicted.output)["achieved_tflops_per_gpu"] > 0
 
@@ -200,9 +230,16 @@ def test_bad_calibration_file(write):
 
 
 def test_planner_0_1_calibration_files_still_load(write):
-    old = write("old.json", '{"eta_comp": {"V100-32GB": 0.43}, "eta_net": {"ib": 0.78}, "overlap": 0.27}')
+    old = write("old.json", '{"eta_net": {"ib": 0.78}, "overlap": 0.27}')
     cal = load_calibration(old)
     assert cal.overlap_for("deepspeed") == cal.overlap_for("fsdp") == 0.27
+
+
+def test_a_per_gpu_calibration_is_refused_with_the_fix(write):
+    """A file of the per-GPU model (eta_comp per SKU) belongs to a different model: refused in one line."""
+    old = write("old.json", '{"eta_comp": {"V100-32GB": 0.43}, "overlap": 0.27}')
+    with pytest.raises(PlannerError, match="per-GPU model.*refit it.*planner calibrate"):
+        load_calibration(old)
 
 
 def test_model_errors_name_the_measurement_row(run, write):

@@ -92,7 +92,7 @@ def test_no_decisive_price_comes_from_an_unidentified_source(run, example):
     catalog, capex = load_catalog(), plan["cost"]["capex_usd"]
     for line in plan["bom"]:
         if line["extended_usd"] >= 0.01 * capex:
-            kind = {"servers": "servers", "nics": "nics", "switches": "switches"}.get(line["category"], None)
+            kind = {"servers": "servers", "nics": "nics", "switches": "switches"}.get(line["category"])
             key = line["catalog_sku"] or line["sku"]
             row = catalog.rows[kind][(key.lower(),)] if kind else None
             assert row is None or "not identified" not in row.source, (line["sku"], row.source)

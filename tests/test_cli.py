@@ -141,7 +141,7 @@ def test_predict_text_splits_latency_and_flags_a_range_beside_the_point(run, wri
     assert "the middle 80% of all runs in the database came in 18%-33% below the model" in text
     path = write("fw.json", json.dumps(cal | {"uncertainty": {"deepspeed": optimistic}}))  # the group is named
     text = run("predict", *DS2928, "--node-gbps", "100", "--calibration", path).output
-    assert "out-of-source errors for runs of this framework)" in text and "80% of runs of this framework" in text
+    assert "out-of-publication errors for runs of this framework)" in text and "80% of runs of this framework" in text
     pessimistic = {"p5": -0.45, "p10": -0.4, "p25": -0.35, "p50": -0.3, "p75": -0.25, "p90": -0.2, "p95": -0.2}
     path = write("low.json", json.dumps(cal | {"uncertainty": {"all": pessimistic}}))
     text = run("predict", *DS2928, "--node-gbps", "100", "--calibration", path).output
@@ -247,25 +247,21 @@ def test_bandwidth_single_node_is_not_called_reachable(run):
 
 
 def test_calibration_values_are_fractions(run, write):
-    bad = write("c.json", '{"eta_comp": {"V100-32GB": 5}}')
+    bad = write("c.json", '{"gemm_efficiency": {"volta": 5}}')
     result = run("predict", *DS2928, "--node-gbps", "100", "--calibration", bad)
-    assert result.exit_code == 1 and "eta_comp.V100-32GB = 5: must be at most 1" in result.stderr
+    assert result.exit_code == 1 and "gemm_efficiency.volta = 5: must be at most 1" in result.stderr
 
 
 def test_predict_takes_framework_fabric_offload_checkpointing(run):
-    args = ["--model", "Llama-2-70B", "--gpu", "H100", "--gpus", "256", "--gpus-per-node", "8", "--micro-batch", "2"]
+    args = ["--model", "Llama-2-70B", "--gpu", "H100", "--gpus", "256", "--gpus-per-node", "8", "--micro-batch", "1"]
     result = run(
         "predict", *args, "--node-gbps", "3200", "--framework", "fsdp", "--fabric", "efa", "--offload", "cpu",
-        "--checkpointing", "selective", "--json",
+        "--checkpointing", "op", "--stack", "compile", "--precision", "fp8", "--fp8-allgather", "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert (data["framework"], data["fabric"], data["offload"], data["checkpointing"]) == (
-        "fsdp",
-        "efa",
-        "cpu",
-        "selective",
-    )
+    assert (data["framework"], data["fabric"], data["offload"], data["checkpointing"]) == ("fsdp", "efa", "cpu", "op")
+    assert (data["stack"], data["precision"], data["fp8_allgather"]) == ("compile", "fp8", True)
     assert data["t_offload_s"] > 0 and data["tokens_per_s_p10"] < data["tokens_per_s_point"] < data["tokens_per_s_p90"]
 
 

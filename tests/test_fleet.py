@@ -25,7 +25,7 @@ from planner.optimize.fleet import solve_model
 from planner.optimize.solver import SolveResult
 from planner.tables import fleet as ft
 
-CAL = Calibration(eta_comp={"T1": 0.5, "T2": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
+CAL = Calibration(gemm_efficiency={"other": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
 GPU2 = dict(GPU, name="T2", peak_bf16_tflops=200, hbm_gb_per_s=3000, tdp_w=700)
 SERVER2 = dict(SERVER, name="S8B", gpu="T2", price_usd=180000, power_w=7000)
 CLOUD = dict(provider="Cl", instance="c8", region="r1", gpu="T1", gpus=8, ondemand_usd_per_h=30, fabric="none")
@@ -442,10 +442,11 @@ def test_schema(run):
 
 
 def test_a_full_hall_is_named_as_binding(run):
-    """The startup's 81 nodes draw 987 kW: in a 990 kW hall no further 10.7 kW node fits, and the answer says so."""
-    result = run("fleet", "examples/fleet-startup.yaml", "-q", "--set", "site.power[0].kw=990")
+    """The startup's owned nodes draw 275 kW in 2027: in a 280 kW hall no further 14.3 kW DGX B200 (its catalog
+    power) fits, and the answer says so."""
+    result = run("fleet", "examples/fleet-startup.yaml", "-q", "--set", "site.power[1].kw=280")
     assert result.exit_code == 0, result.output
-    assert "site power: 2026Q2 uses 987 of 990 kW (no room for one more 10.7 kW node" in result.output
+    assert "site power: 2027Q1 uses 275 of 280 kW (no room for one more 14.3 kW node" in result.output
 
 
 def test_startup_example_end_to_end(run, tmp_path):

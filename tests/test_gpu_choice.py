@@ -12,7 +12,7 @@ from planner.model.calibration import Calibration
 
 FAST = dict(GPU, name="T2", peak_bf16_tflops=300)
 CATALOG = dict(gpus=[GPU, FAST], servers=[SERVER, dict(SERVER, name="S8-fast", gpu="T2", price_usd=260_000)])
-CAL2 = Calibration(eta_comp={"T1": 0.5, "T2": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
+CAL2 = Calibration(gemm_efficiency={"other": 0.5}, eta_net={"ib": 0.9, "roce": 0.8}, overlap=0.0)
 NEED = {"requirement": {"min_tokens_per_s": 60_000}, "target_tflops": None, "constraints__max_nodes": 16}
 
 

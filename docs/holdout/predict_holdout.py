@@ -172,6 +172,14 @@ def cli_check(rows: list[dict]) -> None:
             r["checkpointing"],
             "--grad-accum",
             r["grad_accum"],
+            "--stack",
+            r["stack"] or "eager",
+            "--precision",
+            r["precision"] or "bf16",
+            "--sharding",
+            r["sharding"] or "full",
+            *(["--shard-gpus", r["shard_gpus"]] if r.get("shard_gpus") else []),
+            *(["--fp8-allgather"] if r.get("fp8_allgather", "").lower() == "true" else []),
             "--json",
         ]
         if int(r["gpus"]) > int(r["gpus_per_node"]):

@@ -79,7 +79,8 @@ def run(
         why=why(scenario, row, head, table.training, calibration)
         + nic_note(catalog, scenario, calibration, table, row, head)
         + tie_notes(head, described_as["per_fabric"])
-        + gpu_notes(catalog, scenario, table, described_as["per_gpu"]),
+        + gpu_notes(catalog, scenario, table, described_as["per_gpu"])
+        + unmeasured_gpu_notes(catalog, calibration, row, listed["per_gpu"]),
         **described_as,
         candidates=len(table.frame),
         calibration=calibration.source,
@@ -146,6 +147,21 @@ def per_gpu_rows(
         else:
             best[gpu] = _clean(own.iloc[0])
     return sorted(best.items(), key=lambda item: item[1]["objective_usd"]) if len(best) > 1 else []
+
+
+def unmeasured_gpu_notes(catalog: Catalog, calibration: Calibration, row, per_gpu: list[tuple[str, dict]]) -> list[str]:
+    """The compared GPUs (besides the chosen one, which why() names) whose architecture no measurement covers:
+    their figures are the architecture's prior, their range the widest the validation gives."""
+    names = [gpu for gpu, _ in per_gpu if gpu != row["gpu"]]
+    unmeasured = [(g, catalog.gpu(g).architecture or "other") for g in names]
+    unmeasured = [f"{g} ({a})" for g, a in unmeasured if calibration.unmeasured_note(a, g)]
+    if not unmeasured:
+        return []
+    return [
+        f"{', '.join(unmeasured)} in the per-GPU comparison: no training measurement of their architecture; their "
+        "throughput rests on a related architecture's fit or on published matmul benchmarks, with the range of an "
+        "unmeasured architecture."
+    ]
 
 
 def gpu_notes(catalog: Catalog, scenario: Scenario, table: cand.Candidates, listed: list[Summary]) -> list[str]:
@@ -502,6 +518,9 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
     extrapolated = calibration.extrapolation_note(work.framework, tokens, head.choice.nodes > 1)
     if extrapolated:
         notes.append(extrapolated + ".")
+    unmeasured = calibration.unmeasured_note(str(row.get("architecture") or "other"), str(row["gpu"]))
+    if unmeasured:
+        notes.append(unmeasured + ".")
     if head.metrics.memory_per_gpu_gib > 0.9 * head.metrics.usable_hbm_gib:
         notes.append("memory is nearly full: a larger micro-batch or fewer GPUs would not fit.")
     budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw

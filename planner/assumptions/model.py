@@ -109,49 +109,288 @@ ETA_NET_PRIOR = {
 }
 FABRICS = tuple(ETA_NET_PRIOR)
 
-# ---- compute: sustained fraction of peak dense bf16/fp16 for whole training steps at large width ----
-# eta_comp(h) = eta_comp * h / (h + hidden_half): narrow models run their GEMMs far below peak.
-MFU = "whole-step hardware utilisation of published runs (docs/model.md section 3)"
-ETA_COMP = {
-    "V100-32GB": Constant("eta_comp[V100-32GB]", 0.45, "fraction of peak", MFU + ": DeepSpeed #2928 fit 0.43"),
-    "A100-40GB": Constant("eta_comp[A100-40GB]", 0.65, "fraction of peak", MFU + ": torchtitan A100 MFU 0.51-0.61"),
-    "A100-80GB": Constant("eta_comp[A100-80GB]", 0.65, "fraction of peak", MFU + ": torchtitan A100 MFU 0.51-0.61"),
-    "H100-SXM": Constant("eta_comp[H100-SXM]", 0.50, "fraction of peak", MFU + ": H100 0.35-0.57 (Megatron 0.41-0.49)"),
-    "H100-PCIe": Constant("eta_comp[H100-PCIe]", 0.50, "fraction of peak", "estimate: the H100-SXM prior"),
-    "H200": Constant("eta_comp[H200]", 0.52, "fraction of peak", MFU + ": KempnerForge H200 MFU 0.44-0.54"),
+# ---- compute: per architecture, not per GPU SKU (docs/model.md section 3) ----
+# A step is its operations: GEMMs (the linear layers and the logits) at a sustained fraction of the GPU's dense
+# peak for their precision, the attention core at FlashAttention's rate, element-wise ops (norms, activations,
+# residuals, rotary, casts) and the optimizer at HBM bandwidth, and, in eager PyTorch, the host's kernel
+# dispatch when it is slower than the GPU. Efficiency belongs to the architecture (the tensor cores and the
+# kernels written for them), so GPUs on one architecture share it (H100 and H200: the same GH100 compute) and
+# differ by their peaks and HBM. The fitted GEMM efficiency starts from these priors: the maximum achievable
+# matmul FLOPS of a brute-force shape search (MAMF) over the dense peak, which a training step's shapes and
+# launches run below.
+MAMF = "github:stas00/ml-engineering compute/accelerator/README.md@744d01e18b795126 (MAMF table)"
+GEMM_EFFICIENCY_PRIOR = {
+    "volta": Constant(
+        "gemm_efficiency[volta]",
+        0.75,
+        "fraction of dense peak",
+        "estimate: no MAMF published; DeepSpeed #2928's fitted whole-step 0.43 on V100 implies >= 0.6 for its GEMMs",
+    ),
+    "ampere": Constant("gemm_efficiency[ampere]", 0.87, "fraction of dense peak", MAMF + ": A100 SXM 271.2 of 312"),
+    "hopper": Constant(
+        "gemm_efficiency[hopper]",
+        0.80,
+        "fraction of dense peak",
+        MAMF + ": H100 SXM 794.5 of 989 ('H200 is the same'); GH200 0.84",
+    ),
+    "blackwell": Constant(
+        "gemm_efficiency[blackwell]",
+        0.78,
+        "fraction of dense peak",
+        MAMF + ": B200 1745 of 2250; GB200 1822 of 2500 (0.73)",
+    ),
+    "blackwell-ultra": Constant(
+        "gemm_efficiency[blackwell-ultra]", 0.79, "fraction of dense peak", MAMF + ": B300 1769 of 2250"
+    ),
+    "rubin": Constant(
+        "gemm_efficiency[rubin]",
+        0.75,
+        "fraction of dense peak",
+        "estimate: announced, no measurement; Blackwell's, rounded down",
+    ),
+    "cdna3": Constant(
+        "gemm_efficiency[cdna3]",
+        0.54,
+        "fraction of dense peak",
+        "AMD ROCm blog 'Measuring max "
+        "achievable FLOPs part 2' (2025-02-28): MI300X BF16 708 of 1307 (clock-limited under dense "
+        "MFMA load); MAMF 668 (0.51), MI325X 785 (0.60)",
+    ),
+    "cdna4": Constant(
+        "gemm_efficiency[cdna4]", 0.68, "fraction of dense peak", MAMF + ": MI355X 1565 of 2300 (ROCm 7.0.2)"
+    ),
+    "gaudi3": Constant("gemm_efficiency[gaudi3]", 0.60, "fraction of dense peak", "estimate: no MAMF published"),
+    "other": Constant(
+        "gemm_efficiency[other]",
+        0.60,
+        "fraction of dense peak",
+        "estimate for a GPU row without an architecture: below every measured one but CDNA3",
+    ),
 }
-# A variant on the same die as a measured GPU (a PCIe board, fewer HBM stacks, an export part with less NVLink)
-# sustains the same fraction of its own peak, so it takes that GPU's fitted eta_comp; its own peak and HBM
-# bandwidth (catalog) still set its speed and its width term. Names as in catalogs/gpus.csv and
-# docs/holdout/holdout_gpus.csv; any other GPU without measurements gets its prior, else ETA_COMP_DEFAULT.
-SAME_DIE = {
-    "H100-PCIe": "H100-SXM",  # GH100 with 114 SMs (SXM5: 132) at a lower clock: its catalog peak is already lower
-    "H100-NVL": "H100-SXM",  # GH100 on a dual PCIe board
-    "H800": "H100-SXM",  # GH100 with NVLink cut to 400 GB/s (China export part)
-    "H100-64GB": "H100-SXM",  # MareNostrum 5's SXM5 with 4 HBM2e stacks
-    "A800-80GB": "A100-80GB",  # GA100 with NVLink cut to 400 GB/s
-    "A100-64GB": "A100-80GB",  # Leonardo's custom SXM4 with 4 HBM2e stacks
-    "GB200": "B200",  # the B200 die at 1200 W in a Grace-Blackwell superchip: its catalog peak is already higher
-    "MI325X": "MI300X",  # the MI300X's CDNA3 die (304 CU, 2.1 GHz) with 256 GB HBM3E
-    # Blackwell Ultra keeps Blackwell's SM and its bf16 tensor-core rate per SM (NVIDIA Technical Blog 'Inside
-    # NVIDIA Blackwell Ultra', 2025-08: the gains are NVFP4 and attention): without published training runs it
-    # takes B200's fitted fraction of its own peak, not the default for unmeasured GPUs
-    "B300": "B200",
-    "GB300": "B200",
+# An architecture without measurements of its own that keeps a measured one's compute units takes that one's
+# fitted efficiencies (scaled by their GEMM priors); its range stays that of an unmeasured architecture.
+# Blackwell Ultra: Blackwell's SM and bf16 tensor-core rate per SM, the gains are NVFP4 and the softmax's SFU rate
+# (NVIDIA Technical Blog 'Inside NVIDIA Blackwell Ultra', 2025-08).
+ARCHITECTURE_FAMILY = {"blackwell-ultra": "blackwell"}
+# Low-precision GEMMs reach a different share of their (higher) peak: MAMF fp8 / fp8 peak over MAMF bf16 / bf16
+# peak, by architecture (H100 1402.6 of 1979 against 794.5 of 989: 0.88; B200 3432.5 of 4500 against 1745 of
+# 2250: 0.98; MI300X AMD MAF fp8 1273 of 2615 against bf16 708 of 1307: 0.90).
+LOWP_EFFICIENCY_RATIO = {
+    "hopper": Constant("fp8_efficiency_ratio[hopper]", 0.88, "x the bf16 GEMM efficiency", MAMF + ": H100 FP8"),
+    "blackwell": Constant("fp8_efficiency_ratio[blackwell]", 0.98, "x the bf16 GEMM efficiency", MAMF + ": B200 FP8"),
+    "blackwell-ultra": Constant(
+        "fp8_efficiency_ratio[blackwell-ultra]", 0.95, "x the bf16 GEMM efficiency", MAMF + ": B300 FP8 3353 of 4500"
+    ),
+    "cdna3": Constant("fp8_efficiency_ratio[cdna3]", 0.90, "x the bf16 GEMM efficiency", "AMD ROCm blog MAF part 2"),
+    "other": Constant(
+        "fp8_efficiency_ratio[other]", 0.90, "x the bf16 GEMM efficiency", "estimate: Hopper's and CDNA3's"
+    ),
 }
-ETA_COMP_DEFAULT = Constant(
-    "eta_comp[other]",
-    0.45,
-    "fraction of peak",
-    "estimate for GPUs without measurements (B200, MI300X): the low end of measured Hopper runs",
+FP4_EFFICIENCY_RATIO = Constant(
+    "fp4_efficiency_ratio",
+    0.75,
+    "x the fp8 GEMM efficiency",
+    "estimate: no FP4 MAMF published; torchtitan NVFP4 Llama3-8B on 4 Blackwell GPUs 30,040 vs MXFP8 28,084 tokens/s "
+    "per GPU (1.07x for twice the peak: nvfp4.md@b5bcd76)",
+)
+FP4_BF16_TAIL = Constant(
+    "fp4_bf16_tail",
+    0.15,
+    "share of the blocks kept in bf16 by an NVFP4 recipe",
+    "NVIDIA, 'Pretraining Large Language Models with NVFP4' (arXiv:2509.25149): the last ~15% of the linear layers "
+    "stay in BF16 for stability; torchtitan's NVFP4 recipe keeps the last ~15% of decoder blocks and the head in "
+    "bf16 (torchtitan/components/quantization/nvfp4.md@73aed7f6)",
+)
+ROWWISE_GEMM_FACTOR = Constant(
+    "fp8_rowwise_gemm_factor",
+    0.85,
+    "x the fp8 GEMM efficiency",
+    "estimate: rowwise-scaled FP8 GEMMs run slower than tensorwise on Hopper (torchao float8 README: rowwise "
+    "+10% vs tensorwise +25% end to end on Llama3-8B, 8 H100)",
+)
+# Which linear layers run in low precision: torchao's auto-filter keeps small GEMMs in bf16 (the casts cost
+# more than they save): rowwise skips N <= 2048 or K <= 1024 or (N <= 4096 and K <= 2048); tensorwise
+# skips K <= 4096 and N <= 1024 (github:pytorch/ao torchao/float8/float8_linear_utils.py@36027d82). The
+# output layer (logits) stays in bf16, as torchtitan's float8 converter excludes it.
+HBM_EFFICIENCY = {
+    "volta": Constant(
+        "hbm_efficiency[volta]",
+        0.85,
+        "fraction of peak HBM bandwidth",
+        "estimate: STREAM-class kernels on V100 reach ~80-90% (BabelStream results)",
+    ),
+    "ampere": Constant(
+        "hbm_efficiency[ampere]",
+        0.88,
+        "fraction of peak HBM bandwidth",
+        "estimate: A100 BabelStream ~1.7-1.8 of 2.0 TB/s",
+    ),
+    "hopper": Constant(
+        "hbm_efficiency[hopper]",
+        0.87,
+        "fraction of peak HBM bandwidth",
+        "Voltage Park H100 benchmark (github:aigatech/vpbenchmarking): device-to-device 2,903 of 3,350 GB/s",
+    ),
+    "blackwell": Constant(
+        "hbm_efficiency[blackwell]", 0.85, "fraction of peak HBM bandwidth", "estimate: Hopper's, rounded down"
+    ),
+    "blackwell-ultra": Constant(
+        "hbm_efficiency[blackwell-ultra]", 0.85, "fraction of peak HBM bandwidth", "estimate: Blackwell's"
+    ),
+    "cdna3": Constant(
+        "hbm_efficiency[cdna3]",
+        0.77,
+        "fraction of peak HBM bandwidth",
+        "Azure ND MI300X v5 stream ~4.1 of 5.3 TB/s (samuel-bohman/AI-benchmarking-guide)",
+    ),
+    "other": Constant("hbm_efficiency[other]", 0.80, "fraction of peak HBM bandwidth", "estimate"),
+}
+# Element-wise HBM traffic of a transformer block: bytes per element per forward pass of each op, in bf16, counted
+# kernel by kernel (docs/model.md section 3). A block is Llama-shaped (RMSNorm, rotary, SwiGLU) when its FFN is
+# gated, else GPT-shaped (LayerNorm, GELU, learned or ALiBi positions). Eager PyTorch runs each op as its own
+# kernels: RMSNorm as written in Llama's reference code (upcast to fp32, square, mean, scale, downcast, weight:
+# 36 B per element; F.rms_norm composes the same kernels), rotary as rotate_half (multiply, slice, negate,
+# concatenate, multiply, add: 20 B per element of q and k), residual adds (read two, write one: 6 B), SiLU and
+# the gate product (10 B per FFN element); LayerNorm and GELU are single kernels in eager PyTorch already (4 B).
+# torch.compile (Inductor) fuses each chain into one read and one write. The backward pass moves about twice the
+# forward's bytes (the saved input and the incoming gradient read, the gradient written).
+COUNTED = "counted kernel by kernel for bf16 activations (docs/model.md section 3)"
+ELEMENTWISE_OP_BYTES = {
+    (op, stack): Constant(f"elementwise_bytes[{op},{stack}]", value, "HBM bytes per element per forward pass", COUNTED)
+    for op, stack, value in (
+        ("rmsnorm", "eager", 36.0), ("rmsnorm", "compile", 4.0),
+        ("layernorm", "eager", 4.0), ("layernorm", "compile", 4.0),
+        ("rotary", "eager", 20.0), ("rotary", "compile", 4.0),
+        ("residual", "eager", 6.0), ("residual", "compile", 4.0),
+        ("swiglu", "eager", 10.0), ("swiglu", "compile", 6.0),
+        ("gelu", "eager", 4.0), ("gelu", "compile", 4.0),
+        ("layout", "eager", 4.0), ("layout", "compile", 4.0),  # attention's head transposes, per element of h
+    )
+}  # fmt: skip
+ELEMENTWISE_BACKWARD_RATIO = Constant(
+    "elementwise_backward_ratio",
+    2.0,
+    "x the forward pass's element-wise bytes",
+    "an element-wise op's backward reads its saved input and the incoming gradient and writes the gradient: about "
+    "twice the forward's read and write",
+)
+# FlashAttention's sustained share of the dense bf16 peak, forward and backward, on the work a causal mask leaves
+# (half the counted 12 L h s FLOPs per token: masked tiles are skipped).
+FA2 = "Dao, FlashAttention-2 (arXiv:2307.08691) Figs. 4-7, causal, head dim 128, forward + backward"
+FA3 = "Shah et al., FlashAttention-3 (arXiv:2407.08608) Figs. 5-6, causal, head dim 128"
+CAUSAL_SHARE = Constant(
+    "causal_attention_share",
+    0.5,
+    "of the counted attention FLOPs",
+    "a causal mask leaves the lower triangle of the score matrix: FlashAttention skips the masked tiles",
+)
+TRITON_ATTENTION_RATIO = Constant(
+    "triton_attention_ratio",
+    0.55,
+    "x the architecture's FlashAttention efficiency",
+    FA2.split(" Figs")[0] + ": FlashAttention-2 runs 1.3-2.5x faster than the Triton FlashAttention (the kernel "
+    "MPT's attn_impl 'triton' ran, with its ALiBi bias), 1/1.8 at the middle",
+)
+FA3_ATTENTION_RATIO = Constant(
+    "fa3_attention_ratio",
+    1.6,
+    "x the architecture's FlashAttention-2 class efficiency",
+    FA3 + ": FlashAttention-3 runs the forward 1.5-2.0x and the backward 1.5-1.75x faster than FlashAttention-2 on "
+    "H100 (bf16, head dim 128); Blackwell's FlashAttention-4 and cuDNN kernels are taken alike",
+)
+ATTENTION_EFFICIENCY_PRIOR = {
+    "volta": Constant(
+        "attention_efficiency[volta]",
+        0.25,
+        "fraction of dense peak",
+        "estimate: no FlashAttention on sm70; fused-softmax attention is memory-bound",
+    ),
+    "ampere": Constant(
+        "attention_efficiency[ampere]",
+        0.55,
+        "fraction of dense peak",
+        FA2 + ": A100 160-190 of 312 TFLOPs at sequence 2K-16K",
+    ),
+    "hopper": Constant(
+        "attention_efficiency[hopper]",
+        0.40,
+        "fraction of dense peak",
+        FA2 + ": H100 ~330-340 of "
+        "989 (FlashAttention-2 and PyTorch's SDPA flash backend); " + FA3 + ": ~500-600 of 989; "
+        "the mix of both in published runs",
+    ),
+    "blackwell": Constant(
+        "attention_efficiency[blackwell]",
+        0.40,
+        "fraction of dense peak",
+        "estimate: Hopper's (cuDNN and FlashAttention-4 forward ~1,000-1,600 of 2,250, backward lower)",
+    ),
+    "blackwell-ultra": Constant(
+        "attention_efficiency[blackwell-ultra]",
+        0.40,
+        "fraction of dense peak",
+        "estimate: Blackwell's (Blackwell Ultra doubles the SFU rate of the softmax)",
+    ),
+    "cdna3": Constant(
+        "attention_efficiency[cdna3]",
+        0.28,
+        "fraction of dense peak",
+        "estimate: Composable Kernel "
+        "FlashAttention-2 on MI300X, forward ~400-500 of 1,307, backward lower (ROCm blogs 2024)",
+    ),
+    "other": Constant("attention_efficiency[other]", 0.30, "fraction of dense peak", "estimate"),
+}
+CAST_BYTES = Constant(
+    "fp8_cast_bytes",
+    4.0,
+    "HBM bytes per low-precision GEMM input element per pass (amax, scale, cast)",
+    "estimate: read the bf16 input (2 B) and write the fp8 copy (1 B), plus a share of the amax reduction; "
+    "torchao fuses them under torch.compile",
+)
+SCALED_CAST_FACTOR = Constant(
+    "scaled_cast_factor",
+    1.5,
+    "x fp8_cast_bytes",
+    "estimate: rowwise, MX and NVFP4 block scaling reduce amax per row or per 16-32-element block and write the "
+    "scales, and the backward casts the transposed operand separately (NVFP4 also Hadamard-transforms the weight "
+    "gradient's inputs)",
+)
+OPTIMIZER_BYTES = Constant(
+    "optimizer_bytes_per_param",
+    34.0,
+    "HBM bytes per local parameter per optimizer step",
+    "fused AdamW on the GPU's shard: read fp32 master weight, gradient (fp32), momentum, variance (16 B), write the "
+    "three states (12 B), the bf16 weight copy (2 B) and a gradient zeroing pass (4 B)",
+)
+KERNELS_PER_LAYER = {
+    "eager": Constant(
+        "kernels_per_layer[eager]",
+        40.0,
+        "GPU kernels per transformer block per forward pass",
+        "estimate: a Llama block in eager PyTorch launches ~30-50 kernels forward (norms, rotary, "
+        "casts, flash-attention, GEMMs, adds); backward ~2x",
+    ),
+    "compile": Constant(
+        "kernels_per_layer[compile]",
+        14.0,
+        "GPU kernels per transformer block per forward pass",
+        "estimate: Inductor fuses the element-wise ops into ~10-15 kernels besides the GEMMs",
+    ),
+}
+DISPATCH_US = Constant(
+    "kernel_dispatch_us",
+    6.0,
+    "us of host time per kernel launch",
+    "estimate: PyTorch eager op dispatch plus the CUDA launch (5-10 us per op; a 1B model at sequence 512 on one "
+    "B200 runs 3.9x faster compiled: github:stas00/ml-engineering training/performance/README.md@744d01e)",
 )
 WIDTH_K = Constant(
     "width_k",
-    2.0,
-    "hidden size at half efficiency per (peak FLOP/s / HBM B/s)",
-    "docs/model.md section 3: a block's element-wise ops move ~120 h bytes per token (forward and backward) "
-    "against 72 h^2 GEMM FLOPs, h_half = 1.7 eta I (k ~1.3); narrow GEMMs add more (A100 fp16 cuBLASLt 38% at "
-    "1024^3, 82% at 16384^3, Azure AI-benchmarking-guide ND A100 v4)",
+    1.5,
+    "GEMM width at half efficiency per (peak FLOP/s / HBM B/s)",
+    "a GEMM of narrow dimension h (the hidden size) runs at h / (h + h_half) of its ceiling, h_half = width_k x the "
+    "GPU's balance point (a roofline): A100 fp16 cuBLASLt 38% at 1024^3, 82% at 16384^3 (Azure "
+    "AI-benchmarking-guide ND A100 v4); training GEMMs have a long token dimension, so less: estimate",
 )
 LOGITS_PASS_BYTES = Constant(
     "logits_pass_bytes",
@@ -161,13 +400,6 @@ LOGITS_PASS_BYTES = Constant(
     "read by the output GEMM (8)",
 )
 
-ATTENTION_COST = Constant(
-    "attention_cost",
-    0.67,
-    "x the time of dense FLOPs, per counted attention FLOP (12 L h s per token)",
-    "causal masking halves the work FlashAttention does (Dao 2023, masked tiles skipped) and its kernels reach "
-    "50-73% of peak against ~80% for GEMMs (FlashAttention-2, A100): 0.5 x 0.8 / 0.6",
-)
 FRAMEWORK_EFFICIENCY_PRIOR = {
     "fsdp": Constant(
         "framework_efficiency[fsdp]", 1.0, "x eta_comp", "reference: eta_comp is measured on PyTorch FSDP runs"
@@ -342,6 +574,14 @@ ACT_WORKING_BYTES = Constant(
     34.0,
     "bytes per (token x hidden) for one live layer",
     "Korthikanti et al. 2022, eq. 1: s*b*h*(34 + 5*a*s/h)",
+)
+ACT_OP_SAC_BYTES = Constant(
+    "activation_bytes_per_sbh_op_sac",
+    17.0,
+    "bytes per (token x hidden) kept per layer",
+    "estimate: torchtitan's per-op policy saves the attention output and every other matmul output and recomputes "
+    "the element-wise ops: about half of Korthikanti's 34 (github:pytorch/torchtitan "
+    "torchtitan/distributed/activation_checkpoint.py)",
 )
 ACT_ATTN_SCORES = Constant(
     "attention_score_bytes",

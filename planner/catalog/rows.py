@@ -271,6 +271,20 @@ class GpuRow(CatalogRow):
     tdp_w: Watts
     price_usd: USD | None = None
 
+    def perf_columns(self) -> dict:
+        """The GPU as the performance model reads it: its architecture (efficiency is a property of the
+        architecture), its dense peaks per precision (NaN: none) and its HBM."""
+        nan = float("nan")
+        return {
+            "gpu": self.name,
+            "architecture": self.architecture or "other",
+            "peak_tflops": self.peak_bf16_tflops,
+            "peak_fp8_tflops": self.peak_fp8_tflops if self.peak_fp8_tflops is not None else nan,
+            "peak_fp4_tflops": self.peak_fp4_tflops if self.peak_fp4_tflops is not None else nan,
+            "hbm_gib": self.hbm_gib,
+            "hbm_gb_per_s": self.hbm_gb_per_s,
+        }
+
     @model_validator(mode="after")
     def _peaks_in_order(self) -> GpuRow:
         """A narrower format never runs slower than a wider one on the same tensor cores: bf16 <= fp8 <= fp4."""

@@ -19,8 +19,11 @@ from planner.cli.base import (
     wrote,
 )
 
-# planner.assumptions.model.FABRICS, without importing the model
+# planner.assumptions.model.FABRICS and planner.model.parallelism's choices, without importing the model
 FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")
+STACKS = ("eager", "compile")
+PRECISIONS = ("bf16", "fp16", "fp8", "fp8-rowwise", "mxfp8", "fp4")
+SHARDINGS = ("full", "hybrid")
 
 
 def workload_options(func):
@@ -89,10 +92,11 @@ def workload_options(func):
         ),
         click.option(
             "--checkpointing",
-            type=click.Choice(["full", "selective", "none"], case_sensitive=False),
+            type=click.Choice(["full", "selective", "op", "none"], case_sensitive=False),
             default="full",
             show_default=True,
-            help="Activation checkpointing: full re-runs the forward, selective only the attention core.",
+            help="Activation checkpointing: full re-runs the forward, selective only the attention core, op "
+            "(torchtitan's per-op policy) every second matmul.",
         ),
         click.option("--no-checkpointing", is_flag=True, help="Same as --checkpointing none."),
         click.option(
@@ -103,6 +107,37 @@ def workload_options(func):
             help="Micro-steps per optimizer step.",
         ),
         click.option("--no-flash-attention", is_flag=True, help="Count the s^2 attention scores in memory."),
+        click.option(
+            "--stack",
+            type=click.Choice(STACKS, case_sensitive=False),
+            default="eager",
+            show_default=True,
+            help="eager PyTorch, or torch.compile (fused element-wise kernels, fewer launches).",
+        ),
+        click.option(
+            "--precision",
+            type=click.Choice(PRECISIONS, case_sensitive=False),
+            default="bf16",
+            show_default=True,
+            help="The linear layers' GEMMs: bf16/fp16, fp8 (tensorwise: Transformer Engine, torchao float8), "
+            "fp8-rowwise, mxfp8 or fp4 (NVFP4) at the GPU's peak for it; attention and the logits stay bf16.",
+        ),
+        click.option(
+            "--fp8-allgather", is_flag=True, help="With --precision fp8 and FSDP: all-gather the weights in fp8."
+        ),
+        click.option(
+            "--sharding",
+            type=click.Choice(SHARDINGS, case_sensitive=False),
+            default="full",
+            show_default=True,
+            help="full: parameters sharded over every GPU; hybrid (HSDP, FSDP): within shard groups, replicated "
+            "across them (gradients all-reduced across the groups).",
+        ),
+        click.option(
+            "--shard-gpus",
+            type=click.IntRange(min=1, max=L.MAX_GPUS),
+            help="GPUs per shard group with --sharding hybrid (default: the scale-up domain).",
+        ),
         calibration_option,
         click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text."),
         catalog_option,
@@ -130,6 +165,11 @@ def _workload(loaded, kw: dict):
         hierarchical=kw.pop("hierarchical"),
         framework=kw.pop("framework").lower(),
         offload=kw.pop("offload").lower(),
+        stack=kw.pop("stack").lower(),
+        precision=kw.pop("precision").lower(),
+        fp8_allgather=kw.pop("fp8_allgather"),
+        sharding=kw.pop("sharding").lower(),
+        shard_gpus=kw.pop("shard_gpus") or 0,
     )
     return training(
         loaded,
@@ -337,7 +377,7 @@ def calibrate(measurements: Sequence[str], output: str, **kw) -> None:
     MEASUREMENTS are CSV files, one run per row, in the columns of planner/data/measurements.csv: gpu,
     gpus, gpus_per_node, node_gbps, fabric (ib, roce, efa, tcpx, tcp; none on one node), params (or model;
     layers, hidden, heads, vocab when known), seq_len and micro_batch (or tokens_per_gpu), framework
-    (deepspeed, fsdp), checkpointing (full, selective, none), offload (none, cpu, nvme), qwz, hpz, qgz,
+    (deepspeed, fsdp), checkpointing (full, selective, op, none), offload (none, cpu, nvme), qwz, hpz, qgz,
     grad_bytes, grad_accum, and tokens_per_s_per_gpu (or a band tokens_per_s_low / _high; or, as planner
     0.1 files, measured_tflops or tflops_per_gpu_low / _high); optional source_group, source, note.
     Your rows are one more source: the fit weights each source alike, and validation leaves each out.
@@ -382,8 +422,10 @@ def calibrate(measurements: Sequence[str], output: str, **kw) -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress messages on stderr.")
 @catalog_option
 def validate(measurements: Sequence[str], **kw) -> None:
-    """Judge the model: per-source error of the fit, and leave-one-source-out cross-validation (fit without a
-    source, predict it) over planner's measurement database and your CSVs.
+    """Judge the model: per-source error of the fit; leave-one-source-out and leave-one-publication-out
+    cross-validation (fit without a source or a whole document, predict it), per GPU architecture and with each
+    architecture left out; the coverage of the p10-p90 ranges; and the memory model against published peaks,
+    over planner's measurement database and your CSVs.
 
     \b
     Examples:
@@ -400,21 +442,22 @@ def validate(measurements: Sequence[str], **kw) -> None:
         from planner.model.fitting import summary
         from planner.report.jsonout import dumps
 
-        by_publication = calibration.fit.get("leave_one_publication_out")
+        fit = calibration.fit
         click.echo(
             dumps(
                 {
                     "in_sample": summary(report),
                     "leave_one_source_out": summary(cv),
-                    "leave_one_publication_out": by_publication,
+                    "leave_one_publication_out": fit.get("leave_one_publication_out"),
+                    "leave_one_architecture_out": fit.get("leave_one_architecture_out"),
+                    "memory": fit.get("memory"),
                 }
             )
         )
         return
     from planner.report.perf_text import validation_text
 
-    by_publication = calibration.fit.get("leave_one_publication_out")
-    click.echo(validation_text(report, cv, show_points, by_publication))
+    click.echo(validation_text(report, cv, show_points, calibration.fit))
 
 
 def _fit_inputs(measurements: Sequence[str], kw: dict) -> list:

@@ -164,9 +164,7 @@ class _Context:
         return {
             "server": server.name,
             "gpu": gpu.name,
-            "peak_tflops": gpu.peak_bf16_tflops,
-            "hbm_gib": gpu.hbm_gib,
-            "hbm_gb_per_s": gpu.hbm_gb_per_s,
+            **gpu.perf_columns(),
             **Topology.of(server).columns(),
             "hosts": server.hosts,
             "cooling": server.cooling,

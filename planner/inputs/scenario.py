@@ -71,10 +71,33 @@ class Workload(_Strict):
     global_batch: Count | None = Field(
         None, ge=1, description="Sequences per optimizer step; micro_batch x GPUs x grad_accum must equal it."
     )
-    precision: Literal["bf16", "fp16"] = "bf16"
-    grad_dtype: Literal["bf16", "fp16", "fp32"] | None = Field(None, description="Default: the precision.")
-    checkpointing: bool | Literal["full", "selective", "none"] = Field(
-        "full", description="Activation checkpointing: full, selective (attention core only) or none (true = full)."
+    precision: Literal["bf16", "fp16", "fp8", "fp8-rowwise", "mxfp8", "fp4"] = Field(
+        "bf16",
+        description="Precision of the linear layers' GEMMs: bf16/fp16, fp8 (tensorwise scaling, as Transformer "
+        "Engine or torchao float8), fp8-rowwise, mxfp8 (32-element block scales, Blackwell), or fp4 (NVFP4 on "
+        "Blackwell); attention and logits stay bf16.",
+    )
+    grad_dtype: Literal["bf16", "fp16", "fp32"] | None = Field(
+        None, description="Default: the precision (bf16 for fp8 and fp4 training)."
+    )
+    stack: Literal["eager", "compile"] = Field(
+        "eager", description="eager PyTorch, or torch.compile (fused element-wise kernels, fewer launches)."
+    )
+    fp8_allgather: bool = Field(
+        False,
+        description="With fp8 (tensorwise): FSDP2 all-gathers the weights in fp8, 1 byte each (torchao's default: "
+        "off).",
+    )
+    sharding: Literal["full", "hybrid"] = Field(
+        "full", description="full: parameters sharded over every GPU; hybrid (HSDP, FSDP only): within groups."
+    )
+    shard_gpus: count(ge=1, le=L.MAX_GPUS) | None = Field(
+        None, description="GPUs per shard group with hybrid sharding (default: the scale-up domain)."
+    )
+    checkpointing: bool | Literal["full", "selective", "op", "none"] = Field(
+        "full",
+        description="Activation checkpointing: full, selective (attention core only), op (torchtitan's per-op "
+        "policy: every second matmul re-run) or none (true = full).",
     )
     framework: Literal["deepspeed", "fsdp"] = Field(
         "deepspeed", description="DeepSpeed ZeRO-3 (0.6 or later) or PyTorch FSDP."

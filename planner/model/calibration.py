@@ -1,11 +1,12 @@
 """Calibration: the fitted parameters the performance model uses, and the uncertainty of its predictions.
 
-Fitted (planner/model/fitting.py, `planner calibrate`): eta_comp per GPU (the ceiling of compute efficiency at large
-width), hidden_half (the width at which GEMMs run at half that ceiling), eta_net per fabric, overlap and a
-fixed per-micro-step overhead per framework, host time per collective and (DeepSpeed) per rank and gradient
-tensor, and latency_scale (a multiplier on NCCL's own latency model).
+Fitted (planner/model/fitting.py, `planner calibrate`): the GEMM efficiency per GPU architecture (not per SKU:
+H100 and H200 share GH100's), width_k (the width roll-off), FlashAttention's efficiency per architecture and the
+Triton / FlashAttention-3 kernels' rates relative to it, the low-precision casts, eta_net per fabric, overlap
+and a fixed per-micro-step overhead per framework, host time per collective and (DeepSpeed) per rank and
+gradient tensor, and latency_scale (a multiplier on NCCL's own latency model).
 Missing entries fall back to the priors in planner.assumptions.model. `uncertainty` holds quantiles of the
-leave-one-source-out log residuals log(predicted / measured), per group, which `range_factors` turns into
+leave-one-publication-out log residuals log(predicted / measured), per group, which `range_factors` turns into
 a p10-p90 range and the pessimistic factor `--confidence` buys for.
 
 The shipped default (planner/data/calibration_default.json) is `planner calibrate` on the measurement
@@ -18,7 +19,7 @@ import math
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from planner.assumptions import model as A
 from planner.base.errors import PlannerError
@@ -31,6 +32,7 @@ from planner.catalog.rows import error_text
 DEFAULT_FILE = "calibration_default.json"
 Fraction = Annotated[float, Field(gt=0, le=1)]  # an efficiency: above 0, at most all of peak
 QUANTILES = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+UNMEASURED = "unmeasured architecture"  # the uncertainty group of leave-one-architecture-out residuals
 
 
 class Calibration(BaseModel):
@@ -38,15 +40,30 @@ class Calibration(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    eta_comp: dict[str, Fraction] = Field(default_factory=dict, description="GPU name -> ceiling fraction of peak")
+    gemm_efficiency: dict[str, Fraction] = Field(
+        default_factory=dict, description="GPU architecture -> sustained fraction of dense peak of the block GEMMs"
+    )
+    cast_bytes: float = Field(
+        A.CAST_BYTES.value, ge=0, le=100, description="HBM bytes per low-precision GEMM input element per pass"
+    )
     width_k: float = Field(
         A.WIDTH_K.value, ge=0, le=1e3, description="h_half / (peak FLOP/s / HBM B/s): the width penalty's scale"
     )
-    attention_cost: float = Field(
-        A.ATTENTION_COST.value, gt=0, le=5, description="time of counted attention FLOPs relative to dense GEMM FLOPs"
+    attention_efficiency: dict[str, Fraction] = Field(
+        default_factory=dict,
+        description="GPU architecture -> FlashAttention's sustained fraction of dense peak on causal attention",
     )
     framework_efficiency: dict[str, Annotated[float, Field(gt=0, le=2)]] = Field(
         default_factory=dict, description="framework -> compute efficiency relative to PyTorch FSDP's kernels"
+    )
+    triton_attention_ratio: Fraction = Field(
+        A.TRITON_ATTENTION_RATIO.value, description="MPT's Triton FlashAttention relative to FlashAttention"
+    )
+    fa3_attention_ratio: float = Field(
+        A.FA3_ATTENTION_RATIO.value,
+        ge=1,
+        le=3,
+        description="FlashAttention-3 class kernels relative to FlashAttention-2",
     )
     eta_net: dict[str, Fraction] = Field(default_factory=dict, description="fabric -> fraction of line rate")
     overlap: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
@@ -87,6 +104,18 @@ class Calibration(BaseModel):
             return {fw: float(value) for fw in A.FRAMEWORKS}
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _per_gpu_fits_are_gone(cls, data: object) -> object:
+        """Files fitted before the per-architecture model carry eta_comp per GPU SKU (and attention_cost): their
+        numbers belong to a different model, so they are refused, not reinterpreted."""
+        if isinstance(data, dict) and ("eta_comp" in data or "attention_cost" in data):
+            raise ValueError(
+                "a calibration of the per-GPU model (eta_comp / attention_cost): the compute efficiency now belongs to "
+                "the GPU architecture; refit it"
+            )
+        return data
+
     # names and source end up in reports and workbooks: no control characters (planner.base.limits)
     _text = field_validator("*", mode="before")(check_value)
 
@@ -107,14 +136,39 @@ class Calibration(BaseModel):
                 raise ValueError(f"group {short(group)}: the quantiles {', '.join(keys)} must not decrease")
         return value
 
-    def eta_comp_for(self, gpu: str) -> float:
-        """The GPU's fitted value, else that of a measured GPU on the same die (assumptions.SAME_DIE), else
-        its prior (or the die sibling's), else the default prior."""
-        sibling = A.SAME_DIE.get(gpu, "")
-        for name in (gpu, sibling):
-            if name in self.eta_comp:
-                return self.eta_comp[name]
-        return A.ETA_COMP.get(gpu, A.ETA_COMP.get(sibling, A.ETA_COMP_DEFAULT)).value
+    def gemm_efficiency_for(self, architecture: str) -> float:
+        """The architecture's fitted GEMM efficiency; else that of the architecture it derives from
+        (ARCHITECTURE_FAMILY: Blackwell Ultra keeps Blackwell's SM) scaled by their priors; else its prior (the
+        MAMF fraction) scaled by how far the fitted architectures run below theirs (the median ratio): a training
+        step's GEMMs on an architecture without measurements run as far below its maximum as the measured ones."""
+        if architecture in self.gemm_efficiency:
+            return self.gemm_efficiency[architecture]
+        prior = gemm_prior(architecture)
+        family = _family(architecture)
+        if family in self.gemm_efficiency:
+            return min(1.0, self.gemm_efficiency[family] * prior / gemm_prior(family))
+        ratios = sorted(v / gemm_prior(a) for a, v in self.gemm_efficiency.items())
+        if not ratios:
+            return prior
+        middle = len(ratios) // 2
+        ratio = ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+        return min(1.0, prior * ratio)
+
+    def measured(self, architecture: str) -> bool:
+        """Whether the fit saw this architecture (else its efficiency is the prior, its range widened)."""
+        return architecture in self.gemm_efficiency
+
+    @staticmethod
+    def lowp_ratio_for(architecture: str) -> float:
+        return (A.LOWP_EFFICIENCY_RATIO.get(architecture) or A.LOWP_EFFICIENCY_RATIO["other"]).value
+
+    def attention_efficiency_for(self, architecture: str) -> float:
+        """Fitted, else the architecture's published FlashAttention rate (not scaled like the GEMMs: the prior
+        is itself a training kernel's measured rate)."""
+        for name in (architecture, _family(architecture)):
+            if name in self.attention_efficiency:
+                return self.attention_efficiency[name]
+        return (A.ATTENTION_EFFICIENCY_PRIOR.get(architecture) or A.ATTENTION_EFFICIENCY_PRIOR["other"]).value
 
     def framework_efficiency_for(self, framework: str) -> float:
         return self.framework_efficiency.get(framework, A.FRAMEWORK_EFFICIENCY_PRIOR[framework].value)
@@ -142,15 +196,35 @@ class Calibration(BaseModel):
     def step_overhead_for(self, framework: str) -> float:
         return self.step_overhead_s.get(framework, A.STEP_OVERHEAD_PRIOR[framework].value)
 
-    def range_factors(self, gpu: str, framework: str, fabric: str, low_q=0.1, high_q=0.9) -> tuple[float, float, str]:
+    def range_factors(
+        self, arch: str, framework: str, fabric: str, low_q=0.1, high_q=0.9, measured: bool | None = None
+    ) -> tuple[float, float, str]:
         """(low, high, group): measured / predicted at the low and high quantiles for the most specific group
-        with enough validation points; (1, 1, "") when the calibration carries no uncertainty."""
-        for group in (f"{gpu}|{framework}|{fabric}", f"{gpu}|{framework}", framework, "all"):
+        with enough validation points; (1, 1, "") when the calibration carries no uncertainty. An architecture
+        the fit never saw takes the residuals of predicting each measured architecture from the others
+        (UNMEASURED), wider than any measured group's (`measured`: whether the fit saw it, default: it has a
+        fitted efficiency)."""
+        groups = [f"{arch}|{framework}|{fabric}", f"{arch}|{framework}", framework, "all"]
+        measured = self.measured(arch) if measured is None else measured
+        if not measured and UNMEASURED in self.uncertainty:
+            groups = [UNMEASURED]
+        for group in groups:
             q = self.uncertainty.get(group)
             if q:
                 # residual r = log(pred/meas): measured = predicted * exp(-r); a high residual is a low outcome
                 return math.exp(-q[_key(high_q)]), math.exp(-q[_key(low_q)]), group
         return 1.0, 1.0, ""
+
+    def unmeasured_note(self, arch: str, gpu: str) -> str:
+        """A warning for a GPU whose architecture no measurement covers ("" when one does)."""
+        if not self.gemm_efficiency or self.measured(arch):
+            return ""
+        seen = ", ".join(sorted(self.gemm_efficiency))
+        return (
+            f"{gpu} ({arch}): no training measurement of this architecture; its GEMM efficiency is the published "
+            f"maximum-matmul fraction scaled like the measured architectures ({seen}), and its range is that of "
+            "predicting one architecture from the others: benchmark before buying"
+        )
 
     def extrapolation_note(self, framework: str, tokens_per_gpu: float, multi_node: bool) -> str:
         """A warning when a multi-node run has fewer tokens per GPU per micro-step than any multi-node run of
@@ -166,9 +240,9 @@ class Calibration(BaseModel):
             "--confidence 0.9 and benchmark before buying"
         )
 
-    def pessimistic_factor(self, gpu: str, framework: str, fabric: str, confidence: float) -> float:
+    def pessimistic_factor(self, arch: str, framework: str, fabric: str, confidence: float) -> float:
         """The throughput multiplier reached with probability `confidence` (e.g. 0.9: the p10 outcome)."""
-        low, _, group = self.range_factors(gpu, framework, fabric, low_q=1 - confidence, high_q=confidence)
+        low, _, group = self.range_factors(arch, framework, fabric, low_q=1 - confidence, high_q=confidence)
         return min(1.0, low) if group else 1.0
 
     @classmethod
@@ -184,6 +258,14 @@ class Calibration(BaseModel):
         from planner.base.fileio import write_text_atomic
 
         write_text_atomic(Path(path), self.model_dump_json(indent=2) + "\n")
+
+
+def _family(architecture: str) -> str:
+    return A.ARCHITECTURE_FAMILY.get(architecture, "")
+
+
+def gemm_prior(architecture: str) -> float:
+    return (A.GEMM_EFFICIENCY_PRIOR.get(architecture) or A.GEMM_EFFICIENCY_PRIOR["other"]).value
 
 
 def _key(q: float) -> str:

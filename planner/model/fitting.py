@@ -9,13 +9,15 @@ hardware-FLOP definition).
 Fit (scipy.optimize.least_squares, bounded): residuals are log(predicted / measured) (for a band, the log
 distance outside it, shrunk by BAND_MARGIN), each source weighted by 1/sqrt(its rows) so one large table does
 not outvote the others, plus priors (planner.assumptions.model) with the sigmas below, which decide where the data
-leave freedom. Parameters: eta_comp per GPU, hidden_half, eta_net per fabric, overlap and step overhead per
-framework, latency_scale. Only parameters the data touch are fitted (a fabric seen only on single nodes is
-not).
+leave freedom. Parameters: the GEMM and FlashAttention efficiencies per GPU architecture (never per SKU),
+width_k, the low-precision cast bytes, the Triton and FlashAttention-3 kernels' rates, eta_net
+per fabric, overlap, step overhead and host costs per framework, latency_scale. Only parameters the data touch
+are fitted (a fabric seen only on single nodes is not; an architecture without runs keeps its prior).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,21 +51,33 @@ from planner.catalog.load import Catalog, problem_from_pydantic
 from planner.catalog.read import read_csv
 from planner.catalog.rows import Count, Gbps, Params
 from planner.model import performance as perf
-from planner.model.calibration import QUANTILES, Calibration
-from planner.model.parallelism import Parallelism
+from planner.model.calibration import QUANTILES, UNMEASURED, Calibration
+from planner.model.parallelism import (
+    ATTENTION_KERNELS,
+    CHECKPOINTING,
+    LOW_PRECISIONS,
+    PRECISIONS,
+    SHARDINGS,
+    STACKS,
+    Parallelism,
+)
 from planner.model.workload import Cluster, Training, cluster_record, training
 
 DATABASE = "measurements.csv"
+MEASUREMENT_GPUS = "measurement_gpus.csv"
 BAND_MARGIN = 0.025  # aim 2.5% inside a band's edges, so the fit is not balanced on an edge
 BAND_WEIGHT = 10.0  # a stated bound counts as much as ten points: the fit must land inside it
 # a one-sigma prior miss costs as much as a 5% error of one source: where sources disagree, the sourced
 # priors of planner.assumptions.model hold
 PRIOR_WEIGHT = 0.05
 PRIOR_SIGMA = {
-    "eta_comp": 0.10,
+    "gemm": 0.10,
+    "cast": 2.0,
+    "triton": 0.15,
+    "fa3": 0.3,
     "width_k": 1.5,
     "framework": 0.15,
-    "attention": 0.2,
+    "attention": 0.1,
     "net_ratio": 0.1,
     "eta_net": 0.10,
     "overlap": 0.25,
@@ -74,20 +88,23 @@ PRIOR_SIGMA = {
     "per_rank": 2e-6,  # about the prior's measured spread (2-5 us per rank and tensor)
 }
 BOUNDS = {
-    "eta_comp": (0.05, 1.0),
+    "gemm": (0.05, 1.0),
+    "cast": (0.0, 40.0),
+    "triton": (0.1, 1.0),
+    "fa3": (1.0, 3.0),
     "width_k": (0.0, 40.0),
     "eta_net": (0.05, 1.0),
     "overlap": (0.0, 1.0),
     "latency": (0.1, 20.0),
     "overhead": (0.0, 2.0),
     "framework": (0.3, 1.5),
-    "attention": (0.2, 2.0),
+    "attention": (0.05, 1.0),
     "net_ratio": (0.3, 1.0),
     "cpu_adam": (10.0, 2000.0),
     "per_call": (0.0, 5e-3),
     "per_rank": (0.0, 5e-5),
 }
-MIN_GROUP_POINTS = 8  # fewer validation points than this: the range falls back to a broader group
+MIN_GROUP_SOURCES = 3  # runs from fewer sources than this: the range falls back to a broader group
 
 
 def _checkpointing(value: object) -> object:
@@ -138,9 +155,20 @@ class Measurement(BaseModel):
     micro_batch: Annotated[float, Field(gt=0, le=MAX_MICRO_BATCH)] | None = None
     tokens_per_gpu: Params | None = Field(None, le=MAX_TOKENS_PER_GPU)
     grad_accum: Count | None = Field(None, ge=1, le=MAX_GRAD_ACCUM)
-    checkpointing: Annotated[Literal["full", "selective", "none"], BeforeValidator(_checkpointing)] = "full"
+    checkpointing: Annotated[Literal[CHECKPOINTING], BeforeValidator(_checkpointing)] = "full"
     offload: Annotated[Literal["none", "cpu", "nvme"], BeforeValidator(_lower)] = "none"
     grad_bytes: float = Field(2.0, gt=0, le=8)
+    ffn_hidden: Count | None = Field(None, ge=1)
+    kv_heads: Count | None = Field(None, ge=1)
+    stack: Annotated[Literal[STACKS], BeforeValidator(_lower)] = "eager"
+    precision: Annotated[Literal[PRECISIONS], BeforeValidator(_lower)] = "bf16"
+    fp8_allgather: bool = False
+    attention_kernel: Annotated[Literal[ATTENTION_KERNELS], BeforeValidator(_lower)] = "flash"
+    sharding: Annotated[Literal[SHARDINGS], BeforeValidator(_lower)] = "full"
+    shard_gpus: Count | None = Field(None, ge=1, le=MAX_GPUS)
+    peak_memory_gib: Annotated[float, Field(gt=0, le=MAX_QUANTITY["gib"])] | None = Field(
+        None, description="measured peak memory per GPU (torch.cuda.max_memory_allocated or reserved), GiB"
+    )
     tokens_per_s_per_gpu: Rate | None = None
     tokens_per_s_low: Rate | None = None
     tokens_per_s_high: Rate | None = None
@@ -194,6 +222,12 @@ class Measurement(BaseModel):
             grad_bytes=self.grad_bytes,
             framework=self.framework,
             offload=self.offload,
+            stack=self.stack,
+            precision=self.precision,
+            fp8_allgather=self.fp8_allgather,
+            sharding=self.sharding,
+            shard_gpus=self.shard_gpus or 0,
+            attention_kernel=self.attention_kernel,
         )
 
 
@@ -251,7 +285,8 @@ def _work(catalog: Catalog, m: Measurement, tokens_per_gpu: float | None) -> Tra
     if tokens is None and m.micro_batch is None:
         raise PlannerError("tokens per GPU unknown; add a tokens_per_gpu column or pass --tokens-per-gpu")
     seq_len = m.seq_len if m.seq_len is not None or m.model is not None or tokens is None else None
-    arch = {} if m.model else {k: getattr(m, k) for k in ("layers", "hidden", "heads", "vocab") if getattr(m, k)}
+    shape = ("layers", "hidden", "heads", "vocab", "ffn_hidden", "kv_heads")
+    arch = {} if m.model else {k: getattr(m, k) for k in shape if getattr(m, k)}
     return training(
         catalog,
         params=m.params if m.model is None else None,
@@ -286,6 +321,7 @@ def _row_record(catalog: Catalog, number: int, m: Measurement, tokens_per_gpu: f
         "band_low": nan if low is None else float(low),
         "band_high": nan if high is None else float(high),
         "weight": _confidence_weight(m.confidence, point is None),
+        "measured_memory_gib": nan if m.peak_memory_gib is None else float(m.peak_memory_gib),
     }
 
 
@@ -309,8 +345,10 @@ class Parameters:
     @classmethod
     def for_frame(cls, frame: pd.DataFrame) -> Parameters:
         multi = frame["gpus"] > frame["scale_up_gpus"]  # runs that cross the scale-out network
-        names = [("eta_comp", g) for g in sorted(frame["gpu"].unique())] + [("width_k", "")]
-        names += [("attention", "")]
+        names = [("gemm", a) for a in sorted(frame["architecture"].unique())] + [("width_k", "")]
+        names += [("attention", a) for a in sorted(frame["architecture"].unique())]
+        names += [("cast", "")] if frame["precision"].isin(LOW_PRECISIONS).any() else []
+        names += [(k, "") for k in ("triton", "fa3") if (frame["attention_kernel"] == k).any()]
         names += [("framework", fw) for fw in sorted(frame["framework"].unique()) if fw != "fsdp"]  # fsdp: reference
         fabrics = sorted(frame.loc[multi, "fabric"].unique())
         # Ethernet-class fabrics relative to InfiniBand (a ratio <= 1), so no fit makes RoCE beat IB
@@ -328,7 +366,10 @@ class Parameters:
     def prior(self) -> np.ndarray:
         priors = Calibration.priors()
         lookup = {
-            "eta_comp": priors.eta_comp_for,
+            "gemm": priors.gemm_efficiency_for,
+            "cast": lambda _: priors.cast_bytes,
+            "triton": lambda _: priors.triton_attention_ratio,
+            "fa3": lambda _: priors.fa3_attention_ratio,
             "width_k": lambda _: priors.width_k,
             "eta_net": priors.eta_net_for,
             "overlap": priors.overlap_for,
@@ -337,7 +378,7 @@ class Parameters:
             "net_ratio": lambda f: priors.eta_net_for(f) / priors.eta_net_for("ib"),
             "framework": priors.framework_efficiency_for,
             "cpu_adam": lambda _: priors.cpu_adam_bytes_per_param,
-            "attention": lambda _: priors.attention_cost,
+            "attention": priors.attention_efficiency_for,
             "per_call": priors.collective_overhead_for,
             "per_rank": priors.rank_overhead_for,
         }
@@ -350,7 +391,9 @@ class Parameters:
         return np.array([BOUNDS[k][0] for k, _ in self.names]), np.array([BOUNDS[k][1] for k, _ in self.names])
 
     def calibration(self, x: np.ndarray, source: str = "") -> Calibration:
-        fields: dict = {"eta_comp": {}, "eta_net": {}, "overlap": {}, "step_overhead_s": {}, "source": source}
+        fields: dict = {"gemm_efficiency": {}, "eta_net": {}, "overlap": {}, "source": source}
+        fields["attention_efficiency"] = {}
+        fields["step_overhead_s"] = {}
         fields["framework_efficiency"], fields["collective_overhead_s"], fields["rank_overhead_s"] = {}, {}, {}
         ratios: dict[str, float] = {}
         for (kind, key), value in zip(self.names, map(float, x), strict=True):
@@ -358,17 +401,20 @@ class Parameters:
                 fields["width_k"] = value
             elif kind == "latency":
                 fields["latency_scale"] = value
-            elif kind == "attention":
-                fields["attention_cost"] = value
             elif kind == "net_ratio":
                 ratios[key] = value
             elif kind == "cpu_adam":
                 fields["cpu_adam_bytes_per_param"] = value
+            elif kind == "cast":
+                fields["cast_bytes"] = value
+            elif kind in ("triton", "fa3"):
+                fields[f"{kind}_attention_ratio"] = value
             else:
-                target = {"eta_comp": "eta_comp", "eta_net": "eta_net", "overlap": "overlap"}
+                target = {"gemm": "gemm_efficiency", "eta_net": "eta_net", "overlap": "overlap"}
+                target |= {"attention": "attention_efficiency"}
                 target |= {"overhead": "step_overhead_s", "framework": "framework_efficiency"}
                 target |= {"per_call": "collective_overhead_s", "per_rank": "rank_overhead_s"}
-                fields[target[kind]][key] = min(value, 1.0) if kind in ("eta_comp", "eta_net") else value
+                fields[target[kind]][key] = min(value, 1.0) if kind in ("gemm", "eta_net", "attention") else value
         ib = fields["eta_net"].get("ib", Calibration.priors().eta_net_for("ib"))
         fields["eta_net"] |= {f: min(1.0, ib * r) for f, r in ratios.items()}
         return Calibration(**fields)
@@ -451,6 +497,7 @@ def point_report(frame: pd.DataFrame, calibration: Calibration, parts: dict | No
         "source_group",
         "publication",
         "gpu",
+        "architecture",
         "gpus",
         "framework",
         "fabric",
@@ -470,25 +517,44 @@ def point_report(frame: pd.DataFrame, calibration: Calibration, parts: dict | No
 
 
 def cross_validate(
-    frame: pd.DataFrame, full: Calibration, progress: Callable[[str], None] = lambda _: None, by: str = "source_group"
+    frame: pd.DataFrame,
+    full: Calibration,
+    progress: Callable[[str], None] = lambda _: None,
+    by: str = "source_group",
 ):
-    """Fit without each group (a measurement set, or with by="publication" a whole document), predict it: the
-    per-point report of out-of-source predictions."""
+    """Fit without each group (a measurement set; with by="publication" a whole document; with
+    by="architecture" every run of a GPU architecture), predict it: the per-point report of out-of-group
+    predictions."""
     layout = Parameters.for_frame(frame)
     start = np.array([_value(full, kind, key) for kind, key in layout.names])
     reports = []
     groups = sorted(frame[by].unique())
+    label = {"source_group": "source", "publication": "publication", "architecture": "architecture"}[by]
     for i, group in enumerate(groups, start=1):
-        progress(f"leave-one-{by.replace('_group', '')}-out {i}/{len(groups)}: {group}")
+        progress(f"leave-one-{label}-out {i}/{len(groups)}: {group}")
         train, test = frame[frame[by] != group], frame[frame[by] == group]
         cal = fit(train.reset_index(drop=True), "", start=_restrict(start, layout, Parameters.for_frame(train)))
         reports.append(point_report(test.reset_index(drop=True), cal))
     return pd.concat(reports, ignore_index=True)
 
 
+def with_range(report: pd.DataFrame, cal: Calibration, measured: set[str]) -> pd.DataFrame:
+    """The report with each point's p10-p90 range (calibration.range_factors; `measured`: the architectures
+    the fit that predicted it saw) and whether the measurement fell inside it (NaN for a band)."""
+    keys = report[["architecture", "framework", "fabric"]].astype(str).itertuples(index=False, name=None)
+    factors = [cal.range_factors(a, w, f, measured=a in measured)[:2] for a, w, f in keys]
+    factors = np.array(factors, dtype=float).reshape(-1, 2)
+    out = report.assign(range_low=report["predicted"] * factors[:, 0], range_high=report["predicted"] * factors[:, 1])
+    inside = (out["range_low"] <= out["measured"]) & (out["measured"] <= out["range_high"])
+    return out.assign(inside=inside.where(out["measured"].notna()))
+
+
 def _value(cal: Calibration, kind: str, key: str) -> float:
     return {
-        "eta_comp": lambda: cal.eta_comp_for(key),
+        "gemm": lambda: cal.gemm_efficiency_for(key),
+        "cast": lambda: cal.cast_bytes,
+        "triton": lambda: cal.triton_attention_ratio,
+        "fa3": lambda: cal.fa3_attention_ratio,
         "width_k": lambda: cal.width_k,
         "eta_net": lambda: cal.eta_net_for(key),
         "net_ratio": lambda: cal.eta_net_for(key) / cal.eta_net_for("ib"),
@@ -497,7 +563,7 @@ def _value(cal: Calibration, kind: str, key: str) -> float:
         "overhead": lambda: cal.step_overhead_for(key),
         "framework": lambda: cal.framework_efficiency_for(key),
         "cpu_adam": lambda: cal.cpu_adam_bytes_per_param,
-        "attention": lambda: cal.attention_cost,
+        "attention": lambda: cal.attention_efficiency_for(key),
         "per_call": lambda: cal.collective_overhead_for(key),
         "per_rank": lambda: cal.rank_overhead_for(key),
     }[kind]()
@@ -509,35 +575,63 @@ def _restrict(x: np.ndarray, layout: Parameters, sub: Parameters) -> np.ndarray:
     return np.array([values.get(name, prior[name]) for name in sub.names])
 
 
-def uncertainty(cv: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Quantiles of out-of-source log residuals for each group with enough points: gpu|framework|fabric,
-    gpu|framework, framework, and all."""
-    points = cv[cv["unit"].notna() & np.isfinite(cv["log_miss"])]
-    points = points[cv.loc[points.index, "band_low"].isna() & cv.loc[points.index, "band_high"].isna()]
-    groups: dict[str, pd.Series] = {"all": points["log_miss"]}
+def uncertainty(cv: pd.DataFrame, unmeasured: pd.DataFrame | None = None) -> dict[str, dict[str, float]]:
+    """Quantiles of out-of-sample log residuals for each group of runs from enough sources: architecture|
+    framework|fabric, architecture|framework, framework, and all; with `unmeasured` (leave-one-architecture-out
+    residuals) the UNMEASURED group an architecture without measurements takes. Each source weighs alike
+    (1/its points): a source's points share its software and its setting, so a large table would otherwise
+    narrow the range to its own scatter."""
+    points = _points(cv)
+    groups: dict[str, pd.DataFrame] = {"all": points}
     for fw, sub in points.groupby("framework"):
-        groups[fw] = sub["log_miss"]
-    for (gpu, fw), sub in points.groupby(["gpu", "framework"]):
-        groups[f"{gpu}|{fw}"] = sub["log_miss"]
-    for (gpu, fw, fab), sub in points.groupby(["gpu", "framework", "fabric"]):
-        groups[f"{gpu}|{fw}|{fab}"] = sub["log_miss"]
+        groups[fw] = sub
+    for (arch, fw), sub in points.groupby(["architecture", "framework"]):
+        groups[f"{arch}|{fw}"] = sub
+    for (arch, fw, fab), sub in points.groupby(["architecture", "framework", "fabric"]):
+        groups[f"{arch}|{fw}|{fab}"] = sub
+    if unmeasured is not None and len(_points(unmeasured)):
+        groups[UNMEASURED] = _points(unmeasured)
     return {
-        name: {f"p{round(q * 100)}": round(float(values.quantile(q)), 4) for q in QUANTILES} | {"points": len(values)}
-        for name, values in groups.items()
-        if len(values) >= MIN_GROUP_POINTS or name == "all"
+        name: _quantiles(sub) | {"points": len(sub), "sources": int(sub["source_group"].nunique())}
+        for name, sub in groups.items()
+        if sub["source_group"].nunique() >= MIN_GROUP_SOURCES or (name in ("all", UNMEASURED) and len(sub))
     }
 
 
+def _quantiles(points: pd.DataFrame) -> dict[str, float]:
+    """QUANTILES of the log residuals, each source's points weighing 1/their number (a weighted empirical CDF,
+    interpolated at the middle of each point's weight)."""
+    order = points["log_miss"].to_numpy().argsort()
+    values = points["log_miss"].to_numpy()[order]
+    weights = (1.0 / points.groupby("source_group")["log_miss"].transform("size")).to_numpy()[order]
+    cumulative = (np.cumsum(weights) - weights / 2) / weights.sum()
+    return {f"p{round(q * 100)}": round(float(np.interp(q, cumulative, values)), 4) for q in QUANTILES}
+
+
+def _points(cv: pd.DataFrame) -> pd.DataFrame:
+    """The measured points (not bands) with a finite residual."""
+    keep = cv["unit"].notna() & np.isfinite(cv["log_miss"]) & cv["band_low"].isna() & cv["band_high"].isna()
+    return cv[keep]
+
+
 def summary(report: pd.DataFrame, by: str = "source_group") -> dict:
-    """Median and maximum absolute error over all points, and per source group (or publication)."""
+    """Median and maximum absolute error over all points, per source group (or publication) and per GPU
+    architecture; with ranges (cross_validate's residuals), the share of points inside their p10-p90 range."""
     per_source = report.groupby(by)["abs_error"].agg(["median", "max", "size"])
-    return {
+    per_arch = report.groupby("architecture")["abs_error"].agg(["median", "max", "size"])
+    out = {
         "points": len(report),
         "median_abs_error": float(report["abs_error"].median()),
         "max_abs_error": float(report["abs_error"].max()),
         "signed_median": float(np.expm1(report["log_miss"].median())),
+        "per_architecture": {a: {k: float(v) for k, v in r.items()} for a, r in per_arch.iterrows()},
         "per_source": {g: {k: float(v) for k, v in r.items()} for g, r in per_source.iterrows()},
     }
+    if "inside" in report and report["inside"].notna().any():
+        inside = report["inside"].dropna().astype(bool)
+        out["range_coverage"] = float(inside.mean())
+        out["range_points"] = int(len(inside))
+    return out
 
 
 # ---------------------------------------------------------------- the command's work
@@ -553,8 +647,28 @@ def load_frames(catalog: Catalog, paths: list[Path], database: bool, tokens_per_
         raise PlannerError(
             f"{_named(paths)}: {yours:,} measurements in all, more than {MAX_MEASUREMENT_ROWS:,}; fit a sample of them"
         )
-    frames = [measurement_frame(catalog, rows, tokens_per_gpu, str(p)) for p, rows in tables]
+    database_catalog = with_measurement_gpus(catalog) if database else catalog
+    frames = [
+        measurement_frame(database_catalog if p == database_path() else catalog, rows, tokens_per_gpu, str(p))
+        for p, rows in tables
+    ]
     return pd.concat(frames, ignore_index=True)
+
+
+def with_measurement_gpus(catalog: Catalog) -> Catalog:
+    """The catalog and the GPUs the database's runs used that no one sells as such (planner/data/
+    measurement_gpus.csv: Meta's 500 W H100), for the database's rows alone; a catalog GPU of the same name wins."""
+    from planner.catalog.load import load_catalog
+
+    extra = load_catalog([data_dir() / MEASUREMENT_GPUS], defaults=False)
+    merged = dataclasses.replace(
+        catalog, rows={k: dict(v) for k, v in catalog.rows.items()}, origins=dict(catalog.origins)
+    )
+    for key, row in extra.rows["gpus"].items():
+        if key not in merged.rows["gpus"]:
+            merged.rows["gpus"][key] = row
+            merged.origins[("gpus", key)] = extra.origins[("gpus", key)]
+    return merged
 
 
 def _named(paths: list[Path]) -> str:
@@ -585,18 +699,78 @@ def calibrate(
         + (f" (tokens_per_gpu {tokens_per_gpu:g} where not given)" if tokens_per_gpu else "")
     )
     progress(f"fitting {len(frame)} measurements from {frame['source_group'].nunique()} sources")
-    calibration = fit(frame, source).model_copy(update={"coverage": coverage(frame)})
+    calibration = fit(frame, source)
+    memory = _rounded(memory_summary(memory_report(frame)))
+    calibration = calibration.model_copy(
+        update={"coverage": coverage(frame), "fit": {**calibration.fit, "memory": memory}}
+    )
     report = point_report(frame, calibration)
     cv = None
     if validate and frame["source_group"].nunique() > 1:
         cv = cross_validate(frame, calibration, progress)
-        fit_record = {**calibration.fit, "leave_one_source_out": _rounded(summary(cv))}
-        documents = frame["publication"].nunique()
-        if 1 < documents < frame["source_group"].nunique():  # the stricter view: a whole document out
-            by_document = cross_validate(frame, calibration, progress, by="publication")
-            fit_record["leave_one_publication_out"] = _rounded(summary(by_document, by="publication"))
-        calibration = calibration.model_copy(update={"uncertainty": uncertainty(cv), "fit": fit_record})
+        by_arch = None
+        if frame["architecture"].nunique() > 1:  # how far an architecture without measurements may miss
+            by_arch = cross_validate(frame, calibration, progress, by="architecture")
+        fit_record = {**calibration.fit}
+        # a new user's cluster is a new publication (its own software, its own setting): the shipped ranges are
+        # the residuals of predicting each document from the others, where there are several documents
+        by = "source_group"
+        if 1 < frame["publication"].nunique() < frame["source_group"].nunique():
+            by = "publication"
+            by_document = ranged(cross_validate(frame, calibration, progress, by=by), by_arch, frame, by)
+            fit_record["leave_one_publication_out"] = _rounded(summary(by_document, by=by))
+        residuals = by_document if by == "publication" else cv
+        cv = ranged(cv, by_arch, frame, "source_group", residuals)
+        fit_record["leave_one_source_out"] = _rounded(summary(cv))
+        if by_arch is not None:
+            fit_record["leave_one_architecture_out"] = _rounded(summary(by_arch, by="architecture"))
+        update = {"uncertainty": uncertainty(residuals, by_arch), "fit": fit_record}
+        calibration = calibration.model_copy(update=update)
     return calibration, report, cv
+
+
+def ranged(
+    cv: pd.DataFrame, by_arch: pd.DataFrame | None, frame: pd.DataFrame, by: str, residuals: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Each group's out-of-sample points with the p10-p90 range built from the other groups' residuals alone
+    (`residuals`, default cv itself; by_arch for an architecture the group's fit never saw), and whether each
+    measurement fell inside: the range's own out-of-sample test."""
+    residuals = cv if residuals is None else residuals
+    parts = []
+    for group in sorted(cv[by].unique()):
+        others = [None if r is None else r[r[by] != group] for r in (residuals, by_arch)]
+        seen = set(frame.loc[frame[by] != group, "architecture"])
+        cal = Calibration(uncertainty=uncertainty(*others))
+        parts.append(with_range(cv[cv[by] == group], cal, seen))
+    return pd.concat(parts).sort_index()
+
+
+def memory_report(frame: pd.DataFrame) -> pd.DataFrame:
+    """The memory model against the runs that publish their peak memory per GPU (mostly PyTorch's reserved
+    memory, which the caching allocator rounds up): predicted, measured, |predicted/measured - 1|."""
+    rows = frame[frame["measured_memory_gib"].notna()].reset_index(drop=True)
+    if rows.empty:
+        return pd.DataFrame(columns=["id", "source_group", "measured_gib", "predicted_gib", "abs_error"])
+    parts = perf.decompose({c: rows[c].to_numpy() for c in rows.columns}, len(rows))
+    out = rows[["id", "source_group", "publication", "gpu"]].copy()
+    out["measured_gib"] = rows["measured_memory_gib"]
+    out["predicted_gib"] = parts["memory_per_gpu_gib"]
+    out["abs_error"] = (out["predicted_gib"] / out["measured_gib"] - 1).abs()
+    return out
+
+
+def memory_summary(report: pd.DataFrame) -> dict:
+    if report.empty:
+        return {"points": 0}
+    signed = report["predicted_gib"] / report["measured_gib"] - 1
+    per_source = report.groupby("source_group")["abs_error"].agg(["median", "size"])
+    return {
+        "points": len(report),
+        "median_abs_error": float(report["abs_error"].median()),
+        "max_abs_error": float(report["abs_error"].max()),
+        "signed_median": float(signed.median()),
+        "per_source": {g: {k: float(v) for k, v in r.items()} for g, r in per_source.iterrows()},
+    }
 
 
 def coverage(frame: pd.DataFrame) -> dict[str, float]:

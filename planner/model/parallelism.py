@@ -1,11 +1,12 @@
 """How a training job uses its GPUs: the one value the scenario, the command line and the measurement
 database build, and the model, the tables and the reports are handed whole.
 
-Today it is sharded data parallelism over every GPU: DeepSpeed ZeRO-3 (0.6 or later) with its ZeRO++
-options, or PyTorch FSDP; the gradient dtype of the reduce-scatter; flat or hierarchical collectives;
-activation checkpointing (full, selective or none); optimizer offload (none, cpu, nvme). It is where tensor,
-pipeline, context and expert parallelism join (docs/model.md sections 8-9), and its rules are checked here
-only, once, whoever builds it.
+Today it is sharded data parallelism: DeepSpeed ZeRO-3 (0.6 or later) with its ZeRO++ options, or PyTorch
+FSDP, sharding over every GPU (full) or within groups that replicate each other (hybrid, HSDP); the gradient
+dtype of the reduce-scatter; flat or hierarchical collectives; activation checkpointing (full, selective,
+op or none); optimizer offload (none, cpu, nvme); the software stack (eager or torch.compile) and the training
+precision of the GEMMs (bf16, fp8, fp8-rowwise, mxfp8, fp4). It is where tensor, pipeline, context and expert
+parallelism join (docs/model.md sections 8-9), and its rules are checked here only, once, whoever builds it.
 """
 
 from __future__ import annotations
@@ -18,9 +19,17 @@ from planner.base.errors import UsageError
 
 FRAMEWORKS = A.FRAMEWORKS  # deepspeed, fsdp: each has its own overlap, collectives and host costs
 OFFLOADS = ("none", "cpu", "nvme")
-CHECKPOINTING = ("full", "selective", "none")
+CHECKPOINTING = ("full", "selective", "op", "none")  # op: torchtitan's per-op policy (every second matmul)
 ZEROPP_OPTIONS = ("qwz", "hpz", "qgz")
 GRAD_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}  # bytes per gradient element in the reduce-scatter
+STACKS = ("eager", "compile")
+PRECISIONS = ("bf16", "fp16", "fp8", "fp8-rowwise", "mxfp8", "fp4")  # of the linear layers' GEMMs
+LOW_PRECISIONS = ("fp8", "fp8-rowwise", "mxfp8", "fp4")
+SCALED_PRECISIONS = ("fp8-rowwise", "mxfp8")  # per-row or per-block scales: casts read and write more
+SHARDINGS = ("full", "hybrid")
+# FlashAttention-2 class (FA2, PyTorch SDPA's flash backend: what most measured runs used), FlashAttention-3 class
+# (FA3 on Hopper, FA4 / cuDNN on Blackwell), the Triton FlashAttention of 2022-23 (MPT's attn_impl triton)
+ATTENTION_KERNELS = ("flash", "fa3", "triton")
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,12 @@ class Parallelism:
     hierarchical: bool = False  # collectives cross the network (N-1)/N, not (n-1)/n
     framework: str = "deepspeed"
     offload: str = "none"
+    stack: str = "eager"  # eager PyTorch, or torch.compile (fused element-wise ops, fewer kernel launches)
+    precision: str = "bf16"  # the linear layers' GEMMs; attention and the logits stay in bf16
+    fp8_allgather: bool = False  # FSDP2 gathers tensorwise-fp8 weights (1 byte per parameter), off in torchao
+    sharding: str = "full"  # full: parameters sharded over every GPU; hybrid: within groups of shard_gpus
+    shard_gpus: int = 0  # GPUs per shard group with hybrid sharding (0: the scale-up domain)
+    attention_kernel: str = "flash"  # FlashAttention-2 class; fa3 (Hopper/Blackwell kernels), triton (MPT's)
 
     def __post_init__(self):
         if isinstance(self.checkpointing, bool):  # older tables and scenarios: true / false
@@ -41,10 +56,22 @@ class Parallelism:
         _one_of("framework", self.framework, FRAMEWORKS)
         _one_of("offload", self.offload, OFFLOADS)
         _one_of("checkpointing", self.checkpointing, CHECKPOINTING)
+        _one_of("stack", self.stack, STACKS)
+        _one_of("precision", self.precision, PRECISIONS)
+        _one_of("sharding", self.sharding, SHARDINGS)
+        _one_of("attention_kernel", self.attention_kernel, ATTENTION_KERNELS)
+        if self.shard_gpus < 0 or (self.shard_gpus and self.sharding != "hybrid"):
+            raise UsageError("--shard-gpus is the group of hybrid sharding: give it with --sharding hybrid (>= 1)")
+        if self.sharding == "hybrid" and self.framework != "fsdp":
+            raise UsageError("hybrid sharding (HSDP) is modelled for PyTorch FSDP: set the framework to fsdp")
         if self.framework != "deepspeed" and self.zeropp:
             raise UsageError(
                 "ZeRO++ (qwz/hpz/qgz) is a DeepSpeed feature: set the framework to deepspeed, or drop ZeRO++"
             )
+
+    @property
+    def low_precision(self) -> bool:
+        return self.precision in LOW_PRECISIONS
 
     @property
     def zeropp(self) -> tuple[str, ...]:
@@ -63,17 +90,38 @@ class Parallelism:
     def of_workload(cls, workload) -> Parallelism:
         """A scenario's or fleet job's workload section (planner.inputs.scenario.Workload): gradients are
         reduced in grad_dtype, by default the training precision."""
+        grad = workload.grad_dtype or (workload.precision if workload.precision in GRAD_BYTES else "bf16")
         return cls(
             checkpointing=workload.checkpointing,
             flash_attention=workload.flash_attention,
             qwz=workload.qwz,
             hpz=workload.hpz,
             qgz=workload.qgz,
-            grad_bytes=GRAD_BYTES[workload.grad_dtype or workload.precision],
+            grad_bytes=GRAD_BYTES[grad],
             hierarchical=workload.hierarchical,
             framework=workload.framework,
             offload=workload.offload,
+            stack=workload.stack,
+            precision=workload.precision,
+            fp8_allgather=workload.fp8_allgather,
+            sharding=workload.sharding,
+            shard_gpus=workload.shard_gpus or 0,
         )
+
+
+def precision_problem(gpu, precision: str) -> str:
+    """Why `gpu` (a catalog GpuRow) cannot train at `precision` ("" when it can): the low-precision GEMMs run at
+    the GPU's own fp8 / fp4 tensor-core peak, and a GPU row without one has no such units (V100, A100) or no
+    published figure."""
+    if precision not in LOW_PRECISIONS:
+        return ""
+    need, peak = ("fp4", gpu.peak_fp4_tflops) if precision == "fp4" else ("fp8", gpu.peak_fp8_tflops)
+    if peak is not None:
+        return ""
+    return (
+        f"{gpu.name} has no {need} tensor-core peak (gpus.csv peak_{need}_tflops is empty), so it cannot train at "
+        f"precision {precision}; use bf16, or a GPU with {need} (Hopper or later for fp8, Blackwell for fp4)"
+    )
 
 
 def _one_of(what: str, value: str, allowed) -> None:

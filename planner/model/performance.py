@@ -17,21 +17,23 @@ from planner.assumptions import model as A
 from planner.base.units import GIB
 from planner.model import network
 from planner.model.calibration import Calibration
+from planner.model.parallelism import LOW_PRECISIONS, SCALED_PRECISIONS
 
 # ------------------------------------------------------------------ traffic (docs/model.md section 1)
 
 
-def bytes_per_param_per_step(qwz=False, hpz=False, qgz=False, grad_bytes=2.0):
+def bytes_per_param_per_step(qwz=False, hpz=False, qgz=False, grad_bytes=2.0, weight_bytes=2.0):
     """Cross-node bytes per parameter per micro-step, before the ring factor.
 
-    Forward all-gather of bf16 weights (2 B/param), backward all-gather (2), gradient reduce-scatter
-    (grad_bytes: 2 for bf16/fp16, 4 for fp32). ZeRO++ (Wang et al. 2023):
+    Forward all-gather of the weights (weight_bytes: 2 for bf16; less where FSDP2 gathers fp8 weights), backward
+    all-gather (the same), gradient reduce-scatter (grad_bytes: 2 for bf16/fp16, 4 for fp32). ZeRO++ (Wang et
+    al. 2023):
       qwZ: weights all-gathered as int8 with block scales, 1 B/param, in every cross-node all-gather;
       hpZ: a secondary weight copy inside each node serves the backward all-gather, 0 B across nodes;
       qgZ: gradients reduced as int4 through a hierarchical all-to-all, 0.5 B/param across nodes.
     All three: 1 + 0 + 0.5 = 1.5 B/param, the paper's "4x less" than 6.
     """
-    weight = np.where(qwz, 1.0, 2.0)
+    weight = np.where(qwz, 1.0, weight_bytes)
     forward = weight
     backward = np.where(hpz, 0.0, weight)
     gradient = np.where(qgz, 0.5, grad_bytes)
@@ -39,24 +41,47 @@ def bytes_per_param_per_step(qwz=False, hpz=False, qgz=False, grad_bytes=2.0):
 
 
 def cross_domain_bytes(
-    params, gpus, scale_up_gpus, qwz=False, hpz=False, qgz=False, grad_bytes=2.0, hierarchical=False
+    params, gpus, scale_up_gpus, qwz=False, hpz=False, qgz=False, grad_bytes=2.0, hierarchical=False, weight_bytes=2.0
 ):
     """V_domain = P * (b_fwd + b_bwd + b_grad) * ring factor: bytes each scale-up domain sends (and receives)
-    over its NICs per micro-step. Note it is about the whole model per collective, NOT 6P/N: in a ring every
-    domain forwards (n-1)/n of each collective's bytes."""
+    over its NICs per micro-step, for parameters sharded over `gpus` GPUs (every GPU of the job, or a hybrid
+    shard group). Note it is about the whole model per collective, NOT 6P/N: in a ring every domain forwards
+    (n-1)/n of each collective's bytes."""
     domains = np.asarray(gpus) // np.asarray(scale_up_gpus)
-    per_param = bytes_per_param_per_step(qwz, hpz, qgz, grad_bytes)
+    per_param = bytes_per_param_per_step(qwz, hpz, qgz, grad_bytes, weight_bytes)
     return np.asarray(params, float) * per_param * network.ring_factor(gpus, domains, hierarchical)
 
 
-def scale_up_bytes_per_gpu(params, gpus, qwz=False, hpz=False, qgz=False, grad_bytes=2.0):
+def replica_bytes_per_domain(params, gpus, shard_gpus, scale_up_gpus, grad_bytes=2.0):
+    """Hybrid sharding (HSDP): after the reduce-scatter inside each shard group, the gradient shards are
+    all-reduced across the R = gpus / shard_gpus replicas, 2 (R-1)/R of each GPU's P/shard_gpus gradients (a
+    ring all-reduce is a reduce-scatter and an all-gather). Bytes over a domain's NICs per micro-step: its
+    GPUs' shards, or none when the replicas all sit in one domain. 0 with full sharding (one replica)."""
+    gpus, group, domain = (np.asarray(x, float) for x in (gpus, shard_gpus, scale_up_gpus))
+    replicas = gpus / group
+    per_gpu = 2.0 * np.asarray(params, float) / group * grad_bytes * (replicas - 1) / replicas
+    crosses = (replicas > 1) & (gpus > domain)
+    return np.where(crosses, per_gpu * np.minimum(domain, gpus), 0.0)
+
+
+def scale_up_bytes_per_gpu(params, gpus, qwz=False, hpz=False, qgz=False, grad_bytes=2.0, weight_bytes=2.0):
     """Bytes each GPU moves over the scale-up links (NVLink) per micro-step: in a flat ring every GPU forwards
-    (n-1)/n of each collective, at the collective's dtype. hpZ's backward gather stays inside the domain at
-    bf16 (2 B/param); qgZ quantises its intra-domain stage too (int4, 0.5 B/param)."""
+    (n-1)/n of each collective, at the collective's dtype (`gpus`: the GPUs a parameter is sharded over).
+    hpZ's backward gather stays inside the domain at bf16 (2 B/param); qgZ quantises its intra-domain stage
+    too (int4, 0.5 B/param)."""
     gpus = np.asarray(gpus, float)
-    weight = np.where(qwz, 1.0, 2.0)
+    weight = np.where(qwz, 1.0, weight_bytes)
     per_param = weight + np.where(hpz, 2.0, weight) + np.where(qgz, 0.5, grad_bytes)
     return np.asarray(params, float) * per_param * (gpus - 1) / gpus
+
+
+def gathered_weight_bytes(params, layers, hidden, ffn, kv_share, gated, lowp_share, fp8_allgather, framework):
+    """Bytes per parameter of the weight all-gathers: bf16 (2), but FSDP2 with fp8 all-gather (torchao's
+    enable_fsdp_float8_all_gather, tensorwise scaling) gathers the low-precision linear weights as fp8 (1 B)."""
+    linear = np.asarray(layers, float) * linear_flops_per_token(hidden, ffn, kv_share, gated) / 2.0  # params
+    share = np.minimum(1.0, linear / np.asarray(params, float)) * lowp_share
+    on = np.asarray(fp8_allgather, bool) & (np.asarray(framework) == "fsdp")
+    return 2.0 - np.where(on, share, 0.0)
 
 
 def collectives_per_step(framework, layers, params):
@@ -103,7 +128,8 @@ def model_flops_per_gpu(params, tokens, layers, hidden, seq_len):
 
 def attention_flops_per_gpu(tokens, layers, hidden, seq_len, checkpointing):
     """The attention-score share of the hardware FLOPs, as counted (12 L h s T, plus 4 L h s T re-run by full or
-    selective checkpointing): flash-attention kernels run it at their own rate (calibration.attention_cost)."""
+    selective checkpointing; per-op checkpointing saves the attention output): FlashAttention runs the causal
+    half of it at its own rate (calibration.attention_efficiency)."""
     per_token = 12.0 * np.asarray(layers, float) * hidden * seq_len
     recompute = np.where(
         np.isin(checkpointing, ["full", "selective"]), 4.0 * np.asarray(layers, float) * hidden * seq_len, 0
@@ -113,10 +139,12 @@ def attention_flops_per_gpu(tokens, layers, hidden, seq_len, checkpointing):
 
 def recompute_flops_per_gpu(params, tokens, layers, hidden, seq_len, checkpointing):
     """FLOPs re-run by activation checkpointing: full re-runs the forward, (2 P + 4 L h s) T; selective re-runs
-    only the attention core (Korthikanti et al. 2022), 4 L h s T; none, nothing."""
+    only the attention core (Korthikanti et al. 2022), 4 L h s T; op (torchtitan's per-op policy) every second
+    matmul, P T; none, nothing."""
     attention = 4.0 * np.asarray(layers, float) * hidden * seq_len * np.asarray(tokens, float)
-    forward = 2.0 * np.asarray(params, float) * np.asarray(tokens, float) + attention
-    return np.select([checkpointing == "full", checkpointing == "selective"], [forward, attention], 0.0)
+    matmuls = 2.0 * np.asarray(params, float) * np.asarray(tokens, float)
+    modes = [checkpointing == "full", checkpointing == "selective", checkpointing == "op"]
+    return np.select(modes, [matmuls + attention, attention, 0.5 * matmuls], 0.0)
 
 
 def hardware_flops_per_gpu(model_flops, checkpointing=True):
@@ -126,13 +154,87 @@ def hardware_flops_per_gpu(model_flops, checkpointing=True):
     return np.asarray(model_flops, float) * np.where(full, 8.0 / 6.0, 1.0)
 
 
-def compute_efficiency(eta_ceiling, hidden, peak_flops, hbm_bytes_per_s, width_k):
-    """Sustained fraction of peak: the GPU's ceiling times h / (h + h_half). The memory-bound share of a layer
-    (norms, activations, softmax: bytes ~ tokens x h) against its GEMMs (FLOPs ~ tokens x h^2) falls as 1/h,
-    scaled by the GPU's balance peak/bandwidth, so h_half = width_k x peak FLOP/s / HBM bytes/s (a roofline)."""
+# ---- the operations of a transformer block (docs/model.md section 3): what each costs, not its MFU ----
+
+
+def block_shape(params, layers, hidden, heads, vocab, ffn_hidden, kv_heads):
+    """(FFN width f, KV share r = kv_heads / heads, gated MLP) of each configuration. A known FFN width is
+    gated (SwiGLU, three matrices) when that reproduces the parameter count better than a plain MLP (two);
+    an unknown one is the GPT block's 4h, plain."""
+    h, L = np.asarray(hidden, float), np.asarray(layers, float)
+    r = np.nan_to_num(np.asarray(kv_heads, float) / np.asarray(heads, float), nan=1.0)
+    f_given = np.asarray(ffn_hidden, float)
+    f = np.where(np.isnan(f_given), 4.0 * h, f_given)
+    embedding = 2.0 * np.nan_to_num(np.asarray(vocab, float)) * h
+    attention = h * h * (2.0 + 2.0 * r)
+    gated_p, plain_p = L * (attention + 3.0 * h * f) + embedding, L * (attention + 2.0 * h * f) + embedding
+    p = np.asarray(params, float)
+    gated = ~np.isnan(f_given) & (np.abs(gated_p - p) < np.abs(plain_p - p))
+    return f, r, gated
+
+
+def linear_flops_per_token(hidden, ffn, kv_share, gated):
+    """Forward FLOPs of one block's linear layers per token: QKV 2 h^2 (1 + 2r), the attention output 2 h^2,
+    the MLP 2 h f per matrix (three gated, two plain)."""
+    h = np.asarray(hidden, float)
+    return 2.0 * h * h * (2.0 + 2.0 * np.asarray(kv_share, float)) + 2.0 * h * np.asarray(ffn, float) * np.where(
+        gated, 3.0, 2.0
+    )
+
+
+def lowp_share(hidden, ffn, kv_share, gated, precision):
+    """Share of a block's linear FLOPs that runs in low precision: torchao's filter keeps small GEMMs in bf16
+    (rowwise: N <= 2048 or K <= 1024 or (N <= 4096 and K <= 2048); tensorwise and fp4: K <= 4096 and N <= 1024),
+    each layer as (N outputs, K inputs); NVFP4 recipes keep the last blocks in bf16 (FP4_BF16_TAIL)."""
+    h, f, r = np.asarray(hidden, float), np.asarray(ffn, float), np.asarray(kv_share, float)
+    up = np.where(gated, 2.0, 1.0)  # gate and up projections, each N = f
+    layers = [(h * (1 + 2 * r), h, 1.0), (h, h, 1.0), (f, h, up), (h, f, 1.0)]  # (N, K, copies)
+    rowwise = np.isin(precision, SCALED_PRECISIONS)
+    low = np.isin(precision, LOW_PRECISIONS)
+    total = kept = 0.0
+    for n, k, copies in layers:
+        flops = 2.0 * n * k * copies
+        skip = np.where(rowwise, (n <= 2048) | (k <= 1024) | ((n <= 4096) & (k <= 2048)), (k <= 4096) & (n <= 1024))
+        total, kept = total + flops, kept + np.where(skip, 0.0, flops)
+    tail = np.where(np.asarray(precision) == "fp4", 1.0 - A.FP4_BF16_TAIL.value, 1.0)  # NVFP4's bf16 last blocks
+    return np.where(low, kept / total * tail, 0.0)
+
+
+def block_inputs_per_token(hidden, ffn):
+    """Elements entering a block's linear layers per token (3h + f): what low-precision recipes cast."""
+    return 3.0 * np.asarray(hidden, float) + np.asarray(ffn, float)
+
+
+def elementwise_bytes_per_token(hidden, ffn, kv_share, gated, stack):
+    """HBM bytes of one block's element-wise ops per token, forward and backward (assumptions
+    ELEMENTWISE_OP_BYTES): a Llama-shaped (gated) block runs two RMSNorms, rotary on q and k, two residual adds,
+    SiLU and the gate product; a GPT-shaped one two LayerNorms, two residual adds and GELU; both transpose the
+    attention heads. The backward pass moves ELEMENTWISE_BACKWARD_RATIO times the forward's bytes."""
+    h, f, r = np.asarray(hidden, float), np.asarray(ffn, float), np.asarray(kv_share, float)
+    compiled = np.asarray(stack) == "compile"
+
+    def op(name):
+        eager, fused = A.ELEMENTWISE_OP_BYTES[(name, "eager")].value, A.ELEMENTWISE_OP_BYTES[(name, "compile")].value
+        return np.where(compiled, fused, eager)
+
+    common = 2.0 * op("residual") * h + op("layout") * h
+    llama = 2.0 * op("rmsnorm") * h + op("rotary") * h * (1.0 + r) + op("swiglu") * f
+    gpt = 2.0 * op("layernorm") * h + op("gelu") * f
+    forward = common + np.where(gated, llama, gpt)
+    return forward * (1.0 + A.ELEMENTWISE_BACKWARD_RATIO.value)
+
+
+def width_efficiency(hidden, peak_flops, hbm_bytes_per_s, width_k):
+    """h / (h + h_half) of a GEMM whose narrow dimension is the hidden size h, h_half = width_k x the GPU's
+    balance point peak FLOP/s / HBM B/s (a roofline): narrow models run their GEMMs below the ceiling."""
     hidden = np.asarray(hidden, float)
     hidden_half = width_k * np.asarray(peak_flops, float) / np.asarray(hbm_bytes_per_s, float)
-    return eta_ceiling * hidden / (hidden + np.nan_to_num(hidden_half))
+    return hidden / (hidden + np.nan_to_num(hidden_half))
+
+
+def compute_efficiency(eta_ceiling, hidden, peak_flops, hbm_bytes_per_s, width_k):
+    """Sustained fraction of peak of the block GEMMs: the ceiling times the width roll-off."""
+    return eta_ceiling * width_efficiency(hidden, peak_flops, hbm_bytes_per_s, width_k)
 
 
 def vocabulary_s(tokens, vocab, hbm_gb_per_s):
@@ -186,9 +288,9 @@ def memory_per_gpu_gib(
     hpz=False,
     offload="none",
 ):
-    """Peak bytes per GPU, in GiB: sharded model states (less with the optimizer offloaded) + the hpZ
-    secondary copy + activations (by checkpointing mode) + live gathered weights + logits + framework
-    reserve. Compare with usable HBM (usable_hbm_fraction * HBM)."""
+    """Peak bytes per GPU, in GiB (`gpus`: the GPUs the states are sharded over): sharded model states (less
+    with the optimizer offloaded) + the hpZ secondary copy + activations (by checkpointing mode) + live
+    gathered weights + logits + framework reserve. Compare with usable HBM (usable_hbm_fraction * HBM)."""
     params, gpus = np.asarray(params, float), np.asarray(gpus, float)
     b, s, h, L = micro_batch, seq_len, np.asarray(hidden, float), np.asarray(layers, float)
     checkpointing = _checkpointing(checkpointing)
@@ -196,11 +298,12 @@ def memory_per_gpu_gib(
     states = per_param * params / gpus + np.where(hpz, 2.0 * params / scale_up_gpus, 0.0)  # hpZ: bf16 copy
     layer_work = A.ACT_WORKING_BYTES.value * b * s * h
     scores = np.where(flash_attention, 0.0, A.ACT_ATTN_SCORES.value * heads * s**2 * b)
+    op_saved = A.ACT_OP_SAC_BYTES.value * b * s * h
     activations = np.select(
-        [checkpointing == "full", checkpointing == "selective"],
-        [2.0 * b * s * h * L + layer_work + scores, L * layer_work],  # selective recomputes the scores
+        [checkpointing == "full", checkpointing == "selective", checkpointing == "op"],
+        [2.0 * b * s * h * L + layer_work + scores, L * layer_work, L * op_saved + layer_work],  # fmt: skip
         L * (layer_work + scores),
-    )
+    )  # selective recomputes the scores; op saves half the matmul outputs and recomputes one layer's rest
     live = 2.0 * np.minimum(2.0 * params / L, A.MAX_LIVE_PARAMS.value)
     logits = np.nan_to_num(A.LOGIT_BYTES.value * b * s * np.asarray(vocab, float))
     return (states + activations + live + logits) / GIB + A.FRAMEWORK_RESERVE_GIB.value
@@ -232,8 +335,19 @@ OPTIONAL = {
     "hidden": np.nan,
     "heads": np.nan,
     "vocab": np.nan,
+    "ffn_hidden": np.nan,
+    "kv_heads": np.nan,
+    "architecture": "other",
+    "peak_fp8_tflops": np.nan,
+    "peak_fp4_tflops": np.nan,
+    "stack": "eager",
+    "precision": "bf16",
+    "fp8_allgather": False,
+    "sharding": "full",
+    "shard_gpus": 0,
     "checkpointing": "full",
     "flash_attention": True,
+    "attention_kernel": "flash",
     "qwz": False,
     "hpz": False,
     "qgz": False,
@@ -292,14 +406,20 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     recompute = recompute_flops_per_gpu(c["params"], tokens, c["layers"], c["hidden"], c["seq_len"], c["checkpointing"])
     quant = {k: c[k].astype(bool) for k in ("qwz", "hpz", "qgz")}
     offload = c["offload"].astype(str)
-    offload_args = (c["params"], c["gpus"], c["gpus_per_host"], offload, c["grad_accum"])
+    ops = _operations(c, tokens)
+    offload_args = (c["params"], shard_group(c), c["gpus_per_host"], offload, c["grad_accum"])
     memory = memory_per_gpu_gib(
-        c["params"], c["gpus"], c["scale_up_gpus"], c["micro_batch"], c["seq_len"], c["layers"], c["hidden"],
+        c["params"], shard_group(c), c["scale_up_gpus"], c["micro_batch"], c["seq_len"], c["layers"], c["hidden"],
         c["heads"], c["vocab"], c["checkpointing"], c["flash_attention"].astype(bool), quant["hpz"], offload,
     )  # fmt: skip
+    f, r, gated = block_shape(c["params"], c["layers"], c["hidden"], c["heads"], c["vocab"], c["ffn_hidden"],
+                              c["kv_heads"])  # fmt: skip
+    weight_bytes = gathered_weight_bytes(c["params"], c["layers"], c["hidden"], f, r, gated, ops["lowp_share"],
+                                         c["fp8_allgather"].astype(bool), c["framework"].astype(str))  # fmt: skip
     return {
         "columns": c,
-        "keys": {k: c[k].astype(str) for k in ("framework", "fabric", "gpu")},
+        "keys": {k: c[k].astype(str) for k in ("framework", "fabric", "gpu", "architecture", "stack", "precision")},
+        **ops,
         "domains": domains,
         "tokens_per_gpu": tokens,
         "model_flops_per_gpu": f_model,
@@ -311,7 +431,7 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
         + vocabulary_s(tokens, c["vocab"], c["hbm_gb_per_s"]),
         "t_offload_s": offload_s(*offload_args, c["host_gbps"], c["host_dram_gb_per_s"]),
         "t_cpu_adam_ref_s": offload_s(*offload_args, np.inf, c["host_dram_gb_per_s"]),  # CPU-Adam alone
-        **_traffic(c, tiers, quant),
+        **_traffic(c, tiers, quant, weight_bytes),
         "memory_per_gpu_gib": memory,
         "usable_hbm_gib": usable_hbm_gib(c["hbm_gib"]),
     }
@@ -320,15 +440,13 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
 def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> dict:
     """The step time and every figure from the calibration-independent parts and a calibration."""
     c, keys = parts["columns"], parts["keys"]
-    gpu, framework, fabric = keys["gpu"], keys["framework"], keys["fabric"]
+    framework, fabric = keys["framework"], keys["fabric"]
     peak = c["peak_tflops"].astype(float) * 1e12
-    hbm = c["hbm_gb_per_s"].astype(float) * 1e9
-    ceiling = _per_value(gpu, cal.eta_comp_for) * _per_value(framework, cal.framework_efficiency_for)
-    eta_comp = compute_efficiency(ceiling, c["hidden"], peak, hbm, cal.width_k)
-    eta_net = _per_value(fabric, cal.eta_net_for)
     f_hw, f_model, tokens = parts["hw_flops_per_gpu"], parts["model_flops_per_gpu"], parts["tokens_per_gpu"]
-    f_attention = parts["attention_flops_per_gpu"]
-    t_comp = (f_hw - f_attention + cal.attention_cost * f_attention) / (peak * eta_comp) + parts["t_kernel_s"]
+    times = compute_times(parts, cal)
+    t_comp = times["t_compute_s"]
+    eta_comp = f_hw / (peak * t_comp)  # the whole step's sustained fraction of peak, for reports
+    eta_net = _per_value(fabric, cal.eta_net_for)
     with np.errstate(divide="ignore", invalid="ignore"):
         t_net = np.where(parts["domains"] > 1, parts["t_network_line_s"] / eta_net, 0.0)
     t_bandwidth = np.maximum(t_net, parts["t_comm_nvlink_s"])
@@ -344,11 +462,13 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     adam = parts["t_cpu_adam_ref_s"] * (cal.cpu_adam_bytes_per_param / A.CPU_ADAM_BYTES_PER_PARAM.value)
     t_offload = parts["t_offload_s"] - parts["t_cpu_adam_ref_s"] + adam
     t_point = step_time_s(t_comp, t_comm, overlap) + t_offload + overhead
-    factor = _confidence_factor(cal, gpu, framework, fabric, confidence)
-    low, high, range_group = _range(cal, gpu, framework, fabric)
+    arch = keys["architecture"]
+    factor = _confidence_factor(cal, arch, framework, fabric, confidence)
+    low, high, range_group = _range(cal, arch, framework, fabric)
     t_step = t_point / factor
     gpus = c["gpus"]
     figures = {
+        **times,
         "domains": parts["domains"],
         "tokens_per_gpu": tokens,
         "model_flops_per_gpu": f_model,
@@ -359,6 +479,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         "bytes_per_domain_per_step": parts["bytes_per_domain_per_step"],
         "bytes_per_gpu_nvlink_per_step": parts["bytes_per_gpu_nvlink_per_step"],
         "collectives_per_step": parts["collectives_per_step"],
+        "shard_gpus": parts["shard_gpus"],  # the GPUs a parameter is sharded over (n, or the hybrid group)
         "t_comm_network_s": t_net,
         "t_comm_nvlink_s": parts["t_comm_nvlink_s"],
         "t_comm_bandwidth_s": t_bandwidth,
@@ -389,25 +510,129 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     return {**{k: c[k] for k in filled}, **figures}
 
 
-def _traffic(c: dict, tiers: network.Tiers, quant: dict) -> dict:
+def _operations(c: dict, tokens) -> dict:
+    """A micro-step's operations per GPU, before any rate (docs/model.md section 3): the block GEMMs' FLOPs
+    (forward, backward twice, the forward again under full checkpointing) and their low-precision share, the
+    logits GEMM, the element-wise bytes (their forward again when checkpointing recomputes it) and the inputs
+    low-precision recipes cast, the optimizer's local parameters (each
+    optimizer step is shared by grad_accum micro-steps), and the passes over the blocks the host dispatches."""
+    f, r, gated = block_shape(c["params"], c["layers"], c["hidden"], c["heads"], c["vocab"], c["ffn_hidden"],
+                              c["kv_heads"])  # fmt: skip
+    full, op = c["checkpointing"] == "full", c["checkpointing"] == "op"
+    passes = 3.0 + full + 0.5 * op  # forward, backward (2x), and the recomputed forward (op: half its matmuls)
+    per_token = linear_flops_per_token(c["hidden"], f, r, gated)
+    inputs = np.asarray(tokens, float) * c["layers"] * block_inputs_per_token(c["hidden"], f)
+    elementwise = elementwise_bytes_per_token(c["hidden"], f, r, gated, c["stack"].astype(str))
+    recomputed = np.isin(c["checkpointing"], ["full", "selective", "op"])  # all re-run the element-wise forward
+    precision = c["precision"].astype(str)
+    share = lowp_share(c["hidden"], f, r, gated, precision)
+    peak_low = np.where(precision == "fp4", c["peak_fp4_tflops"].astype(float), c["peak_fp8_tflops"].astype(float))
+    share = np.where(np.isnan(peak_low), 0.0, share)  # no low-precision tensor cores: everything runs in bf16
+    shard = shard_group(c)
+    return {
+        "ffn": f,
+        "gemm_linear_flops": np.asarray(tokens, float) * c["layers"] * per_token * passes,
+        "lowp_share": share,
+        "gemm_logits_flops": np.asarray(tokens, float) * 6.0 * c["hidden"] * np.nan_to_num(c["vocab"]),
+        "elementwise_bytes": np.asarray(tokens, float) * c["layers"] * elementwise * (1.0 + recomputed / 3.0),
+        "cast_inputs": inputs * passes * share,
+        "optimizer_params": np.asarray(c["params"], float) / shard / np.maximum(c["grad_accum"].astype(float), 1),
+        "block_passes": c["layers"] * passes,
+    }
+
+
+def shard_group(c: dict) -> np.ndarray:
+    """GPUs a parameter is sharded over: every GPU (full), or the hybrid group (default: the scale-up domain)."""
+    group = np.where(c["shard_gpus"].astype(float) > 0, c["shard_gpus"].astype(float), c["scale_up_gpus"])
+    return np.where(c["sharding"].astype(str) == "hybrid", np.minimum(group, c["gpus"]), c["gpus"]).astype(float)
+
+
+def compute_times(parts: dict, cal: Calibration) -> dict:
+    """The compute phase of a micro-step and its parts (docs/model.md section 3): the block and logits GEMMs at
+    the architecture's efficiency (the low-precision share at its own peak), the causal attention core at
+    FlashAttention's, element-wise ops, casts and the optimizer at the architecture's share of HBM bandwidth, and
+    the host's kernel dispatch when it is slower than the GPU (eager PyTorch on small work)."""
+    c, keys = parts["columns"], parts["keys"]
+    arch, stack, precision = keys["architecture"], keys["stack"], keys["precision"]
+    peak = c["peak_tflops"].astype(float) * 1e12
+    hbm_peak = c["hbm_gb_per_s"].astype(float) * 1e9
+    ceiling = _per_value(arch, cal.gemm_efficiency_for) * _per_value(keys["framework"], cal.framework_efficiency_for)
+    eta = ceiling * width_efficiency(c["hidden"], peak, hbm_peak, cal.width_k)
+    fp4 = precision == "fp4"
+    peak_low = np.where(fp4, c["peak_fp4_tflops"].astype(float), c["peak_fp8_tflops"].astype(float)) * 1e12
+    ratio = _per_value(arch, cal.lowp_ratio_for) * np.where(fp4, A.FP4_EFFICIENCY_RATIO.value, 1.0)
+    ratio = ratio * np.where(precision == "fp8-rowwise", A.ROWWISE_GEMM_FACTOR.value, 1.0)
+    share = parts["lowp_share"]
+    linear = parts["gemm_linear_flops"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_low = np.nan_to_num(linear * share / (peak_low * eta * ratio))
+    t_gemm = (linear * (1 - share) + parts["gemm_logits_flops"]) / (peak * eta) + t_low
+    attention = _per_value(arch, cal.attention_efficiency_for)
+    kernel = c["attention_kernel"].astype(str)
+    kernel_ratio = np.select(
+        [kernel == "triton", kernel == "fa3"], [cal.triton_attention_ratio, cal.fa3_attention_ratio], 1.0
+    )
+    attention = np.minimum(1.0, attention * kernel_ratio)
+    t_attention = parts["attention_flops_per_gpu"] * A.CAUSAL_SHARE.value / (peak * attention)
+    hbm = hbm_peak * _per_value(arch, lambda a: _prior(A.HBM_EFFICIENCY, a))
+    hbm = np.where(np.isnan(hbm), np.inf, hbm)  # an unknown HBM bandwidth counts nothing (as vocabulary_s)
+    t_elementwise = parts["elementwise_bytes"] / hbm  # counted, not fitted (docs/model.md section 3)
+    scaled = np.isin(precision, (*SCALED_PRECISIONS, "fp4"))
+    cast_bytes = cal.cast_bytes * np.where(scaled, A.SCALED_CAST_FACTOR.value, 1.0)
+    t_cast = parts["cast_inputs"] * np.where(share > 0, cast_bytes, 0.0) / hbm
+    t_optimizer = parts["optimizer_params"] * np.where(c["offload"].astype(str) == "none", 1.0, 0.0)
+    t_optimizer = t_optimizer * A.OPTIMIZER_BYTES.value / hbm
+    t_gpu = t_gemm + t_attention + t_elementwise + t_cast + t_optimizer + parts["t_kernel_s"]
+    kernels = _per_value(stack, lambda s: A.KERNELS_PER_LAYER[s].value)
+    t_dispatch = parts["block_passes"] * kernels * A.DISPATCH_US.value * 1e-6
+    return {
+        "t_compute_s": np.maximum(t_gpu, t_dispatch),
+        "t_gemm_s": t_gemm,
+        "t_attention_s": t_attention,
+        "t_elementwise_s": t_elementwise + t_cast,
+        "t_optimizer_s": t_optimizer,
+        "t_dispatch_s": t_dispatch,
+        "gemm_efficiency": eta,
+        "attention_efficiency": attention,
+        "lowp_share": share,
+    }
+
+
+def _prior(table: dict, key: str) -> float:
+    return (table.get(key) or table["other"]).value
+
+
+def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes) -> dict:
     """Bytes over each tier (a domain's NICs, a GPU's scale-up links), their time at line rate, and the latency
-    of every collective (NCCL's alpha, before the calibration's latency_scale)."""
+    of every collective (NCCL's alpha, before the calibration's latency_scale). Parameters are gathered and
+    their gradients reduce-scattered over the shard group (every GPU, or a hybrid group); with hybrid sharding
+    the gradient shards are then all-reduced across the groups, once per block."""
     up, out = tiers.scale_up, tiers.scale_out
     grad_bytes = c["grad_bytes"].astype(float)
-    v_domain = cross_domain_bytes(
-        c["params"], c["gpus"], up.size, **quant, grad_bytes=grad_bytes, hierarchical=c["hierarchical"].astype(bool)
-    )
-    v_gpu = scale_up_bytes_per_gpu(c["params"], c["gpus"], **quant, grad_bytes=grad_bytes)
+    group = shard_group(c)
+    replicas = c["gpus"] / group
+    gather = {**quant, "grad_bytes": grad_bytes, "weight_bytes": weight_bytes}
+    hierarchical = c["hierarchical"].astype(bool)
+    v_domain = cross_domain_bytes(c["params"], group, up.size, **gather, hierarchical=hierarchical)
+    v_domain = v_domain + replica_bytes_per_domain(c["params"], c["gpus"], group, up.size, grad_bytes)
+    v_gpu = scale_up_bytes_per_gpu(c["params"], group, **gather)
     t_line = network.transfer_s(v_domain, out.bytes_per_s)
     t_scale_up = network.transfer_s(v_gpu, up.bytes_per_s * A.ETA_NVLINK.value)  # unknown: never binding
-    collectives = collectives_per_step(c["framework"].astype(str), c["layers"], c["params"])
+    framework = c["framework"].astype(str)
+    collectives = collectives_per_step(framework, c["layers"], c["params"])
+    group_domains = np.maximum(1, group // up.size)
+    all_reduces = np.where(replicas > 1, c["layers"] + 1.0, 0.0)  # one per FSDP unit, across the replicas
+    replica_domains = np.minimum(replicas, out.size)
+    latency = collectives * network.ring_latency_s(group, group_domains, out.step_latency_us)
+    latency = latency + all_reduces * network.ring_latency_s(replicas, replica_domains, out.step_latency_us, 2)
     return {
         "bytes_per_domain_per_step": v_domain,
         "bytes_per_gpu_nvlink_per_step": v_gpu,
-        "collectives_per_step": collectives,
+        "collectives_per_step": collectives + all_reduces,
+        "shard_gpus": group,
         "t_network_line_s": t_line,
         "t_comm_nvlink_s": t_scale_up,
-        "t_latency_unscaled_s": collectives * network.ring_latency_s(c["gpus"], out.size, out.step_latency_us),
+        "t_latency_unscaled_s": latency,
         # DeepSpeed slices every gradient tensor once per rank before reducing it (multi-domain qgZ all-to-alls
         # its weight matrices and loops over the vectors only)
         "rank_tensors_per_step": gradient_tensors(c["layers"], quant["qgz"] & (out.size > 1))
@@ -429,7 +654,7 @@ def _per_value(keys: np.ndarray, lookup) -> np.ndarray:
 
 
 def _checkpointing(values) -> np.ndarray:
-    """Checkpointing as "full" / "selective" / "none" (True and False from older tables mean full / none)."""
+    """Checkpointing as "full" / "selective" / "op" / "none" (True and False from older tables: full / none)."""
     array = np.asarray(values, dtype=object)
     mapped = np.where(array == True, "full", np.where(array == False, "none", array))  # noqa: E712
     return mapped.astype(str) if mapped.ndim else np.asarray(str(mapped))
@@ -447,22 +672,23 @@ def _groups(*columns) -> tuple[np.ndarray, list[tuple]]:
     return inverse.reshape(-1), groups
 
 
-def _per_group(gpu, framework, fabric, lookup) -> np.ndarray:
-    """lookup(gpu, framework, fabric) per entry, computed once per distinct combination."""
-    inverse, groups = _groups(gpu, framework, fabric)
+def _per_group(arch, framework, fabric, lookup) -> np.ndarray:
+    """lookup(architecture, framework, fabric) per entry, computed once per distinct combination."""
+    inverse, groups = _groups(arch, framework, fabric)
     return np.array([lookup(*key) for key in groups], dtype=float)[inverse]
 
 
-def _confidence_factor(cal: Calibration, gpu, framework, fabric, confidence) -> np.ndarray:
+def _confidence_factor(cal: Calibration, arch, framework, fabric, confidence) -> np.ndarray:
     if confidence is None:
-        return np.ones(len(gpu))
-    return _per_group(gpu, framework, fabric, lambda g, w, f: cal.pessimistic_factor(g, w, f, confidence))
+        return np.ones(len(arch))
+    return _per_group(arch, framework, fabric, lambda a, w, f: cal.pessimistic_factor(a, w, f, confidence))
 
 
-def _range(cal: Calibration, gpu, framework, fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _range(cal: Calibration, arch, framework, fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Measured / predicted at p10 and p90 for each entry, and the validation group they come from
-    (calibration.uncertainty: gpu|framework|fabric, gpu|framework, framework or all)."""
-    inverse, groups = _groups(gpu, framework, fabric)
+    (calibration.uncertainty: architecture|framework|fabric, architecture|framework, framework or all; an
+    architecture the fit never saw: the leave-one-architecture-out residuals)."""
+    inverse, groups = _groups(arch, framework, fabric)
     ranges = [cal.range_factors(*key) for key in groups]
     factors = np.array([r[:2] for r in ranges], dtype=float).reshape(-1, 2)[inverse]
     return factors[:, 0], factors[:, 1], np.array([r[2] for r in ranges], dtype=object)[inverse]

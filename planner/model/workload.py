@@ -40,6 +40,8 @@ class Training:
     hidden: float = np.nan
     heads: float = np.nan
     vocab: float = np.nan
+    ffn_hidden: float = np.nan
+    kv_heads: float = np.nan
     parallelism: Parallelism = Parallelism()
     grad_accum: int = 1
     model_name: str | None = None
@@ -62,6 +64,7 @@ class Training:
         """The columns perf.evaluate reads that describe the training (not the cluster)."""
         shape = {"params": self.params, "micro_batch": self.micro_batch, "seq_len": self.seq_len}
         architecture = {"layers": self.layers, "hidden": self.hidden, "heads": self.heads, "vocab": self.vocab}
+        architecture |= {"ffn_hidden": self.ffn_hidden, "kv_heads": self.kv_heads}
         return {**shape, **architecture, **self.parallelism.columns(), "grad_accum": self.grad_accum}
 
 
@@ -86,6 +89,7 @@ def training(
         row = catalog.model(model)
         params = row.params
         arch = {"layers": row.layers, "hidden": row.hidden, "heads": row.heads, "vocab": row.vocab}
+        arch |= {"ffn_hidden": row.ffn_hidden or np.nan, "kv_heads": row.kv_heads or np.nan}
         arch["model_name"] = row.name
         seq_len = seq_len or row.seq_len
     if params <= 0:
@@ -198,13 +202,7 @@ def like_catalog(catalog: Catalog, gpu: str, scale_up_gpus: int, gpus_per_host: 
 
 
 def gpu_columns(catalog: Catalog, gpu: str) -> dict:
-    row = catalog.gpu(gpu)
-    return {
-        "gpu": row.name,
-        "peak_tflops": row.peak_bf16_tflops,
-        "hbm_gib": row.hbm_gib,
-        "hbm_gb_per_s": row.hbm_gb_per_s,
-    }
+    return catalog.gpu(gpu).perf_columns()
 
 
 def perf_frame(work: Training, clusters: Mapping[str, object] | pd.DataFrame) -> pd.DataFrame:

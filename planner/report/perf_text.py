@@ -8,6 +8,7 @@ import pandas as pd
 
 from planner.base.units import format_count, format_gbps
 from planner.model import binding
+from planner.model.calibration import UNMEASURED
 from planner.model.parallelism import ZEROPP_OPTIONS
 from planner.report.terminal import format_table
 
@@ -45,6 +46,7 @@ def _headline(r: dict) -> str:
         f"{FABRIC_LABEL[r['fabric']]} {format_gbps(r['node_gbps'])} per node"
         + (f", ZeRO++ {'+'.join(zeropp)}" if zeropp else "")
         + offload
+        + (f", hybrid sharding over {int(r['shard_gpus'])}-GPU groups" if r.get("sharding") == "hybrid" else "")
     )
 
 
@@ -62,8 +64,8 @@ def explain(r: dict, calibration_source: str) -> str:
     if math.isnan(r["scale_up_gb_per_s"]):
         nvlink += " (NVLink bandwidth unknown: not counted)"
     compute = (
-        f"{r['hw_flops_per_gpu'] / 1e15:.3g} PFLOP per GPU at {r['peak_tflops']:g} TFLOPs peak "
-        f"x eta_comp {r['eta_comp']:.3f} (h = {r['hidden']:,.0f}), {r['checkpointing']} activation checkpointing"
+        f"{r['hw_flops_per_gpu'] / 1e15:.3g} PFLOP per GPU ({r['eta_comp']:.0%} of the {r['peak_tflops']:g} TFLOPs "
+        f"bf16 peak), {r['checkpointing']} activation checkpointing, {STACK_LABEL[r['stack']]}, {r['precision']}"
     )
     fits = "fits" if r["fits_memory"] else "DOES NOT FIT"
     per_gpu = r["tokens_per_s_point"] / r["gpus"]
@@ -76,6 +78,7 @@ def explain(r: dict, calibration_source: str) -> str:
         _headline(r),
         "",
         _line("compute", _s(r["t_compute_s"]), compute),
+        *compute_lines(r),
         _line(
             "communication",
             _s(r["t_comm_s"]),
@@ -93,10 +96,12 @@ def explain(r: dict, calibration_source: str) -> str:
         _line(
             "tokens/s/GPU",
             f"{per_gpu:,.0f}",
-            f"range {low:,.0f} - {high:,.0f} (p10-p90 of out-of-source errors for {group_words(r['range_group'])})",
+            f"range {low:,.0f} - {high:,.0f} (p10-p90 of out-of-publication errors for "
+            f"{group_words(r['range_group'])})",
         ),
         *([f"  note: {beside}"] if beside else []),
         *([f"  warning: {r['extrapolation']}"] if r.get("extrapolation") else []),
+        *([f"  warning: {r['unmeasured']}"] if r.get("unmeasured") else []),
         _line(
             "achieved", f"{r['achieved_tflops_per_gpu']:.1f}", "TFLOPs per GPU (hardware FLOPs, as DeepSpeed reports)"
         ),
@@ -117,6 +122,31 @@ def explain(r: dict, calibration_source: str) -> str:
         f"  calibration: {calibration_source}",
     ]
     return "\n".join(lines)
+
+
+STACK_LABEL = {"eager": "eager PyTorch", "compile": "torch.compile"}
+
+
+def compute_lines(r: dict) -> list[str]:
+    """The compute phase's parts (docs/model.md section 3), each at its own rate."""
+    low = ""
+    if r["lowp_share"] > 0:
+        peak = r["peak_fp4_tflops"] if r["precision"] == "fp4" else r["peak_fp8_tflops"]
+        low = f"; {r['lowp_share']:.0%} of the linear FLOPs in {r['precision']} at {peak:g} TFLOPs peak"
+    lines = [
+        _line("  GEMMs", _s(r["t_gemm_s"]), f"at {r['gemm_efficiency']:.2f} of peak (h = {r['hidden']:,.0f}){low}"),
+        _line(
+            "  attention", _s(r["t_attention_s"]), f"FlashAttention at {r['attention_efficiency']:.2f} of peak, causal"
+        ),
+        _line(
+            "  element-wise", _s(r["t_elementwise_s"]), "norms, rotary, activations, residuals (and casts) at HBM rate"
+        ),
+        _line("  optimizer", _s(r["t_optimizer_s"]), "AdamW over the GPU's shard, at HBM rate"),
+    ]
+    gpu_s = r["t_gemm_s"] + r["t_attention_s"] + r["t_elementwise_s"] + r["t_optimizer_s"]
+    if r["t_dispatch_s"] > gpu_s:
+        lines.append(_line("  host dispatch", _s(r["t_dispatch_s"]), "the host launches kernels slower than they run"))
+    return lines
 
 
 def _latency_text(r) -> str:
@@ -143,7 +173,10 @@ def outside_range_note(point: float, low: float, high: float, group: str) -> str
 def group_words(group: str) -> str:
     """The runs of a validation group (calibration.range_factors), in words."""
     depth = group.count("|") + 1 if group and group != "all" else 0
-    words = {3: "this GPU, framework and fabric", 2: "this GPU and framework", 1: "this framework"}
+    if group == UNMEASURED:
+        return "runs of each measured architecture predicted from the others"
+    words = {3: "this GPU architecture, framework and fabric", 2: "this GPU architecture and framework"}
+    words[1] = "this framework"
     return f"runs of {words[depth]}" if depth else "all runs"
 
 
@@ -167,16 +200,16 @@ def calibration_text(calibration, report: pd.DataFrame, cv: pd.DataFrame | None)
     """The fitted parameters, and the error in sample and out of source."""
     lines = ["Fitted parameters:"]
     lines += [f"  {name:<28} {value:.4g}" for name, value in calibration.fit["parameters"].items()]
-    lines += ["", validation_text(report, cv, False, calibration.fit.get("leave_one_publication_out"))]
+    lines += ["", validation_text(report, cv, False, calibration.fit)]
     return "\n".join(lines)
 
 
-def validation_text(
-    report: pd.DataFrame, cv: pd.DataFrame | None, show_points: bool, by_publication: dict | None = None
-) -> str:
-    """Per-source error in sample and leave-one-source-out, with the headline medians."""
+def validation_text(report: pd.DataFrame, cv: pd.DataFrame | None, show_points: bool, fit: dict | None = None) -> str:
+    """Per-source error in sample and leave-one-source-out, the headline medians, leave-one-publication-out and
+    leave-one-architecture-out per GPU architecture, the ranges' coverage, and the memory model's error."""
     from planner.model.fitting import summary
 
+    fit = fit or {}
     inside = summary(report)
     records = [
         {"source": g, "points": int(r["size"]), "in_sample_median": f"{r['median'] * 100:.1f}%"}
@@ -203,15 +236,54 @@ def validation_text(
             f"{s['max_abs_error'] * 100:.0f}%, signed median {s['signed_median'] * 100:+.1f}% (+: optimistic); "
             "a source is one measurement set (one table of a publication)"
         )
+        by_publication = fit.get("leave_one_publication_out")
         if by_publication:
             lines.append(
                 f"leave-one-publication-out (a whole document out): median |error| "
                 f"{by_publication['median_abs_error'] * 100:.1f}%, max {by_publication['max_abs_error'] * 100:.0f}%"
+                + _coverage_words(by_publication)
             )
+        lines += ["", architecture_table(fit, s)]
         if show_points:
             points = cv.assign(error=(cv["abs_error"] * 100).round(1))
             lines += [
                 "",
                 format_table(points.to_dict("records"), ["id", "source_group", "measured", "predicted", "error"]),
             ]
+    memory = fit.get("memory") or {}
+    if memory.get("points"):
+        lines.append(
+            f"\nmemory: median |error| {memory['median_abs_error'] * 100:.1f}% "
+            f"(max {memory['max_abs_error'] * 100:.0f}%, signed median {memory['signed_median'] * 100:+.1f}%) over "
+            f"{memory['points']} published peak-memory readings (PyTorch's reserved memory where stated, which the "
+            "caching allocator rounds up)"
+        )
     return "\n".join(lines)
+
+
+def _coverage_words(s: dict) -> str:
+    if "range_coverage" not in s:
+        return ""
+    return (
+        f"; {s['range_coverage'] * 100:.0f}% of its {s['range_points']} points fall inside the p10-p90 range built "
+        "from the other publications' errors alone"
+    )
+
+
+def architecture_table(fit: dict, loso: dict) -> str:
+    """Median |error| per GPU architecture: leave-one-source-out, -publication-out, and with the whole
+    architecture left out (what an architecture without measurements can expect)."""
+    views = [("leave-one-source-out", loso)]
+    views += [(name, fit[key]) for name, key in (("leave-one-publication-out", "leave_one_publication_out"),
+              ("architecture-left-out", "leave_one_architecture_out")) if fit.get(key)]  # fmt: skip
+    architectures = sorted(loso["per_architecture"])
+    records = []
+    for arch in architectures:
+        record = {"architecture": arch, "points": int(loso["per_architecture"][arch]["size"])}
+        for name, view in views:
+            cell = view.get("per_architecture", {}).get(arch)
+            record[name] = f"{cell['median'] * 100:.1f}%" if cell else "-"
+        records.append(record)
+    return "median |error| per GPU architecture:\n" + format_table(
+        records, ["architecture", "points", *[n for n, _ in views]]
+    )

@@ -33,13 +33,17 @@ from planner.hardware.topology import domain_gbps
 from planner.inputs.scenario import Scenario
 from planner.model import performance as perf
 from planner.model.calibration import Calibration
+from planner.model.parallelism import precision_problem
 from planner.model.workload import Requirements, Training, fast_enough, fits_memory, meets_target, scenario_training
 
 # A node's shape as the performance model sees it (the fleet's pools share it), then a performance key:
 # the shape, the micro-batch and the network.
 NODE_SHAPE = [
     "gpu",
+    "architecture",
     "peak_tflops",
+    "peak_fp8_tflops",
+    "peak_fp4_tflops",
     "hbm_gib",
     "hbm_gb_per_s",
     "gpus_per_node",
@@ -93,6 +97,15 @@ def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
         servers = [s for s in servers if s.gpus_per_node in c.gpus_per_node]
     if c.vendors is not None:
         servers = [s for s in servers if any(v.lower() in s.vendor.lower() for v in c.vendors)]
+    precision = scenario.workload.precision
+    unable = [s for s in servers if precision_problem(catalog.gpu(s.gpu), precision)]
+    servers = [s for s in servers if s not in unable]  # a GPU without the precision's tensor cores cannot run it
+    if not servers and unable:
+        raise ScenarioError(
+            f"workload.precision {precision}: "
+            + precision_problem(catalog.gpu(unable[0].gpu), precision)
+            + f" (and every other allowed server's GPU: {', '.join(sorted({s.gpu for s in unable}))})"
+        )
     if not servers and roadmap:
         names = ", ".join(repr(s.name) for s in roadmap)
         raise ScenarioError(

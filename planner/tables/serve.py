@@ -72,7 +72,7 @@ def _server_figures(s: ServerRow, g: GpuRow, calibration: Calibration) -> dict[s
         "platform_gb_per_s": platform_gb_per_s(s),
         "dram_gib": s.dram_gib or 0.0,
         "dram_gb_per_s": s.dram_gb_per_s or math.inf,
-        "peak_flops": g.peak_bf16_tflops * 1e12 * calibration.eta_comp_for(g.name),
+        "peak_flops": g.peak_bf16_tflops * 1e12 * calibration.gemm_efficiency_for(g.architecture or "other"),
     }
 
 
