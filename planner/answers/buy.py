@@ -134,12 +134,13 @@ def per_gpu_rows(
     """(GPU, its best row) for each GPU with a plan, cheapest first, when more than one has one. A deadline
     is met at the goodput of each GPU's own plan size (more nodes, more interruptions), so each GPU whose best
     row in the shared table is sized differently is sized again alone (its optimum, as if the scenario
-    allowed that GPU only)."""
+    allowed that GPU only); the chosen plan's GPU keeps the chosen plan."""
     best = {gpu: _clean(feasible.loc[at]) for gpu, at in ranking.best_per_value(feasible, "gpu")}
     if len(best) < 2:
         return []
     resized = reliability.applies(scenario) and scenario.reliability.goodput is None
-    for gpu in list(best) if resized else []:
+    chosen = feasible.iloc[0]["gpu"]  # the plan itself, sized by its own goodput: the row the table shows for it
+    for gpu in [g for g in best if g != chosen] if resized else []:
         alone = scenario.model_copy(update={"constraints": scenario.constraints.model_copy(update={"gpus": [gpu]})})
         own = sized_candidates(catalog, alone, calibration)[1].feasible
         if own.empty:

@@ -1,7 +1,8 @@
 """Every default constant of the performance model, in one place, each with its unit and source.
 
-The model code (perf.py) takes the fitted ones through a Calibration object (eta_comp, hidden_half, eta_net,
-overlap, latency_scale, step_overhead_s): the priors here are where the fit starts and where data are thin.
+The model code (planner/model/performance.py) takes the fitted ones through a Calibration object (the GEMM and
+FlashAttention efficiencies per GPU architecture, width_k, eta_net, overlap, latency_scale, overheads): the priors
+here are where the fit starts and where data are thin.
 Reports print exactly what was assumed (planner.assumptions.all_constants). docs/model.md derives each term.
 """
 
@@ -402,12 +403,15 @@ LOGITS_PASS_BYTES = Constant(
 
 FRAMEWORK_EFFICIENCY_PRIOR = {
     "fsdp": Constant(
-        "framework_efficiency[fsdp]", 1.0, "x eta_comp", "reference: eta_comp is measured on PyTorch FSDP runs"
+        "framework_efficiency[fsdp]",
+        1.0,
+        "x the GEMM efficiency",
+        "reference: the GEMM efficiency is measured on PyTorch FSDP runs",
     ),
     "deepspeed": Constant(
         "framework_efficiency[deepspeed]",
         1.0,
-        "x eta_comp",
+        "x the GEMM efficiency",
         "prior: the same kernels; fitted to DeepSpeed runs (Megatron-DeepSpeed kernels, older fused ops)",
     ),
 }
@@ -653,6 +657,6 @@ DECODE_COMPUTE_EFFICIENCY = Constant(
     "decode_compute_efficiency",
     0.50,
     "fraction of peak dense bf16 TFLOPs at large decode batches",
-    "estimate: below the training eta_comp priors (small GEMMs, attention over the KV cache)",
+    "estimate: below the training GEMM efficiency priors (small GEMMs, attention over the KV cache)",
 )
 KV_CACHE_BYTES = Constant("kv_cache_bytes", 2.0, "bytes per cached K or V element", "bf16/fp16 KV cache")

@@ -10,7 +10,7 @@ one sets the streaming time:
     platform   (dram + nvme bytes)      / min(root complex, lanes x GB/s per lane)
     DRAM       (dram + 2 x nvme bytes)  / DRAM GB/s            (NVMe data bounces through host memory)
     NVMe       nvme bytes               / (drives x read GB/s)
-    compute    2 P B / m                / (G x peak x eta_comp)
+    compute    2 P B / m                / (G x peak x decode efficiency)
 
 plus, when m > 1, two all-reduces of the activations (B x h x 2 bytes) per layer across all m x G GPUs:
 NCCL ring latency (two passes) and bytes over the node's NICs. More machines divide the bytes but add latency

@@ -617,9 +617,11 @@ def _assumptions(ws: Worksheet, plan: Plan, context: PlanContext) -> None:
     for k, v in fitted.items():  # one row per fitted value (per GPU, framework or fabric), rounded
         entries += [(f"calibrated {k}[{g}]", x, "", cal.source) for g, x in v.items()] if isinstance(v, dict) else []
         entries += [] if isinstance(v, dict) else [(f"calibrated {k}", v, "", cal.source)]
-    loso = cal.fit.get("leave_one_source_out", {})  # (a calibration file's free-form record: checked)
-    if isinstance(loso, dict) and isinstance(loso.get("median_abs_error"), int | float):
-        entries += [("leave-one-source-out median |error|", loso["median_abs_error"], "fraction", "planner validate")]
+    for key, label in (("leave_one_source_out", "leave-one-source-out"), ("leave_one_publication_out",
+                       "leave-one-publication-out")):  # fmt: skip
+        record = cal.fit.get(key, {})  # (a calibration file's free-form record: checked)
+        if isinstance(record, dict) and isinstance(record.get("median_abs_error"), int | float):
+            entries += [(f"{label} median |error|", record["median_abs_error"], "fraction", "planner validate")]
     entries += [("confidence", plan.metrics.confidence or "none (point prediction)", "probability", "scenario")]
     for section in ("objective", "reliability", "layout", "cabling"):
         entries += [
