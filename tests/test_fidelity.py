@@ -98,6 +98,16 @@ def test_a_gpu_without_the_precision_is_refused(run):
     assert "A100-80GB has no fp8 tensor-core peak" in result.stderr and len(result.stderr.splitlines()) == 1
 
 
+def test_a_shard_group_must_divide_the_gpus(run):
+    result = run("predict", "--model", "Llama-3-8B", "--gpu", "H100", "--gpus", "64", "--gpus-per-node", "8",
+                 "--node-gbps", "3200", "--micro-batch", "1", "--framework", "fsdp", "--sharding", "hybrid",
+                 "--shard-gpus", "12")  # fmt: skip
+    assert result.exit_code == 2 and "--shard-gpus 12 must divide --gpus 64" in result.stderr
+    hybrid_deepspeed = run("predict", "--model", "Llama-3-8B", "--gpu", "H100", "--gpus", "64", "--gpus-per-node",
+                           "8", "--node-gbps", "3200", "--micro-batch", "1", "--sharding", "hybrid")  # fmt: skip
+    assert hybrid_deepspeed.exit_code == 2 and "modelled for PyTorch FSDP" in hybrid_deepspeed.stderr
+
+
 def test_a_configuration_that_does_not_fit_gets_no_throughput(run):
     """70B on 16 H100: 16 B per parameter of model states alone is 65 GiB per GPU; the answer is how far over,
     not a throughput."""

@@ -19,6 +19,9 @@ def predict(catalog: Catalog, work: Training, cluster: Cluster, calibration: Cal
     problem = precision_problem(gpu, work.parallelism.precision)
     if problem:
         raise UsageError(f"--precision {work.parallelism.precision}: {problem}")
+    group = work.parallelism.shard_gpus or cluster.domain
+    if work.parallelism.sharding == "hybrid" and cluster.gpus % group:
+        raise UsageError(f"--shard-gpus {group} must divide --gpus {cluster.gpus} (whole replicas of the shard group)")
     row = perf.evaluate(cluster_frame(catalog, work, [cluster]), calibration).iloc[0].to_dict()
     if not row["fits_memory"]:
         raise PlannerError(does_not_fit(row))

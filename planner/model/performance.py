@@ -232,11 +232,6 @@ def width_efficiency(hidden, peak_flops, hbm_bytes_per_s, width_k):
     return hidden / (hidden + np.nan_to_num(hidden_half))
 
 
-def compute_efficiency(eta_ceiling, hidden, peak_flops, hbm_bytes_per_s, width_k):
-    """Sustained fraction of peak of the block GEMMs: the ceiling times the width roll-off."""
-    return eta_ceiling * width_efficiency(hidden, peak_flops, hbm_bytes_per_s, width_k)
-
-
 def vocabulary_s(tokens, vocab, hbm_gb_per_s):
     """The loss over the vocabulary per micro-step: fp32 logits written, soft-maxed, read and their gradient
     written and read again, memory-bound (LOGITS_PASS_BYTES per token per vocabulary entry). Small models
@@ -512,7 +507,8 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
 
 def _operations(c: dict, tokens) -> dict:
     """A micro-step's operations per GPU, before any rate (docs/model.md section 3): the block GEMMs' FLOPs
-    (forward, backward twice, the forward again under full checkpointing) and their low-precision share, the
+    (forward, backward twice, the forward again under full checkpointing, half of it under op) and their
+    low-precision share, the
     logits GEMM, the element-wise bytes (their forward again when checkpointing recomputes it) and the inputs
     low-precision recipes cast, the optimizer's local parameters (each
     optimizer step is shared by grad_accum micro-steps), and the passes over the blocks the host dispatches."""
@@ -530,7 +526,6 @@ def _operations(c: dict, tokens) -> dict:
     share = np.where(np.isnan(peak_low), 0.0, share)  # no low-precision tensor cores: everything runs in bf16
     shard = shard_group(c)
     return {
-        "ffn": f,
         "gemm_linear_flops": np.asarray(tokens, float) * c["layers"] * per_token * passes,
         "lowp_share": share,
         "gemm_logits_flops": np.asarray(tokens, float) * 6.0 * c["hidden"] * np.nan_to_num(c["vocab"]),
