@@ -173,6 +173,13 @@ GEMM_EFFICIENCY_PRIOR = {
 # Blackwell Ultra: Blackwell's SM and bf16 tensor-core rate per SM, the gains are NVFP4 and the softmax's SFU rate
 # (NVIDIA Technical Blog 'Inside NVIDIA Blackwell Ultra', 2025-08).
 ARCHITECTURE_FAMILY = {"blackwell-ultra": "blackwell"}
+
+
+def by_architecture(table: dict, architecture: str) -> float:
+    """A per-architecture prior's value for `architecture`, else the table's "other" entry."""
+    return (table.get(architecture) or table["other"]).value
+
+
 # Low-precision GEMMs reach a different share of their (higher) peak: MAMF fp8 / fp8 peak over MAMF bf16 / bf16
 # peak, by architecture (H100 1402.6 of 1979 against 794.5 of 989: 0.88; B200 3432.5 of 4500 against 1745 of
 # 2250: 0.98; MI300X AMD MAF fp8 1273 of 2615 against bf16 708 of 1307: 0.90).

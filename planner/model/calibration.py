@@ -160,7 +160,7 @@ class Calibration(BaseModel):
 
     @staticmethod
     def lowp_ratio_for(architecture: str) -> float:
-        return (A.LOWP_EFFICIENCY_RATIO.get(architecture) or A.LOWP_EFFICIENCY_RATIO["other"]).value
+        return A.by_architecture(A.LOWP_EFFICIENCY_RATIO, architecture)
 
     def attention_efficiency_for(self, architecture: str) -> float:
         """Fitted, else the architecture's published FlashAttention rate (not scaled like the GEMMs: the prior
@@ -168,7 +168,7 @@ class Calibration(BaseModel):
         for name in (architecture, _family(architecture)):
             if name in self.attention_efficiency:
                 return self.attention_efficiency[name]
-        return (A.ATTENTION_EFFICIENCY_PRIOR.get(architecture) or A.ATTENTION_EFFICIENCY_PRIOR["other"]).value
+        return A.by_architecture(A.ATTENTION_EFFICIENCY_PRIOR, architecture)
 
     def framework_efficiency_for(self, framework: str) -> float:
         return self.framework_efficiency.get(framework, A.FRAMEWORK_EFFICIENCY_PRIOR[framework].value)
@@ -265,7 +265,7 @@ def _family(architecture: str) -> str:
 
 
 def gemm_prior(architecture: str) -> float:
-    return (A.GEMM_EFFICIENCY_PRIOR.get(architecture) or A.GEMM_EFFICIENCY_PRIOR["other"]).value
+    return A.by_architecture(A.GEMM_EFFICIENCY_PRIOR, architecture)
 
 
 def _key(q: float) -> str:

@@ -214,21 +214,7 @@ class Measurement(BaseModel):
 
     @property
     def parallelism(self) -> Parallelism:
-        return Parallelism(
-            checkpointing=self.checkpointing,
-            qwz=self.qwz,
-            hpz=self.hpz,
-            qgz=self.qgz,
-            grad_bytes=self.grad_bytes,
-            framework=self.framework,
-            offload=self.offload,
-            stack=self.stack,
-            precision=self.precision,
-            fp8_allgather=self.fp8_allgather,
-            sharding=self.sharding,
-            shard_gpus=self.shard_gpus or 0,
-            attention_kernel=self.attention_kernel,
-        )
+        return Parallelism.of_fields(self)
 
 
 def read_measurements(path: Path) -> list[tuple[int, Measurement]]:

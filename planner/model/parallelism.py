@@ -87,26 +87,20 @@ class Parallelism:
         return dataclasses.asdict(self)
 
     @classmethod
+    def of_fields(cls, source, **given) -> Parallelism:
+        """From any object with attributes named as this class's fields (a scenario's workload section, a
+        measurement row): each field it has, else the default; `given` overrides. One copy, so a new field
+        reaches every builder."""
+        present = {f.name: getattr(source, f.name) for f in dataclasses.fields(cls) if hasattr(source, f.name)}
+        present["shard_gpus"] = present.get("shard_gpus") or 0  # None (not given): the scale-up domain
+        return cls(**(present | given))
+
+    @classmethod
     def of_workload(cls, workload) -> Parallelism:
         """A scenario's or fleet job's workload section (planner.inputs.scenario.Workload): gradients are
-        reduced in grad_dtype, by default the training precision."""
+        reduced in grad_dtype, by default the training precision (bf16 for fp8 and fp4 training)."""
         grad = workload.grad_dtype or (workload.precision if workload.precision in GRAD_BYTES else "bf16")
-        return cls(
-            checkpointing=workload.checkpointing,
-            flash_attention=workload.flash_attention,
-            qwz=workload.qwz,
-            hpz=workload.hpz,
-            qgz=workload.qgz,
-            grad_bytes=GRAD_BYTES[grad],
-            hierarchical=workload.hierarchical,
-            framework=workload.framework,
-            offload=workload.offload,
-            stack=workload.stack,
-            precision=workload.precision,
-            fp8_allgather=workload.fp8_allgather,
-            sharding=workload.sharding,
-            shard_gpus=workload.shard_gpus or 0,
-        )
+        return cls.of_fields(workload, grad_bytes=GRAD_BYTES[grad])
 
 
 def precision_problem(gpu, precision: str) -> str:

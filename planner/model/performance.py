@@ -401,16 +401,13 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     recompute = recompute_flops_per_gpu(c["params"], tokens, c["layers"], c["hidden"], c["seq_len"], c["checkpointing"])
     quant = {k: c[k].astype(bool) for k in ("qwz", "hpz", "qgz")}
     offload = c["offload"].astype(str)
-    ops = _operations(c, tokens)
-    offload_args = (c["params"], shard_group(c), c["gpus_per_host"], offload, c["grad_accum"])
+    shard = shard_group(c)
+    ops = _operations(c, tokens, shard)
+    offload_args = (c["params"], shard, c["gpus_per_host"], offload, c["grad_accum"])
     memory = memory_per_gpu_gib(
-        c["params"], shard_group(c), c["scale_up_gpus"], c["micro_batch"], c["seq_len"], c["layers"], c["hidden"],
+        c["params"], shard, c["scale_up_gpus"], c["micro_batch"], c["seq_len"], c["layers"], c["hidden"],
         c["heads"], c["vocab"], c["checkpointing"], c["flash_attention"].astype(bool), quant["hpz"], offload,
     )  # fmt: skip
-    f, r, gated = block_shape(c["params"], c["layers"], c["hidden"], c["heads"], c["vocab"], c["ffn_hidden"],
-                              c["kv_heads"])  # fmt: skip
-    weight_bytes = gathered_weight_bytes(c["params"], c["layers"], c["hidden"], f, r, gated, ops["lowp_share"],
-                                         c["fp8_allgather"].astype(bool), c["framework"].astype(str))  # fmt: skip
     return {
         "columns": c,
         "keys": {k: c[k].astype(str) for k in ("framework", "fabric", "gpu", "architecture", "stack", "precision")},
@@ -426,7 +423,7 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
         + vocabulary_s(tokens, c["vocab"], c["hbm_gb_per_s"]),
         "t_offload_s": offload_s(*offload_args, c["host_gbps"], c["host_dram_gb_per_s"]),
         "t_cpu_adam_ref_s": offload_s(*offload_args, np.inf, c["host_dram_gb_per_s"]),  # CPU-Adam alone
-        **_traffic(c, tiers, quant, weight_bytes),
+        **_traffic(c, tiers, quant, ops["weight_bytes"], shard),
         "memory_per_gpu_gib": memory,
         "usable_hbm_gib": usable_hbm_gib(c["hbm_gib"]),
     }
@@ -505,12 +502,12 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     return {**{k: c[k] for k in filled}, **figures}
 
 
-def _operations(c: dict, tokens) -> dict:
+def _operations(c: dict, tokens, shard) -> dict:
     """A micro-step's operations per GPU, before any rate (docs/model.md section 3): the block GEMMs' FLOPs
-    (forward, backward twice, the forward again under full checkpointing, half of it under op) and their
-    low-precision share, the
-    logits GEMM, the element-wise bytes (their forward again when checkpointing recomputes it) and the inputs
-    low-precision recipes cast, the optimizer's local parameters (each
+    (forward, backward twice, the forward again under full checkpointing, half of it under op), their
+    low-precision share and that precision's peak, the logits GEMM, the element-wise bytes (their forward again
+    when checkpointing recomputes it) and the inputs low-precision recipes cast, the bytes per parameter of the
+    weight gathers, the optimizer's local parameters (`shard`: the GPUs a parameter is sharded over; each
     optimizer step is shared by grad_accum micro-steps), and the passes over the blocks the host dispatches."""
     f, r, gated = block_shape(c["params"], c["layers"], c["hidden"], c["heads"], c["vocab"], c["ffn_hidden"],
                               c["kv_heads"])  # fmt: skip
@@ -524,10 +521,13 @@ def _operations(c: dict, tokens) -> dict:
     share = lowp_share(c["hidden"], f, r, gated, precision)
     peak_low = np.where(precision == "fp4", c["peak_fp4_tflops"].astype(float), c["peak_fp8_tflops"].astype(float))
     share = np.where(np.isnan(peak_low), 0.0, share)  # no low-precision tensor cores: everything runs in bf16
-    shard = shard_group(c)
+    weight_bytes = gathered_weight_bytes(c["params"], c["layers"], c["hidden"], f, r, gated, share,
+                                         c["fp8_allgather"].astype(bool), c["framework"].astype(str))  # fmt: skip
     return {
         "gemm_linear_flops": np.asarray(tokens, float) * c["layers"] * per_token * passes,
         "lowp_share": share,
+        "lowp_peak_flops": peak_low * 1e12,
+        "weight_bytes": weight_bytes,
         "gemm_logits_flops": np.asarray(tokens, float) * 6.0 * c["hidden"] * np.nan_to_num(c["vocab"]),
         "elementwise_bytes": np.asarray(tokens, float) * c["layers"] * elementwise * (1.0 + recomputed / 3.0),
         "cast_inputs": inputs * passes * share,
@@ -554,7 +554,7 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
     ceiling = _per_value(arch, cal.gemm_efficiency_for) * _per_value(keys["framework"], cal.framework_efficiency_for)
     eta = ceiling * width_efficiency(c["hidden"], peak, hbm_peak, cal.width_k)
     fp4 = precision == "fp4"
-    peak_low = np.where(fp4, c["peak_fp4_tflops"].astype(float), c["peak_fp8_tflops"].astype(float)) * 1e12
+    peak_low = parts["lowp_peak_flops"]
     ratio = _per_value(arch, cal.lowp_ratio_for) * np.where(fp4, A.FP4_EFFICIENCY_RATIO.value, 1.0)
     ratio = ratio * np.where(precision == "fp8-rowwise", A.ROWWISE_GEMM_FACTOR.value, 1.0)
     share = parts["lowp_share"]
@@ -569,7 +569,7 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
     )
     attention = np.minimum(1.0, attention * kernel_ratio)
     t_attention = parts["attention_flops_per_gpu"] * A.CAUSAL_SHARE.value / (peak * attention)
-    hbm = hbm_peak * _per_value(arch, lambda a: _prior(A.HBM_EFFICIENCY, a))
+    hbm = hbm_peak * _per_value(arch, lambda a: A.by_architecture(A.HBM_EFFICIENCY, a))
     hbm = np.where(np.isnan(hbm), np.inf, hbm)  # an unknown HBM bandwidth counts nothing (as vocabulary_s)
     t_elementwise = parts["elementwise_bytes"] / hbm  # counted, not fitted (docs/model.md section 3)
     scaled = np.isin(precision, (*SCALED_PRECISIONS, "fp4"))
@@ -593,18 +593,13 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
     }
 
 
-def _prior(table: dict, key: str) -> float:
-    return (table.get(key) or table["other"]).value
-
-
-def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes) -> dict:
+def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes, group) -> dict:
     """Bytes over each tier (a domain's NICs, a GPU's scale-up links), their time at line rate, and the latency
     of every collective (NCCL's alpha, before the calibration's latency_scale). Parameters are gathered and
     their gradients reduce-scattered over the shard group (every GPU, or a hybrid group); with hybrid sharding
-    the gradient shards are then all-reduced across the groups, once per block."""
+    the gradient shards are then all-reduced across the groups, once per block (`group`: shard_group)."""
     up, out = tiers.scale_up, tiers.scale_out
     grad_bytes = c["grad_bytes"].astype(float)
-    group = shard_group(c)
     replicas = c["gpus"] / group
     gather = {**quant, "grad_bytes": grad_bytes, "weight_bytes": weight_bytes}
     hierarchical = c["hierarchical"].astype(bool)
