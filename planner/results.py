@@ -107,8 +107,8 @@ class Metrics(_Frozen):
     t_optimizer_step_s: float | None
     tokens_per_s: float = Field(description="planned throughput: the pessimistic outcome when confidence is set")
     tokens_per_s_point: float = Field(description="the model's point prediction")
-    tokens_per_s_p10: float = Field(description="p10 of the out-of-source error range")
-    tokens_per_s_p90: float = Field(description="p90 of the out-of-source error range")
+    tokens_per_s_p10: float = Field(description="p10 of the out-of-publication error range")
+    tokens_per_s_p90: float = Field(description="p90 of the out-of-publication error range")
     range_group: str = Field("", description="the validation group of the range: gpu|framework|fabric, ..., all")
     confidence: float | None = Field(None, description="planned for the outcome reached with this probability")
     training_days: float | None

@@ -215,3 +215,15 @@ def test_per_gpu_throughput_falls_with_gpu_count_at_fixed_batch():
               for n in (128, 256, 512)]  # fmt: skip
     assert speeds[0] > speeds[1] > speeds[2]
     assert 0.02 <= 1 - speeds[2] / speeds[0] <= 0.2
+
+
+def test_a_hybrid_plan_whose_states_overflow_the_group_says_so(run):
+    """70B with hybrid sharding over one 8-GPU node: 16 B per parameter over 8 GPUs is 140 GB, whatever the
+    GPU count (more GPUs add replicas): the answer names the shard group, not the activations."""
+    result = run("plan", "examples/llama-70b-h100.yaml", "-q", "--set", "workload.sharding=hybrid")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "with hybrid sharding its states are sharded over each group of one scale-up domain" in result.stderr
+    assert "raise workload.shard_gpus" in result.stderr
+    wider = run("plan", "examples/llama-70b-h100.yaml", "-q", "--set", "workload.sharding=hybrid", "--set",
+                "workload.shard_gpus=32")  # fmt: skip
+    assert wider.exit_code == 0, wider.output

@@ -768,6 +768,13 @@ def _memory_reason(keys: pd.DataFrame, work: Training, calibration: Calibration)
                 f"the model does not fit in GPU memory within the allowed node counts: it needs at least "
                 f"{need} GPUs; raise max_nodes or the GPU count, or use GPUs with more HBM"
             )
+    if work.parallelism.sharding == "hybrid":  # more GPUs add replicas, not shards: the states never shrink
+        group = f"{work.parallelism.shard_gpus} GPUs" if work.parallelism.shard_gpus else "one scale-up domain"
+        return (
+            f"the model does not fit at any GPU count: with hybrid sharding its states are sharded over each group "
+            f"of {group} only (16 bytes per parameter over the group), and more GPUs add replicas; raise "
+            "workload.shard_gpus, or use workload.sharding full"
+        )
     return (
         "the model does not fit at any GPU count: the activations of one micro-batch alone exceed usable HBM; "
         "use smaller micro_batches, activation checkpointing or a shorter seq_len"

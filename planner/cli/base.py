@@ -186,7 +186,7 @@ confidence_option = click.option(
     "--confidence",
     type=FiniteRange(0.5, 1, min_open=True, max_open=True),
     help="Plan for the pessimistic outcome reached with this probability, e.g. 0.9: the p10 of the model's "
-    "out-of-source errors (overrides the scenario's confidence).",
+    "out-of-publication errors (overrides the scenario's confidence).",
 )
 
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress or 'wrote FILE' messages on stderr.")

@@ -150,7 +150,7 @@ def _tco_lines(cost) -> list[str]:
 
 def _range_text(m) -> str:
     """The throughput's validated range, and what the plan was sized for."""
-    span = f"{m.tokens_per_s_p10:,.0f} - {m.tokens_per_s_p90:,.0f} tokens/s (p10-p90 of out-of-source errors)"
+    span = f"{m.tokens_per_s_p10:,.0f} - {m.tokens_per_s_p90:,.0f} tokens/s (p10-p90 of out-of-publication errors)"
     note = outside_range_note(m.tokens_per_s_point, m.tokens_per_s_p10, m.tokens_per_s_p90, m.range_group)
     span += f"; {note}" if note else ""
     if m.confidence is None:

@@ -101,10 +101,10 @@ def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
     unable = [s for s in servers if precision_problem(catalog.gpu(s.gpu), precision)]
     servers = [s for s in servers if s not in unable]  # a GPU without the precision's tensor cores cannot run it
     if not servers and unable:
+        others = sorted({s.gpu for s in unable} - {unable[0].gpu})
+        also = f" (as does every other allowed server's GPU: {', '.join(others)})" if others else ""
         raise ScenarioError(
-            f"workload.precision {precision}: "
-            + precision_problem(catalog.gpu(unable[0].gpu), precision)
-            + f" (and every other allowed server's GPU: {', '.join(sorted({s.gpu for s in unable}))})"
+            f"workload.precision {precision}: " + precision_problem(catalog.gpu(unable[0].gpu), precision) + also
         )
     if not servers and roadmap:
         names = ", ".join(repr(s.name) for s in roadmap)
