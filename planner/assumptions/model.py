@@ -421,6 +421,12 @@ FRAMEWORK_EFFICIENCY_PRIOR = {
         "x the GEMM efficiency",
         "prior: the same kernels; fitted to DeepSpeed runs (Megatron-DeepSpeed kernels, older fused ops)",
     ),
+    "megatron": Constant(
+        "framework_efficiency[megatron]",
+        1.0,
+        "x the GEMM efficiency",
+        "prior: the same cuBLAS/cuDNN GEMMs through Transformer Engine; fitted to Megatron-LM / NeMo runs",
+    ),
 }
 
 # ---- overlap of communication with compute, and a fixed per-micro-step cost ----
@@ -436,6 +442,14 @@ OVERLAP_PRIOR = {
         0.8,
         "share of the shorter phase hidden",
         "PyTorch FSDP prefetches the next all-gather (BACKWARD_PRE); torchtitan 97% weak scaling 8 -> 128 H100",
+    ),
+    "megatron": Constant(
+        "overlap[megatron]",
+        0.8,
+        "share of the shorter phase hidden",
+        "Megatron-Core overlaps the gradient reduce-scatter with the backward pass and the parameter all-gather "
+        "with the forward (overlap_grad_reduce, overlap_param_gather) and pipeline sends with compute; prior "
+        "as FSDP's prefetching; fitted",
     ),
 }
 FRAMEWORKS = tuple(OVERLAP_PRIOR)
@@ -463,6 +477,13 @@ COLLECTIVE_OVERHEAD_PRIOR = {
         "s per collective call",
         "estimate: FSDP's per-unit pre/post hooks and stream waits (one call per wrapped block); fitted",
     ),
+    "megatron": Constant(
+        "collective_overhead_s[megatron]",
+        1e-5,
+        "s per collective call",
+        "estimate: Megatron launches its collectives from C++ autograd functions and bucketed DDP hooks, without "
+        "per-module Python fetch/release; fitted",
+    ),
 }
 
 # Host time per rank of the group and per gradient tensor: a Python loop over the world size.
@@ -486,6 +507,12 @@ RANK_OVERHEAD_PRIOR = {
         "s per rank per gradient tensor",
         "PyTorch FSDP reduces a flat buffer per unit in one call, without a Python loop per tensor (FSDP1 "
         "chunks the flat gradient per rank, ~1.4 us per rank per unit: not counted; FSDP2 one copy-in)",
+    ),
+    "megatron": Constant(
+        "rank_overhead_s[megatron]",
+        0.0,
+        "s per rank per gradient tensor",
+        "Megatron's DDP reduces contiguous gradient buckets in one call each (megatron/core/distributed)",
     ),
 }
 TENSORS_PER_LAYER = Constant(
@@ -628,6 +655,66 @@ ETA_NVLINK = Constant(
     0.80,
     "fraction of NVLink/NVSwitch per-direction bandwidth",
     "estimate: nccl-tests all-gather busbw on NVSwitch systems reaches ~80% of the per-GPU link rate",
+)
+
+# ---- parallel layouts (docs/model.md section 8) ----
+BYTES_ZERO1_KEPT = Constant(
+    "bytes_per_param_zero1_kept",
+    6.0,
+    "bytes per parameter on every data-parallel rank",
+    "Megatron-LM distributed optimizer with bf16 weights and fp32 gradients: 2 + 4 kept, the 12 of fp32 master "
+    "weights and Adam moments sharded over the data-parallel ranks: 6 + 12/d (github:NVIDIA/Megatron-LM "
+    "docs/source/api-guide/dist_optimizer.md; without it, DDP, 18)",
+)
+BYTES_ZERO1_SHARDED = Constant(
+    "bytes_per_param_zero1_sharded",
+    12.0,
+    "bytes per parameter, sharded over the data-parallel ranks",
+    "fp32 master weights (4) and Adam's two moments (8): as BYTES_ZERO1_KEPT",
+)
+TP_COLLECTIVES_PER_LAYER_PASS = Constant(
+    "tp_collectives_per_layer_pass",
+    4.0,
+    "collectives per transformer block per pass",
+    "Korthikanti et al. 2022 sec. 4.2.2: with sequence parallelism each block runs an all-gather before and a "
+    "reduce-scatter after attention and the MLP in the forward pass (the backward pass the converse), each of "
+    "the block's activations b s h; without it two all-reduces of the same bytes on the ring",
+)
+EP_ALL_TO_ALLS_PER_LAYER_PASS = Constant(
+    "ep_all_to_alls_per_layer_pass",
+    2.0,
+    "all-to-alls per MoE layer per pass",
+    "dispatch of each token's hidden state to its top-k experts and the combine back (Megatron-Core "
+    "MoEAlltoAllTokenDispatcher); the backward pass the same two",
+)
+TP_OVERLAP_HIDDEN = Constant(
+    "tp_overlap_hidden",
+    0.5,
+    "share of tensor-parallel communication hidden behind GEMMs",
+    "estimate: Transformer Engine's userbuffer overlap / PyTorch AsyncTP split each GEMM to hide its all-gather "
+    "and reduce-scatter; torchtitan's AsyncTP benchmark (benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md) "
+    "gains 4-16% of the step (Llama-3 8B and 70B at TP 8, bf16 and fp8) over vanilla TP; half the TP time hidden "
+    "is an estimate, not fitted",
+)
+MEGATRON_BUCKET_PARAMS = Constant(
+    "megatron_ddp_bucket_params",
+    4e7,
+    "parameters per gradient bucket",
+    "Megatron-Core DDP bucket_size default max(40,000,000, 1,000,000 x dp) (megatron/core/distributed/"
+    "distributed_data_parallel.py)",
+)
+MOE_PERMUTE_BYTES = Constant(
+    "moe_permute_bytes",
+    16.0,
+    "HBM bytes per token per hidden element per routed copy per MoE layer",
+    "counted: the token permutation before the experts and the un-permutation after read and write each bf16 "
+    "element (2 x 4 bytes), and the backward pass the same",
+)
+ACTIVATION_P2P_BYTES = Constant(
+    "activation_p2p_bytes",
+    2.0,
+    "bytes per activation element sent between pipeline stages",
+    "bf16 activations forward and their gradients backward (Megatron p2p_communication)",
 )
 
 # PCIe x16 throughput per direction (Gbit/s): lanes x GT/s x encoding efficiency. A NIC cannot move more

@@ -55,13 +55,14 @@ from planner.model.calibration import QUANTILES, UNMEASURED, Calibration
 from planner.model.parallelism import (
     ATTENTION_KERNELS,
     CHECKPOINTING,
+    FRAMEWORKS,
     LOW_PRECISIONS,
     PRECISIONS,
     SHARDINGS,
     STACKS,
     Parallelism,
 )
-from planner.model.workload import Cluster, Training, cluster_record, training
+from planner.model.workload import MOE_FIELDS, Cluster, Training, cluster_record, training
 
 DATABASE = "measurements.csv"
 MEASUREMENT_GPUS = "measurement_gpus.csv"
@@ -136,7 +137,7 @@ class Measurement(BaseModel):
     )
     publication: str | None = Field(None, description="the document (default: the source group)")
     source: str | None = None
-    framework: Annotated[Literal["deepspeed", "fsdp"], BeforeValidator(_lower)] = "deepspeed"
+    framework: Annotated[Literal[FRAMEWORKS], BeforeValidator(_lower)] = "deepspeed"
     qwz: bool = False
     hpz: bool = False
     qgz: bool = False
@@ -166,6 +167,17 @@ class Measurement(BaseModel):
     attention_kernel: Annotated[Literal[ATTENTION_KERNELS], BeforeValidator(_lower)] = "flash"
     sharding: Annotated[Literal[SHARDINGS], BeforeValidator(_lower)] = "full"
     shard_gpus: Count | None = Field(None, ge=1, le=MAX_GPUS)
+    tp: Count = Field(1, ge=1, le=MAX_GPUS)
+    pp: Count = Field(1, ge=1, le=MAX_GPUS)
+    vp: Count = Field(1, ge=1, le=MAX_GPUS)
+    cp: Count = Field(1, ge=1, le=MAX_GPUS)
+    ep: Count = Field(1, ge=1, le=MAX_GPUS)
+    tp_overlap: bool = False
+    experts: Count | None = Field(None, ge=1, description="routed experts per MoE layer")
+    top_k: Count | None = Field(None, ge=1)
+    expert_ffn: Count | None = Field(None, ge=1)
+    shared_experts: Count | None = Field(None, ge=0)
+    dense_layers: Count | None = Field(None, ge=0)
     peak_memory_gib: Annotated[float, Field(gt=0, le=MAX_QUANTITY["gib"])] | None = Field(
         None, description="measured peak memory per GPU (torch.cuda.max_memory_allocated or reserved), GiB"
     )
@@ -207,7 +219,7 @@ class Measurement(BaseModel):
             if low is not None and high is not None and low > high:
                 raise ValueError(f"the band's low {low:g} is above its high {high:g}")
         try:
-            self.parallelism  # noqa: B018 (its rules, checked once there)
+            self.parallelism.data_parallel(self.gpus)  # its rules, and gpus = tp x pp x cp x dp, checked there
         except UsageError as exc:
             raise ValueError(str(exc)) from None
         return self
@@ -271,8 +283,8 @@ def _work(catalog: Catalog, m: Measurement, tokens_per_gpu: float | None) -> Tra
     if tokens is None and m.micro_batch is None:
         raise PlannerError("tokens per GPU unknown; add a tokens_per_gpu column or pass --tokens-per-gpu")
     seq_len = m.seq_len if m.seq_len is not None or m.model is not None or tokens is None else None
-    shape = ("layers", "hidden", "heads", "vocab", "ffn_hidden", "kv_heads")
-    arch = {} if m.model else {k: getattr(m, k) for k in shape if getattr(m, k)}
+    shape = ("layers", "hidden", "heads", "vocab", "ffn_hidden", "kv_heads", *MOE_FIELDS)
+    arch = {} if m.model else {k: getattr(m, k) for k in shape if getattr(m, k) is not None}
     return training(
         catalog,
         params=m.params if m.model is None else None,

@@ -26,7 +26,10 @@ STACKS = ("eager", "compile")
 PRECISIONS = ("bf16", "fp16", "fp8", "fp8-rowwise", "mxfp8", "fp4")  # of the linear layers' GEMMs
 LOW_PRECISIONS = ("fp8", "fp8-rowwise", "mxfp8", "fp4")
 SCALED_PRECISIONS = ("fp8-rowwise", "mxfp8")  # per-row or per-block scales: casts read and write more
-SHARDINGS = ("full", "hybrid")
+# full: ZeRO-3 / FSDP over the data-parallel ranks; hybrid: HSDP; zero1: Megatron's distributed optimizer (optimizer
+# states sharded, gradients reduce-scattered and weights gathered once per step); none: DDP (replicated states)
+SHARDINGS = ("full", "hybrid", "zero1", "none")
+LAYOUT = ("tp", "pp", "vp", "cp", "ep")  # tensor, pipeline (virtual stages per rank), context, expert
 # FlashAttention-2 class (FA2, PyTorch SDPA's flash backend: what most measured runs used), FlashAttention-3 class
 # (FA3 on Hopper, FA4 / cuDNN on Blackwell), the Triton FlashAttention of 2022-23 (MPT's attn_impl triton)
 ATTENTION_KERNELS = ("flash", "fa3", "triton")
@@ -49,6 +52,12 @@ class Parallelism:
     sharding: str = "full"  # full: parameters sharded over every GPU; hybrid: within groups of shard_gpus
     shard_gpus: int = 0  # GPUs per shard group with hybrid sharding (0: the scale-up domain)
     attention_kernel: str = "flash"  # FlashAttention-2 class; fa3 (Hopper/Blackwell kernels), triton (MPT's)
+    tp: int = 1  # tensor-parallel ranks (with sequence parallelism), neighbours inside a scale-up domain
+    pp: int = 1  # pipeline stages
+    vp: int = 1  # virtual (interleaved) stages per pipeline rank
+    cp: int = 1  # context-parallel ranks (ring attention over the sequence)
+    ep: int = 1  # expert-parallel ranks of a MoE layer, within the data- and context-parallel ranks
+    tp_overlap: bool = False  # tensor-parallel collectives overlapped with the GEMMs (TE userbuffers, AsyncTP)
 
     def __post_init__(self):
         if isinstance(self.checkpointing, bool):  # older tables and scenarios: true / false
@@ -64,10 +73,61 @@ class Parallelism:
             raise UsageError("--shard-gpus is the group of hybrid sharding: give it with --sharding hybrid (>= 1)")
         if self.sharding == "hybrid" and self.framework != "fsdp":
             raise UsageError("hybrid sharding (HSDP) is modelled for PyTorch FSDP: set the framework to fsdp")
+        self._check_layout()
         if self.framework != "deepspeed" and self.zeropp:
             raise UsageError(
                 "ZeRO++ (qwz/hpz/qgz) is a DeepSpeed feature: set the framework to deepspeed, or drop ZeRO++"
             )
+
+    def _check_layout(self) -> None:
+        for name in LAYOUT:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UsageError(f"--{name} must be a whole number >= 1, got {value!r}")
+        if self.vp > 1 and self.pp == 1:
+            raise UsageError("--vp (virtual stages per pipeline rank) needs --pp >= 2")
+        if self.sharding in ("zero1", "none") and self.framework != "megatron":
+            raise UsageError(
+                f"sharding {self.sharding} is Megatron's (distributed optimizer / DDP): set the framework to megatron"
+            )
+        if self.model_parallel > 1 and self.framework == "deepspeed":
+            raise UsageError(
+                "DeepSpeed ZeRO-3 is modelled as data parallelism only: for tensor, pipeline, context or expert "
+                "parallelism set the framework to megatron (Megatron-LM / NeMo) or fsdp (torchtitan)"
+            )
+        if self.model_parallel > 1 and self.offload != "none":
+            raise UsageError("optimizer offload is modelled for data parallelism only: drop --offload or the layout")
+        if self.sharding == "hybrid" and self.model_parallel > 1:
+            raise UsageError("hybrid sharding is modelled without tensor/pipeline/context/expert parallelism")
+
+    @property
+    def model_parallel(self) -> int:
+        """GPUs one model copy is split over beside data parallelism (tp x pp x cp) times ep > 1."""
+        return self.tp * self.pp * self.cp * self.ep
+
+    def data_parallel(self, gpus: int) -> int:
+        """dp = gpus / (tp x pp x cp), the one check of gpus = tp x pp x cp x dp (EP within dp x cp x tp, as
+        Megatron with expert tensor parallelism 1)."""
+        split = self.tp * self.pp * self.cp
+        if gpus % split:
+            raise UsageError(
+                f"{gpus} GPUs do not split into tp {self.tp} x pp {self.pp} x cp {self.cp} = {split}: give a GPU "
+                "count that is a multiple, or another layout"
+            )
+        dp = gpus // split
+        if (dp * self.cp * self.tp) % self.ep:
+            raise UsageError(
+                f"ep {self.ep} must divide dp x cp x tp = {dp * self.cp * self.tp} (experts spread over the "
+                "data-, context- and tensor-parallel ranks)"
+            )
+        return dp
+
+    def layout_text(self) -> str:
+        """e.g. "TP 8 x PP 16 (VP 4) x CP 1 x EP 1", or "data parallel" when no other dimension is used."""
+        if self.model_parallel == 1:
+            return "data parallel"
+        vp = f" (VP {self.vp})" if self.vp > 1 else ""
+        return f"TP {self.tp} x PP {self.pp}{vp} x CP {self.cp} x EP {self.ep}"
 
     @property
     def low_precision(self) -> bool:

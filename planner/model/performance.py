@@ -15,7 +15,7 @@ import pandas as pd
 
 from planner.assumptions import model as A
 from planner.base.units import GIB
-from planner.model import network
+from planner.model import layout, network
 from planner.model.calibration import Calibration
 from planner.model.parallelism import LOW_PRECISIONS, SCALED_PRECISIONS
 
@@ -282,25 +282,40 @@ def memory_per_gpu_gib(
     flash_attention=True,
     hpz=False,
     offload="none",
+    *,
+    sharding="full",
+    layout_dims: dict | None = None,
+    grad_accum=1,
+    expert_params=0.0,
+    expert_shard=None,
 ):
-    """Peak bytes per GPU, in GiB (`gpus`: the GPUs the states are sharded over): sharded model states (less
-    with the optimizer offloaded) + the hpZ secondary copy + activations (by checkpointing mode) + live
-    gathered weights + logits + framework reserve. Compare with usable HBM (usable_hbm_fraction * HBM)."""
+    """Peak bytes per GPU, in GiB (`gpus`: the GPUs the states are sharded over; `layout_dims`: tp, pp, vp, cp,
+    ep of planner.model.layout.dims, default all 1): this GPU's model states by sharding (less with the optimizer
+    offloaded; the routed experts' over `expert_shard`) + the hpZ secondary copy + activations (by checkpointing
+    mode, split over tp x cp by sequence and context parallelism, over the pipeline's in-flight micro-batches)
+    + live gathered weights (ZeRO-3 / FSDP) + logits + framework reserve. Compare with usable HBM."""
     params, gpus = np.asarray(params, float), np.asarray(gpus, float)
+    d = layout_dims or dict.fromkeys(("tp", "pp", "vp", "cp", "ep"), 1.0)
     b, s, h, L = micro_batch, seq_len, np.asarray(hidden, float), np.asarray(layers, float)
     checkpointing = _checkpointing(checkpointing)
-    per_param = np.where(np.asarray(offload) == "none", A.BYTES_MODEL_STATES.value, A.BYTES_STATES_OFFLOADED.value)
-    states = per_param * params / gpus + np.where(hpz, 2.0 * params / scale_up_gpus, 0.0)  # hpZ: bf16 copy
-    layer_work = A.ACT_WORKING_BYTES.value * b * s * h
-    scores = np.where(flash_attention, 0.0, A.ACT_ATTN_SCORES.value * heads * s**2 * b)
-    op_saved = A.ACT_OP_SAC_BYTES.value * b * s * h
+    dense, experts = layout.local_params(params, np.asarray(expert_params, float), d)
+    expert_shard = gpus if expert_shard is None else np.asarray(expert_shard, float)
+    states = dense * layout.states_bytes_per_param(sharding, offload, gpus)
+    states = states + experts * layout.states_bytes_per_param(sharding, offload, expert_shard)
+    states = states + np.where(hpz, 2.0 * params / scale_up_gpus, 0.0)  # hpZ: a bf16 copy per domain
+    split = d["tp"] * d["cp"]  # sequence parallelism splits a layer's activations over tp, context over cp
+    held = L / d["pp"] * layout.in_flight(d, grad_accum)  # layers' worth of stored activations
+    layer_work = A.ACT_WORKING_BYTES.value * b * s * h / split
+    scores = np.where(flash_attention, 0.0, A.ACT_ATTN_SCORES.value * heads * s**2 * b / split)
+    op_saved = A.ACT_OP_SAC_BYTES.value * b * s * h / split
     activations = np.select(
         [checkpointing == "full", checkpointing == "selective", checkpointing == "op"],
-        [2.0 * b * s * h * L + layer_work + scores, L * layer_work, L * op_saved + layer_work],  # fmt: skip
-        L * (layer_work + scores),
+        [2.0 * b * s * h / split * held + layer_work + scores, held * layer_work, held * op_saved + layer_work],
+        held * (layer_work + scores),
     )  # selective recomputes the scores; op saves half the matmul outputs and recomputes one layer's rest
-    live = 2.0 * np.minimum(2.0 * params / L, A.MAX_LIVE_PARAMS.value)
-    logits = np.nan_to_num(A.LOGIT_BYTES.value * b * s * np.asarray(vocab, float))
+    gathered = np.isin(np.asarray(sharding).astype(str), ("full", "hybrid"))  # ZeRO-3 / FSDP gather each block
+    live = np.where(gathered, 2.0 * np.minimum(2.0 * (dense + experts) * d["pp"] / L, A.MAX_LIVE_PARAMS.value), 0.0)
+    logits = np.nan_to_num(A.LOGIT_BYTES.value * b * s * np.asarray(vocab, float) / split)
     return (states + activations + live + logits) / GIB + A.FRAMEWORK_RESERVE_GIB.value
 
 
@@ -356,6 +371,17 @@ OPTIONAL = {
     "hbm_gb_per_s": np.nan,
     "host_gbps": np.nan,
     "host_dram_gb_per_s": np.nan,
+    "tp": 1,
+    "pp": 1,
+    "vp": 1,
+    "cp": 1,
+    "ep": 1,
+    "tp_overlap": False,
+    "experts": np.nan,
+    "top_k": np.nan,
+    "expert_ffn": np.nan,
+    "shared_experts": 0,
+    "dense_layers": 0,
 }
 
 
@@ -387,32 +413,44 @@ def evaluate_arrays(
 
 
 def decompose(columns: dict, rows: int | None = None) -> dict:
-    """Everything about the configurations that does not depend on the calibration: FLOPs, bytes, collective
-    counts and their unscaled latency, kernel and offload times, memory. (Fitting evaluates this once and
-    `combine` many times.)"""
+    """Everything about the configurations that does not depend on the calibration: FLOPs, bytes per tier,
+    collective counts and their unscaled latency, kernel and offload times, memory, the pipeline's bubble.
+    (Fitting evaluates this once and `combine` many times.) Per-GPU figures are those of one micro-batch of
+    one pipeline on this GPU: its 1/(tp pp cp) share of the micro-batch's work (the last stage's vocabulary
+    work whole, as the pipeline runs at its slowest stage)."""
     rows = rows if rows is not None else max(np.size(v) for v in columns.values())
     c = {k: _broadcast(columns.get(k, OPTIONAL.get(k)), rows) for k in (*REQUIRED, *OPTIONAL)}
     _fill_architecture(c)
     c["checkpointing"] = _checkpointing(c["checkpointing"])
     tiers = network.tiers(c)
-    domains = tiers.scale_out.size
-    tokens = c["micro_batch"] * c["seq_len"]
-    f_model = model_flops_per_gpu(c["params"], tokens, c["layers"], c["hidden"], c["seq_len"])
-    recompute = recompute_flops_per_gpu(c["params"], tokens, c["layers"], c["hidden"], c["seq_len"], c["checkpointing"])
+    d = layout.dims(c)
+    f, r, gated = block_shape(c["params"], c["layers"], c["hidden"], c["heads"], c["vocab"], c["ffn_hidden"],
+                              c["kv_heads"])  # fmt: skip
+    moe = layout.moe_shape(c, c["hidden"], f, gated)
+    tokens = c["micro_batch"] * c["seq_len"] / d["mp"]  # this GPU's share of one micro-batch
+    active = moe["active_params"]
+    f_model = model_flops_per_gpu(active, tokens, c["layers"], c["hidden"], c["seq_len"])
+    recompute = recompute_flops_per_gpu(active, tokens, c["layers"], c["hidden"], c["seq_len"], c["checkpointing"])
     quant = {k: c[k].astype(bool) for k in ("qwz", "hpz", "qgz")}
     offload = c["offload"].astype(str)
-    shard = shard_group(c)
-    ops = _operations(c, tokens, shard)
+    shard, expert_shard = shard_group(c, d)
+    local = layout.local_params(c["params"], moe["expert_params"], d)
+    ops = _operations(c, tokens, (shard, expert_shard), d, (moe["f_active"], r, moe["gated"]), local, moe)
     offload_args = (c["params"], shard, c["gpus_per_host"], offload, c["grad_accum"])
     memory = memory_per_gpu_gib(
         c["params"], shard, c["scale_up_gpus"], c["micro_batch"], c["seq_len"], c["layers"], c["hidden"],
         c["heads"], c["vocab"], c["checkpointing"], c["flash_attention"].astype(bool), quant["hpz"], offload,
+        sharding=c["sharding"].astype(str), layout_dims=d, grad_accum=c["grad_accum"],
+        expert_params=moe["expert_params"], expert_shard=expert_shard,
     )  # fmt: skip
+    head_tokens = tokens * d["pp"]  # the last stage computes the logits of its tp x cp share of the micro-batch
     return {
         "columns": c,
         "keys": {k: c[k].astype(str) for k in ("framework", "fabric", "gpu", "architecture", "stack", "precision")},
         **ops,
-        "domains": domains,
+        "layout": d,
+        "bubble": layout.bubble(d, c["grad_accum"]),
+        "domains": tiers.scale_out.size,
         "tokens_per_gpu": tokens,
         "model_flops_per_gpu": f_model,
         "hw_flops_per_gpu": f_model + recompute,
@@ -420,10 +458,10 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
             tokens, c["layers"], c["hidden"], c["seq_len"], c["checkpointing"]
         ),
         "t_kernel_s": zeropp_kernel_s(c["params"], quant["qwz"], quant["qgz"], c["hbm_gb_per_s"])
-        + vocabulary_s(tokens, c["vocab"], c["hbm_gb_per_s"]),
+        + vocabulary_s(head_tokens, c["vocab"], c["hbm_gb_per_s"]),
         "t_offload_s": offload_s(*offload_args, c["host_gbps"], c["host_dram_gb_per_s"]),
         "t_cpu_adam_ref_s": offload_s(*offload_args, np.inf, c["host_dram_gb_per_s"]),  # CPU-Adam alone
-        **_traffic(c, tiers, quant, ops["weight_bytes"], shard),
+        **_traffic(c, tiers, quant, ops["weight_bytes"], (shard, expert_shard), d, local, moe),
         "memory_per_gpu_gib": memory,
         "usable_hbm_gib": usable_hbm_gib(c["hbm_gib"]),
     }
@@ -453,7 +491,10 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     # offload = PCIe copies + CPU-Adam at the reference rate, rescaled to the calibration's CPU-Adam rate
     adam = parts["t_cpu_adam_ref_s"] * (cal.cpu_adam_bytes_per_param / A.CPU_ADAM_BYTES_PER_PARAM.value)
     t_offload = parts["t_offload_s"] - parts["t_cpu_adam_ref_s"] + adam
-    t_point = step_time_s(t_comp, t_comm, overlap) + t_offload + overhead
+    t_tp = tensor_parallel_s(parts, eta_net, cal)
+    t_micro = step_time_s(t_comp, t_comm, overlap) + t_tp
+    t_bubble = t_micro * parts["bubble"]
+    t_point = t_micro + t_bubble + t_offload + overhead
     arch = keys["architecture"]
     factor = _confidence_factor(cal, arch, framework, fabric, confidence)
     low, high, range_group = _range(cal, arch, framework, fabric)
@@ -483,7 +524,14 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         "t_offload_s": t_offload,
         "t_overhead_s": overhead,
         "t_step_s": t_step,
-        "t_comm_exposed_s": np.maximum(0.0, t_point - t_offload - overhead - t_comp),
+        "t_comm_exposed_s": np.maximum(0.0, t_point - t_bubble - t_offload - overhead - t_comp),
+        "t_comm_tp_s": t_tp,
+        "t_bubble_s": t_bubble,
+        "bubble": parts["bubble"],
+        "tp_bytes_per_domain_per_step": parts["tp_bytes_per_domain_per_step"],
+        "tp_bytes_per_gpu_nvlink_per_step": parts["tp_bytes_per_gpu_nvlink_per_step"],
+        **{k: c[k] for k in ("tp", "pp", "vp", "cp", "ep")},
+        "dp": parts["layout"]["dp"],
         "achieved_tflops_per_gpu": f_hw / t_step / 1e12,
         "mfu": f_model / t_step / peak,
         "tokens_per_s": tokens * gpus / t_step,
@@ -502,20 +550,33 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     return {**{k: c[k] for k in filled}, **figures}
 
 
-def _operations(c: dict, tokens, shard) -> dict:
+def tensor_parallel_s(parts: dict, eta_net, cal: Calibration) -> np.ndarray:
+    """The exposed time of tensor- and expert-parallel communication per micro-step: the slower of its
+    scale-up and network transfers plus its latency, less the share TP overlap hides (TP_OVERLAP_HIDDEN)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        net = np.where(parts["tp_bytes_per_domain_per_step"] > 0, parts["t_tp_network_line_s"] / eta_net, 0.0)
+    t = np.maximum(net, parts["t_tp_nvlink_s"]) + parts["t_tp_latency_unscaled_s"] * cal.latency_scale
+    hidden = np.where(parts["columns"]["tp_overlap"].astype(bool), A.TP_OVERLAP_HIDDEN.value, 0.0)
+    return t * (1.0 - hidden)
+
+
+def _operations(c: dict, tokens, shards, d: dict, shape, local, moe: dict) -> dict:
     """A micro-step's operations per GPU, before any rate (docs/model.md section 3): the block GEMMs' FLOPs
-    (forward, backward twice, the forward again under full checkpointing, half of it under op), their
-    low-precision share and that precision's peak, the logits GEMM, the element-wise bytes (their forward again
-    when checkpointing recomputes it) and the inputs low-precision recipes cast, the bytes per parameter of the
-    weight gathers, the optimizer's local parameters (`shard`: the GPUs a parameter is sharded over; each
-    optimizer step is shared by grad_accum micro-steps), and the passes over the blocks the host dispatches."""
-    f, r, gated = block_shape(c["params"], c["layers"], c["hidden"], c["heads"], c["vocab"], c["ffn_hidden"],
-                              c["kv_heads"])  # fmt: skip
+    (forward, backward twice, the forward again under full checkpointing, half of it under op; a MoE layer's
+    at the width of the experts a token uses), their low-precision share and that precision's peak, the logits
+    GEMM (on the last pipeline stage), the element-wise bytes (their forward again when checkpointing recomputes
+    it; MoE adds the token permutations) and the inputs low-precision recipes cast, the bytes per parameter of
+    the weight gathers, the narrow GEMM dimension (hidden / tp; a MoE's expert width when narrower), the
+    optimizer's local parameters (`shards`: the GPUs a dense and an expert parameter's states are sharded over;
+    each optimizer step is shared by grad_accum micro-steps), and the passes over the blocks the host
+    dispatches (this stage's layers)."""
+    f, r, gated = shape
     full, op = c["checkpointing"] == "full", c["checkpointing"] == "op"
     passes = 3.0 + full + 0.5 * op  # forward, backward (2x), and the recomputed forward (op: half its matmuls)
     per_token = linear_flops_per_token(c["hidden"], f, r, gated)
     inputs = np.asarray(tokens, float) * c["layers"] * block_inputs_per_token(c["hidden"], f)
     elementwise = elementwise_bytes_per_token(c["hidden"], f, r, gated, c["stack"].astype(str))
+    permute = moe["moe_layers"] / c["layers"] * moe["top_k"] * c["hidden"] * A.MOE_PERMUTE_BYTES.value
     recomputed = np.isin(c["checkpointing"], ["full", "selective", "op"])  # all re-run the element-wise forward
     precision = c["precision"].astype(str)
     share = lowp_share(c["hidden"], f, r, gated, precision)
@@ -523,23 +584,36 @@ def _operations(c: dict, tokens, shard) -> dict:
     share = np.where(np.isnan(peak_low), 0.0, share)  # no low-precision tensor cores: everything runs in bf16
     weight_bytes = gathered_weight_bytes(c["params"], c["layers"], c["hidden"], f, r, gated, share,
                                          c["fp8_allgather"].astype(bool), c["framework"].astype(str))  # fmt: skip
+    width = c["hidden"] / d["tp"]
+    width = np.where(moe["moe"], np.minimum(width, np.nan_to_num(c["expert_ffn"].astype(float), nan=np.inf)), width)
+    dense, experts = local
+    shard, expert_shard = shards
+    replicated = np.asarray(c["sharding"]).astype(str) == "none"
+    optimizer = np.where(replicated, dense + experts, dense / shard + experts / expert_shard)
     return {
         "gemm_linear_flops": np.asarray(tokens, float) * c["layers"] * per_token * passes,
         "lowp_share": share,
         "lowp_peak_flops": peak_low * 1e12,
         "weight_bytes": weight_bytes,
-        "gemm_logits_flops": np.asarray(tokens, float) * 6.0 * c["hidden"] * np.nan_to_num(c["vocab"]),
-        "elementwise_bytes": np.asarray(tokens, float) * c["layers"] * elementwise * (1.0 + recomputed / 3.0),
+        "gemm_width": width,
+        "gemm_logits_flops": np.asarray(tokens, float) * d["pp"] * 6.0 * c["hidden"] * np.nan_to_num(c["vocab"]),
+        "elementwise_bytes": np.asarray(tokens, float) * c["layers"] * (elementwise + permute)
+        * (1.0 + recomputed / 3.0),
         "cast_inputs": inputs * passes * share,
-        "optimizer_params": np.asarray(c["params"], float) / shard / np.maximum(c["grad_accum"].astype(float), 1),
-        "block_passes": c["layers"] * passes,
+        "optimizer_params": optimizer / np.maximum(c["grad_accum"].astype(float), 1),
+        "block_passes": c["layers"] / d["pp"] * passes,
     }
 
 
-def shard_group(c: dict) -> np.ndarray:
-    """GPUs a parameter is sharded over: every GPU (full), or the hybrid group (default: the scale-up domain)."""
+def shard_group(c: dict, d: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """GPUs a dense parameter's states are sharded over, and a routed expert's: the data- and context-parallel
+    ranks dp x cp (every GPU without a layout) or the hybrid group (default: the scale-up domain); the experts'
+    over the expert-data-parallel ranks dp x cp x tp / ep."""
+    d = d or layout.dims(c)
+    ranks = d["dp"] * d["cp"]
     group = np.where(c["shard_gpus"].astype(float) > 0, c["shard_gpus"].astype(float), c["scale_up_gpus"])
-    return np.where(c["sharding"].astype(str) == "hybrid", np.minimum(group, c["gpus"]), c["gpus"]).astype(float)
+    dense = np.where(c["sharding"].astype(str) == "hybrid", np.minimum(group, ranks), ranks).astype(float)
+    return dense, np.maximum(1.0, ranks * d["tp"] / d["ep"])
 
 
 def compute_times(parts: dict, cal: Calibration) -> dict:
@@ -552,7 +626,7 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
     peak = c["peak_tflops"].astype(float) * 1e12
     hbm_peak = c["hbm_gb_per_s"].astype(float) * 1e9
     ceiling = _per_value(arch, cal.gemm_efficiency_for) * _per_value(keys["framework"], cal.framework_efficiency_for)
-    eta = ceiling * width_efficiency(c["hidden"], peak, hbm_peak, cal.width_k)
+    eta = ceiling * width_efficiency(parts["gemm_width"], peak, hbm_peak, cal.width_k)
     fp4 = precision == "fp4"
     peak_low = parts["lowp_peak_flops"]
     ratio = _per_value(arch, cal.lowp_ratio_for) * np.where(fp4, A.FP4_EFFICIENCY_RATIO.value, 1.0)
@@ -593,40 +667,142 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
     }
 
 
-def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes, group) -> dict:
-    """Bytes over each tier (a domain's NICs, a GPU's scale-up links), their time at line rate, and the latency
-    of every collective (NCCL's alpha, before the calibration's latency_scale). Parameters are gathered and
-    their gradients reduce-scattered over the shard group (every GPU, or a hybrid group); with hybrid sharding
-    the gradient shards are then all-reduced across the groups, once per block (`group`: shard_group)."""
+def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes, shards, d: dict, local, moe: dict) -> dict:
+    """Bytes over each tier (a domain's NICs, a GPU's scale-up links) per micro-step, their time at line rate,
+    and the latency of every collective (NCCL's alpha, before the calibration's latency_scale), in two phases:
+
+      data, context and pipeline traffic, which the framework overlaps with compute: the parameters gathered
+      and gradients reduced over the data-parallel ranks (ZeRO-3 / FSDP every micro-step; Megatron's
+      distributed optimizer or DDP once per optimizer step, shared by its grad_accum micro-steps; hybrid
+      groups then all-reduce across replicas), ring attention's K/V blocks, pipeline sends;
+      tensor- and expert-parallel traffic, which sits on the critical path of every layer (less the share
+      TP overlap hides: combine).
+
+    Each group's placement (planner.model.layout.placement) says which bytes leave the domain."""
     up, out = tiers.scale_up, tiers.scale_out
+    domain = up.size
     grad_bytes = c["grad_bytes"].astype(float)
-    replicas = c["gpus"] / group
-    gather = {**quant, "grad_bytes": grad_bytes, "weight_bytes": weight_bytes}
+    shard, expert_shard = shards
+    sharding = c["sharding"].astype(str)
+    sharded = np.isin(sharding, ("full", "hybrid"))
+    micro = np.maximum(c["grad_accum"].astype(float), 1.0)
     hierarchical = c["hierarchical"].astype(bool)
-    v_domain = cross_domain_bytes(c["params"], group, up.size, **gather, hierarchical=hierarchical)
-    v_domain = v_domain + replica_bytes_per_domain(c["params"], c["gpus"], group, up.size, grad_bytes)
-    v_gpu = scale_up_bytes_per_gpu(c["params"], group, **gather)
-    t_line = network.transfer_s(v_domain, out.bytes_per_s)
-    t_scale_up = network.transfer_s(v_gpu, up.bytes_per_s * A.ETA_NVLINK.value)  # unknown: never binding
+    gathers = bytes_per_param_per_step(**quant, grad_bytes=grad_bytes, weight_bytes=weight_bytes)
+    once = np.where(sharding == "zero1", grad_bytes + 2.0, 2.0 * grad_bytes) / micro  # per optimizer step
+    per_param = np.where(sharded, gathers, once)
+    weight = np.where(quant["qwz"], 1.0, weight_bytes)  # hpZ's backward gather stays inside at bf16
+    inside = weight + np.where(quant["hpz"], 2.0, weight) + np.where(quant["qgz"], 0.5, grad_bytes)
+    up_per_param = np.where(sharded, inside, once)
+    dense, experts = local
+    dp_out, dp_up, dp_spans = _ring_bytes(dense * per_param, dense * up_per_param, shard, d["tp"], domain,
+                                          hierarchical)  # fmt: skip
+    ex_out, ex_up, _ = _ring_bytes(experts * per_param, experts * up_per_param, expert_shard, d["ep"], domain,
+                                   hierarchical)  # fmt: skip
+    replica = replica_bytes_per_domain(c["params"], c["gpus"], shard, domain, grad_bytes)
+    dp_out = dp_out + ex_out + np.where(sharding == "hybrid", replica, 0.0)
+    mp = _model_parallel_traffic(c, tiers, d, moe)
+    v_domain = dp_out + mp["cp_out"] + mp["pp_out"]
+    v_gpu = dp_up + ex_up + mp["cp_up"] + mp["pp_up"]
     framework = c["framework"].astype(str)
-    collectives = collectives_per_step(framework, c["layers"], c["params"])
-    group_domains = np.maximum(1, group // up.size)
-    all_reduces = np.where(replicas > 1, c["layers"] + 1.0, 0.0)  # one per FSDP unit, across the replicas
+    stage_layers = c["layers"] / d["pp"]
+    buckets = np.ceil((dense + experts) / A.MEGATRON_BUCKET_PARAMS.value) * np.where(sharding == "zero1", 2, 1)
+    collectives = np.where(sharded, collectives_per_step(framework, stage_layers, dense + experts), buckets / micro)
+    replicas = c["gpus"] / shard
+    all_reduces = np.where(replicas > 1, c["layers"] + 1.0, 0.0) * (sharding == "hybrid")  # one per FSDP unit
     replica_domains = np.minimum(replicas, out.size)
-    latency = collectives * network.ring_latency_s(group, group_domains, out.step_latency_us)
+    passes = np.where(sharding == "none", 2, 1)  # DDP all-reduces (two passes over the ring)
+    latency = collectives * network.ring_latency_s(shard, dp_spans, out.step_latency_us, passes)
     latency = latency + all_reduces * network.ring_latency_s(replicas, replica_domains, out.step_latency_us, 2)
     return {
         "bytes_per_domain_per_step": v_domain,
         "bytes_per_gpu_nvlink_per_step": v_gpu,
         "collectives_per_step": collectives + all_reduces,
-        "shard_gpus": group,
-        "t_network_line_s": t_line,
-        "t_comm_nvlink_s": t_scale_up,
-        "t_latency_unscaled_s": latency,
+        "shard_gpus": shard,
+        "t_network_line_s": network.transfer_s(v_domain, out.bytes_per_s),
+        "t_comm_nvlink_s": network.transfer_s(v_gpu, up.bytes_per_s * A.ETA_NVLINK.value),  # unknown: never binding
+        "t_latency_unscaled_s": latency + mp["overlapped_latency_s"],
+        "tp_bytes_per_domain_per_step": mp["mp_out"],
+        "tp_bytes_per_gpu_nvlink_per_step": mp["mp_up"],
+        "t_tp_network_line_s": network.transfer_s(mp["mp_out"], out.bytes_per_s),
+        "t_tp_nvlink_s": network.transfer_s(mp["mp_up"], up.bytes_per_s * A.ETA_NVLINK.value),
+        "t_tp_latency_unscaled_s": mp["critical_latency_s"],
         # DeepSpeed slices every gradient tensor once per rank before reducing it (multi-domain qgZ all-to-alls
         # its weight matrices and loops over the vectors only)
         "rank_tensors_per_step": gradient_tensors(c["layers"], quant["qgz"] & (out.size > 1))
         * np.where(c["gpus"] > 1, c["gpus"], 0),
+    }
+
+
+def _ring_bytes(out_bytes, up_bytes, n, stride, domain, hierarchical=False):
+    """A ring collective over a group of n ranks `stride` apart, each contributing `out_bytes` (its bytes at
+    the network's dtype) and `up_bytes` (inside the domain): bytes over a domain's NICs (one ring segment per
+    group in the domain, (n-1)/n of each collective's bytes, or (N-1)/N hierarchically over N domains),
+    bytes over each GPU's scale-up links (when neighbours share its domain), and the domains the group spans."""
+    members, spans, groups = layout.placement(n, stride, domain)
+    n = np.asarray(n, float)
+    crossing = groups * np.asarray(out_bytes, float) * network.ring_factor(n, spans, hierarchical)
+    shares_domain = (members > 1) | (np.asarray(stride, float) <= 1)
+    inside = np.where(shares_domain & (n > 1), np.asarray(up_bytes, float) * (n - 1) / np.maximum(n, 1), 0.0)
+    return crossing, inside, spans
+
+
+def _model_parallel_traffic(c: dict, tiers: network.Tiers, d: dict, moe: dict) -> dict:
+    """Bytes per micro-step of tensor, context, pipeline and expert parallelism (docs/model.md section 8):
+
+      TP (sequence parallel): TP_COLLECTIVES_PER_LAYER_PASS all-gathers / reduce-scatters of a layer's b s/cp h
+        bf16 activations per pass (forward, backward, and the forward again under full recompute), (tp-1)/tp
+        of each per rank, over this stage's layers;
+      CP (ring attention): each rank passes its K and V blocks (b s/cp h kv_heads/heads / tp each) cp-1 times
+        forward and twice that backward (the K/V blocks and their gradients);
+      PP: each micro-batch's b s/(cp tp) h activations forward and their gradient backward, at each of the vp
+        virtual stage boundaries;
+      EP: EP_ALL_TO_ALLS_PER_LAYER_PASS all-to-alls per MoE layer and pass of top_k copies of each token's
+        hidden state, (ep-1)/ep to other ranks, of which the share outside the domain crosses the NICs.
+
+    Latency: NCCL's ring model per call (an all-to-all priced as one ring pass; a send as a two-rank ring)."""
+    up, out = tiers.scale_up, tiers.scale_out
+    domain = up.size
+    b, s, h = c["micro_batch"].astype(float), c["seq_len"].astype(float), c["hidden"].astype(float)
+    tp, pp, vp, cp, ep = d["tp"], d["pp"], d["vp"], d["cp"], d["ep"]
+    stage_layers = c["layers"] / pp
+    passes = 2.0 + (c["checkpointing"] == "full")
+    act = b * s / cp * h * A.ACTIVATION_P2P_BYTES.value  # one layer's activations on a TP group
+    calls_tp = np.where(tp > 1, A.TP_COLLECTIVES_PER_LAYER_PASS.value * passes * stage_layers, 0.0)
+    tp_members, tp_spans, _ = layout.placement(tp, 1, domain)
+    tp_ring = calls_tp * act * (tp - 1) / tp
+    tp_out = np.where(tp_spans > 1, domain * tp_ring / tp_members, 0.0)  # a TP group larger than a domain
+    kv_share = np.nan_to_num(c["kv_heads"].astype(float) / c["heads"].astype(float), nan=1.0)
+    kv_block = 2.0 * b * s / cp * h * kv_share / tp * A.ACTIVATION_P2P_BYTES.value
+    cp_calls = np.where(cp > 1, (cp - 1) * (3.0 + (c["checkpointing"] == "full")) * stage_layers, 0.0)
+    cp_per_rank = cp_calls * kv_block
+    cp_members, cp_spans, cp_groups = layout.placement(cp, tp, domain)
+    cp_out = np.where(cp_spans > 1, cp_groups * cp_per_rank, 0.0)
+    cp_up = np.where(cp_members > 1, cp_per_rank, 0.0)
+    sends = np.where(pp > 1, 2.0 * vp, 0.0)
+    pp_per_rank = sends * b * s / (cp * tp) * h * A.ACTIVATION_P2P_BYTES.value
+    pp_stride = tp * cp * d["dp"]
+    pp_out = np.where(pp_stride >= domain, domain * pp_per_rank, 0.0)
+    pp_up = np.where(pp_stride < domain, pp_per_rank, 0.0)
+    calls_ep = np.where((ep > 1) & moe["moe"], A.EP_ALL_TO_ALLS_PER_LAYER_PASS.value * passes, 0.0)
+    calls_ep = calls_ep * moe["moe_layers"] / pp
+    ep_total = calls_ep * b * s / (cp * tp) * moe["top_k"] * h * A.ACTIVATION_P2P_BYTES.value
+    ep_members, ep_spans, _ = layout.placement(ep, 1, domain)
+    ep_out = domain * ep_total * (ep - ep_members) / ep
+    ep_up = ep_total * (ep_members - 1) / ep
+    step = out.step_latency_us
+    latency_tp = calls_tp * network.ring_latency_s(tp, tp_spans, step)
+    latency_ep = calls_ep * network.ring_latency_s(ep, ep_spans, step)
+    latency_cp = cp_calls * network.ring_latency_s(2.0, np.where(cp_spans > 1, 2.0, 1.0), step)
+    latency_pp = sends * network.ring_latency_s(2.0, np.where(pp_stride >= domain, 2.0, 1.0), step)
+    return {
+        "mp_out": tp_out + ep_out,
+        "mp_up": tp_ring + ep_up,
+        "cp_out": cp_out,
+        "cp_up": cp_up,
+        "pp_out": pp_out,
+        "pp_up": pp_up,
+        "critical_latency_s": latency_tp + latency_ep,
+        "overlapped_latency_s": latency_cp + latency_pp,
     }
 
 

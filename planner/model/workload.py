@@ -27,6 +27,11 @@ TARGET_TOLERANCE = 1e-9
 THROUGHPUT_TOLERANCE = 1e-12
 
 
+# a Mixture-of-Experts model's shape (catalogs/models.csv): routed experts per MoE layer, experts per token, each
+# expert's FFN width, always-on shared experts, leading dense layers; NaN / 0 for a dense model
+MOE_FIELDS = ("experts", "top_k", "expert_ffn", "shared_experts", "dense_layers")
+
+
 @dataclass(frozen=True)
 class Training:
     """What is trained and how, per GPU: the model (params, and the architecture when known), the
@@ -42,6 +47,11 @@ class Training:
     vocab: float = np.nan
     ffn_hidden: float = np.nan
     kv_heads: float = np.nan
+    experts: float = np.nan
+    top_k: float = np.nan
+    expert_ffn: float = np.nan
+    shared_experts: float = 0.0
+    dense_layers: float = 0.0
     parallelism: Parallelism = Parallelism()
     grad_accum: int = 1
     model_name: str | None = None
@@ -60,11 +70,19 @@ class Training:
     def with_zeropp(self, on: bool) -> Training:
         return dataclasses.replace(self, parallelism=self.parallelism.with_zeropp(on))
 
+    def with_parallelism(self, parallelism: Parallelism) -> Training:
+        return dataclasses.replace(self, parallelism=parallelism)
+
+    @property
+    def is_moe(self) -> bool:
+        return bool(self.experts == self.experts and self.experts > 0)  # NaN: dense
+
     def perf_columns(self) -> dict:
         """The columns perf.evaluate reads that describe the training (not the cluster)."""
         shape = {"params": self.params, "micro_batch": self.micro_batch, "seq_len": self.seq_len}
         architecture = {"layers": self.layers, "hidden": self.hidden, "heads": self.heads, "vocab": self.vocab}
         architecture |= {"ffn_hidden": self.ffn_hidden, "kv_heads": self.kv_heads}
+        architecture |= {k: getattr(self, k) for k in MOE_FIELDS}
         return {**shape, **architecture, **self.parallelism.columns(), "grad_accum": self.grad_accum}
 
 
@@ -90,6 +108,7 @@ def training(
         params = row.params
         arch = {"layers": row.layers, "hidden": row.hidden, "heads": row.heads, "vocab": row.vocab}
         arch |= {"ffn_hidden": row.ffn_hidden or np.nan, "kv_heads": row.kv_heads or np.nan}
+        arch |= {k: float(v) for k in MOE_FIELDS if (v := getattr(row, k, None)) is not None}
         arch["model_name"] = row.name
         seq_len = seq_len or row.seq_len
     if params <= 0:

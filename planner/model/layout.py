@@ -1,0 +1,99 @@
+"""Where each parallel dimension puts its GPUs, and what the model and its states look like from one GPU
+(docs/model.md section 8): tensor (tp), pipeline (pp, with vp virtual stages per rank), context (cp) and
+expert (ep) parallelism, with data parallelism (dp) over the rest.
+
+Ranks are laid out as Megatron-Core lays them out (megatron/core/parallel_state.py, order "tp-cp-ep-dp-pp"):
+tensor-parallel ranks are neighbours, then context, then data, and pipeline stages are the outermost
+dimension; the experts of a MoE layer are spread over `ep` neighbouring ranks (expert tensor parallelism 1),
+so the experts' data-parallel group is the other dp*cp*tp/ep. A group of n ranks whose members sit `stride`
+ranks apart has min(n, D / stride) members in each scale-up domain of D GPUs: that placement decides which of
+its bytes cross the scale-out network (`placement`). Arrays broadcast, like the rest of the model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.assumptions import model as A
+
+
+def dims(c: dict) -> dict:
+    """tp, pp, vp, cp, ep and the data-parallel degree dp = gpus / (tp pp cp) of each configuration, as floats,
+    and mp = tp pp cp: the GPUs one copy of the model is split over."""
+    d = {k: np.asarray(c[k], float) for k in ("tp", "pp", "vp", "cp", "ep")}
+    d["mp"] = d["tp"] * d["pp"] * d["cp"]
+    d["dp"] = np.asarray(c["gpus"], float) / d["mp"]
+    return d
+
+
+def placement(n, stride, domain) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A group of n ranks `stride` apart over scale-up domains of `domain` GPUs: (members per domain, domains
+    the group spans, distinct groups in each domain). One rank of the group per domain when stride >= domain."""
+    n, stride, domain = (np.asarray(x, float) for x in (n, stride, domain))
+    members = np.clip(np.floor(domain / np.maximum(stride, 1.0)), 1.0, np.maximum(n, 1.0))
+    return members, np.maximum(1.0, n / members), domain / members
+
+
+def moe_shape(c: dict, hidden, ffn, gated) -> dict:
+    """Routed-expert parameters, the parameters one token uses (active), and the mean MLP width one token's
+    matmuls see per layer (f_active): a dense model's are its own (expert params 0, active = params). A MoE
+    model's routed experts are gated MLPs of width expert_ffn in every layer after the first dense_layers;
+    a token uses top_k of them and the shared experts (counted in the dense part, width expert_ffn each)."""
+    h = np.asarray(hidden, float)
+    L = np.asarray(c["layers"], float)
+    experts = np.nan_to_num(np.asarray(c["experts"], float))
+    top_k = np.nan_to_num(np.asarray(c["top_k"], float))
+    width = np.nan_to_num(np.asarray(c["expert_ffn"], float))
+    shared = np.nan_to_num(np.asarray(c["shared_experts"], float))
+    dense = np.nan_to_num(np.asarray(c["dense_layers"], float))
+    moe_layers = np.where(experts > 0, np.maximum(L - dense, 0.0), 0.0)
+    per_expert = 3.0 * h * width
+    expert_params = moe_layers * experts * per_expert
+    params = np.asarray(c["params"], float)
+    active = params - expert_params + moe_layers * top_k * per_expert
+    moe_width = (top_k + shared) * width
+    f_active = np.where(experts > 0, (dense * np.asarray(ffn, float) + moe_layers * moe_width) / L, ffn)
+    return {
+        "expert_params": expert_params,
+        "active_params": active,
+        "f_active": f_active,
+        "gated": np.where(experts > 0, True, gated),
+        "moe_layers": moe_layers,
+        "top_k": top_k,
+        "moe": experts > 0,
+    }
+
+
+def local_params(params, expert_params, d: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Parameters held by one GPU before data-parallel sharding: (dense / (tp pp), routed experts / (ep pp))."""
+    dense = np.asarray(params, float) - expert_params
+    return dense / (d["tp"] * d["pp"]), expert_params / (d["ep"] * d["pp"])
+
+
+def bubble(d: dict, micro_batches) -> np.ndarray:
+    """Idle share of a pipeline step, (pp - 1) / (vp m) of the ideal time for m micro-batches (1F1B,
+    Narayanan et al. SC21 sec. 2.2; interleaving divides it by the vp virtual stages per rank)."""
+    m = np.maximum(np.asarray(micro_batches, float), 1.0)
+    return (d["pp"] - 1.0) / (d["vp"] * m)
+
+
+def in_flight(d: dict, micro_batches) -> np.ndarray:
+    """Micro-batches whose activations the first pipeline stage holds at its peak, in units of one micro-batch
+    over the whole model's layers / pp: pp under 1F1B (at most m), times (1 + (pp-1)/(pp vp)) when interleaved
+    (Korthikanti et al. 2022, sec. 4.2.3)."""
+    m = np.maximum(np.asarray(micro_batches, float), 1.0)
+    pp, vp = d["pp"], d["vp"]
+    interleave = np.where(vp > 1, 1.0 + (pp - 1.0) / (pp * vp), 1.0)
+    return np.minimum(pp, m) * interleave
+
+
+def states_bytes_per_param(sharding, offload, shard) -> np.ndarray:
+    """Bytes of model states per parameter a GPU holds, over the `shard` GPUs the states are split over:
+    ZeRO-3 / FSDP (full, hybrid) 16 / shard (4 with the optimizer offloaded); Megatron's distributed optimizer
+    (zero1) 6 + 12 / shard (bf16 weights and fp32 gradients kept, fp32 master weights and Adam moments
+    sharded); DDP (none) 18 (Megatron-LM docs/source/api-guide/dist_optimizer.md table)."""
+    sharding, shard = np.asarray(sharding).astype(str), np.asarray(shard, float)
+    sharded = np.where(np.asarray(offload).astype(str) == "none", A.BYTES_MODEL_STATES.value,
+                       A.BYTES_STATES_OFFLOADED.value) / shard  # fmt: skip
+    kept, split = A.BYTES_ZERO1_KEPT.value, A.BYTES_ZERO1_SHARDED.value
+    return np.select([sharding == "zero1", sharding == "none"], [kept + split / shard, kept + split], sharded)
