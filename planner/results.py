@@ -96,6 +96,14 @@ class Choice(_Frozen):
     micro_batch: int
     grad_accum: int | None
     fabric_text: str
+    tp: int = 1
+    pp: int = 1
+    vp: int = 1
+    cp: int = 1
+    ep: int = 1
+    dp: int = Field(0, description="data-parallel ranks: gpus / (tp x pp x cp)")
+    sharding: str = ""
+    layout: str = Field("", description="the parallel layout, e.g. TP 8 x PP 16 (VP 4) x CP 1 x EP 1")
 
 
 class Metrics(_Frozen):
@@ -120,6 +128,15 @@ class Metrics(_Frozen):
     binding_label: str = Field("", description="binding, weighed by the exposed-communication share")
     goodput: float | None = Field(None, description="share of wall-clock time that trains (deadline runs)")
     effective_training_days: float | None = Field(None, description="training days / goodput: calendar days")
+    t_bubble_s: float = Field(0.0, description="pipeline bubble per micro-step (idle stages)")
+    t_comm_tp_s: float = Field(0.0, description="exposed tensor- and expert-parallel communication per micro-step")
+    bubble: float = Field(0.0, description="pipeline bubble as a share of the busy time, (pp-1)/(vp m)")
+    tp_bytes_per_domain_per_step: float = Field(
+        0.0, description="tensor/expert-parallel bytes a scale-up domain sends over the network per micro-step"
+    )
+    bytes_per_gpu_scale_up_per_step: float = Field(
+        0.0, description="bytes each GPU moves over its scale-up links per micro-step (all dimensions)"
+    )
 
 
 class CostBreakdown(_Frozen):

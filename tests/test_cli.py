@@ -267,7 +267,7 @@ def test_predict_takes_framework_fabric_offload_checkpointing(run):
 
 @pytest.mark.parametrize(
     ("flag", "value", "allowed"),
-    [("--framework", "megatron", "deepspeed, fsdp"), ("--fabric", "pigeon", "ib, roce, efa, tcpx, tcp"),
+    [("--framework", "colossal", "deepspeed, fsdp, megatron"), ("--fabric", "pigeon", "ib, roce, efa, tcpx, tcp"),
      ("--offload", "ssd", "none, cpu, nvme"), ("--checkpointing", "half", "full, selective, none")],
 )  # fmt: skip
 def test_predict_bad_choices_name_the_allowed_ones(run, flag, value, allowed):

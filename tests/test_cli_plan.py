@@ -63,7 +63,7 @@ def test_llama_deadline_and_global_batch(run):
     assert s["effective_days"] == pytest.approx(plan["metrics"]["training_days"] / s["goodput"])
     assert 0.9 < s["goodput"] < 1 and s["interruptions_expected"] > 0
     c = plan["choice"]
-    assert c["micro_batch"] * c["gpus"] * c["grad_accum"] == 1024
+    assert c["micro_batch"] * c["dp"] * c["grad_accum"] == 1024 and c["dp"] * c["tp"] * c["pp"] * c["cp"] == c["gpus"]
     text = run("plan", LLAMA, "-q").stdout
     assert "effective training days" in text and "interruptions expected" in text and "margin" in text
 

@@ -3,6 +3,7 @@ alternatives, the bill of materials, and an explanation instead of a bare "infea
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from planner.hardware import bom, costing, layout, pcie
 from planner.inputs.scenario import Scenario
 from planner.model import binding, reliability
 from planner.model.calibration import Calibration
+from planner.model.parallelism import LAYOUT
 from planner.model.sweep import bandwidth_table
 from planner.model.workload import Requirements, Training, scenario_training
 from planner.optimize import buy, ranking
@@ -428,7 +430,9 @@ def _figures(rows: list[tuple[dict, int]], work: Training, calibration: Calibrat
 def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tuple[Choice, Metrics]:
     req = Requirements.of(scenario)
     gpus = nodes * int(row["gpus_per_node"])
-    accum = req.global_batch // (gpus * int(row["micro_batch"])) if req.global_batch else None
+    lay = {k: int(row.get(k, 1)) for k in LAYOUT}
+    dp = gpus // (lay["tp"] * lay["pp"] * lay["cp"])
+    accum = req.global_batch // (dp * int(row["micro_batch"])) if req.global_batch else None
     tiers = {1: ("leaf",), 2: ("leaf", "spine"), 3: ("leaf", "spine", "core")}.get(int(row["tier"]), ())
     choice = Choice(
         server=row["server"],
@@ -454,6 +458,10 @@ def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tu
         micro_batch=int(row["micro_batch"]),
         grad_accum=accum,
         fabric_text=cand.fabric_text(row),
+        **lay,
+        dp=dp,
+        sharding=work.parallelism.sharding,
+        layout=dataclasses.replace(work.parallelism, **lay).layout_text(),
     )
     days = req.training_days(r["tokens_per_s"])
     g = reliability.goodput(scenario.reliability, work.params, nodes) if reliability.applies(scenario) else None
@@ -480,6 +488,11 @@ def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tu
         binding_label=binding.label(str(r["binding"]), r["t_comm_exposed_s"], r["t_step_s"]),
         goodput=g.fraction if g else None,
         effective_training_days=g.wall_days(days) if g and days is not None else None,
+        t_bubble_s=r["t_bubble_s"],
+        t_comm_tp_s=r["t_comm_tp_s"],
+        bubble=r["bubble"],
+        tp_bytes_per_domain_per_step=r["tp_bytes_per_domain_per_step"],
+        bytes_per_gpu_scale_up_per_step=r["bytes_per_gpu_nvlink_per_step"] + r["tp_bytes_per_gpu_nvlink_per_step"],
     )
     return choice, metrics
 

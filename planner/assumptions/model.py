@@ -703,6 +703,14 @@ MEGATRON_BUCKET_PARAMS = Constant(
     "Megatron-Core DDP bucket_size default max(40,000,000, 1,000,000 x dp) (megatron/core/distributed/"
     "distributed_data_parallel.py)",
 )
+LAYOUT_SIMPLICITY_MARGIN = Constant(
+    "layout_simplicity_margin",
+    0.03,
+    "share of throughput",
+    "planner policy: a layout with more model-parallel GPUs (tp pp cp ep) is chosen over a simpler one only when it "
+    "is this much faster at the same node count; smaller gains are inside the model's out-of-publication error "
+    "(5-12% median) and every added dimension costs engineering and failure modes",
+)
 MOE_PERMUTE_BYTES = Constant(
     "moe_permute_bytes",
     16.0,

@@ -789,6 +789,14 @@ class CloudRow(CatalogRow):
 
 
 class ModelRow(CatalogRow):
+    """A model's shape: dense, or Mixture-of-Experts (MoE) when experts, top_k and expert_ffn are given.
+
+    A MoE row's layers are `dense_layers` with a dense gated FFN of width ffn_hidden, then MoE layers, each
+    with `experts` routed experts of width expert_ffn (top_k of them per token), `shared_experts` always-on
+    experts of the same width, and a router. `params` is always the nominal total from the model card (a
+    MoE model's total is not computed here); `active_params` is what one token uses, computed from the shape.
+    """
+
     catalog_kind: ClassVar[str] = "models"
     display: ClassVar[tuple[str, ...]] = (
         "name",
@@ -808,9 +816,128 @@ class ModelRow(CatalogRow):
     hidden: PositiveCount
     heads: PositiveCount
     kv_heads: PositiveCount | None = None
-    ffn_hidden: PositiveCount | None = None
+    ffn_hidden: PositiveCount | None = Field(
+        None, description="Width of a dense FFN (a MoE row: of its dense_layers; blank when it has none)."
+    )
     vocab: PositiveCount
     seq_len: PositiveCount
+    # -- attention shape, when it is not plain multi-head attention of hidden/heads per head
+    head_dim: PositiveCount | None = Field(
+        None,
+        description="Width of one attention head (HF head_dim; blank: hidden/heads). With MLA: the non-rotary "
+        "query/key width and the value width (HF qk_nope_head_dim = v_head_dim).",
+    )
+    q_lora_rank: PositiveCount | None = Field(
+        None, description="MLA only: rank of the low-rank query projection (HF q_lora_rank; blank: full rank)."
+    )
+    kv_lora_rank: PositiveCount | None = Field(
+        None, description="Multi-head latent attention (DeepSeek, Kimi): rank of the compressed key/value latent."
+    )
+    rope_head_dim: PositiveCount | None = Field(
+        None, description="MLA only: rotary query/key width per head (HF qk_rope_head_dim)."
+    )
+    # -- Mixture-of-Experts (blank for a dense model)
+    experts: PositiveCount | None = Field(None, description="Routed experts per MoE layer.")
+    top_k: PositiveCount | None = Field(None, description="Routed experts each token uses per MoE layer.")
+    expert_ffn: PositiveCount | None = Field(
+        None, description="FFN width of one routed expert (HF moe_intermediate_size)."
+    )
+    shared_experts: count(ge=0) | None = Field(
+        None, description="Always-on experts per MoE layer, each of width expert_ffn (0 or blank: none)."
+    )
+    dense_layers: count(ge=0) | None = Field(
+        None,
+        description="Layers with a dense FFN of width ffn_hidden instead of experts (0 or blank: none); counted "
+        "as the leading layers (HF first_k_dense_replace).",
+    )
+
+    @model_validator(mode="after")
+    def _moe_shape(self) -> ModelRow:
+        """A MoE layer needs experts, top_k and expert_ffn together; a token uses at most every expert; at
+        least one layer has experts; dense layers say their FFN width; MLA gives its latent shape."""
+        moe = {"experts": self.experts, "top_k": self.top_k, "expert_ffn": self.expert_ffn}
+        given = [column for column, value in moe.items() if value is not None]
+        problem = None
+        if given and len(given) < len(moe):
+            missing = [column for column in moe if column not in given]
+            problem = (
+                missing[0],
+                (
+                    f"is empty, but {' and '.join(given)} {'is' if len(given) == 1 else 'are'} given: give experts, "
+                    "top_k and expert_ffn together (all three for a MoE model, none for a dense one)"
+                ),
+            )
+        elif not given and (self.shared_experts or self.dense_layers):
+            column = "shared_experts" if self.shared_experts else "dense_layers"
+            problem = column, "describes a MoE model: give experts, top_k and expert_ffn too (or leave it empty)"
+        elif given and self.top_k > self.experts:
+            problem = "top_k", f"{self.top_k} is more than the {self.experts} routed experts: top_k <= experts"
+        elif self.dense_layers is not None and self.dense_layers >= self.layers:
+            problem = (
+                "dense_layers",
+                (
+                    f"{self.dense_layers} is not less than the {self.layers} layers: a MoE model has at least one MoE "
+                    "layer (a dense model leaves experts, top_k, expert_ffn and dense_layers empty)"
+                ),
+            )
+        elif self.dense_layers and self.ffn_hidden is None:
+            problem = "ffn_hidden", f"is empty: give the FFN width of the {self.dense_layers} dense layers"
+        elif (self.kv_lora_rank is None) != (self.rope_head_dim is None):
+            column = "rope_head_dim" if self.rope_head_dim is None else "kv_lora_rank"
+            problem = column, "is empty: multi-head latent attention gives kv_lora_rank and rope_head_dim together"
+        elif self.q_lora_rank is not None and self.kv_lora_rank is None:
+            problem = "kv_lora_rank", "is empty: q_lora_rank describes multi-head latent attention; give its shape"
+        elif self.kv_lora_rank is not None and self.head_dim is None:
+            problem = "head_dim", "is empty: multi-head latent attention gives its head width (HF qk_nope_head_dim)"
+        if problem:
+            column, message = problem
+            raise PydanticCustomError("moe", "{message}", {"column": column, "message": message})
+        return self
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts is not None
+
+    @property
+    def attention_params(self) -> int:
+        """Weights of one layer's attention projections (no biases, norms or sinks).
+
+        Multi-head / grouped-query attention: hidden x head_dim x (2 heads + 2 kv_heads), kv_heads defaulting to
+        heads and head_dim to hidden/heads; that is hidden^2 x (2 + 2 kv_heads/heads) when head_dim x heads =
+        hidden, and counts Qwen3's and GPT-OSS's wider heads right when head_dim is given. Multi-head latent
+        attention (MLA: DeepSeek-V3, Kimi-K2) is counted from its latent shape when the row gives it
+        (kv_lora_rank, rope_head_dim, q_lora_rank, head_dim = HF qk_nope_head_dim = v_head_dim); without it
+        MLA is approximated by the MHA count, which overstates Kimi-K2's attention about 2x (64 heads).
+        """
+        h, heads = self.hidden, self.heads
+        head = self.head_dim or h / heads
+        if self.kv_lora_rank is None:
+            return round(h * head * (2 * heads + 2 * (self.kv_heads or heads)))
+        rope, kv_rank, q_rank = self.rope_head_dim, self.kv_lora_rank, self.q_lora_rank
+        query = (h * q_rank + q_rank * heads * (head + rope)) if q_rank else h * heads * (head + rope)
+        key_value = h * (kv_rank + rope) + kv_rank * heads * 2 * head
+        return round(query + key_value + heads * head * h)
+
+    @property
+    def active_params(self) -> float:
+        """Parameters one token uses: for a dense row its `params`; for a MoE row computed from the shape.
+
+        MoE: the output projection vocab x hidden, plus per layer its attention (`attention_params`), plus a
+        gated FFN 3 x hidden x width: ffn_hidden on the dense layers, (top_k + shared_experts) x expert_ffn on
+        the MoE layers, which also have a router hidden x experts. Not counted: the input embedding (a table
+        lookup of one row per token: no multiply, so the 2 x active FLOPs per token hold; tied or untied makes
+        no difference), norms, biases, and multi-token-prediction modules. DeepSeek's own figure (36.6B
+        including the 0.9B output head) and GPT-OSS's (5.1B) count the same way; Mistral's, Qwen's and Meta's
+        stated figures also count the input embedding (vocab x hidden more: ~2-10% at these sizes).
+        """
+        if not self.is_moe:
+            return self.params
+        h = self.hidden
+        dense = self.dense_layers or 0
+        moe_layers = self.layers - dense
+        routed = (self.top_k + (self.shared_experts or 0)) * 3 * h * self.expert_ffn + h * self.experts
+        ffn = dense * 3 * h * (self.ffn_hidden or 0) + moe_layers * routed
+        return float(self.vocab * h + self.layers * self.attention_params + ffn)
 
 
 ROW_TYPES: dict[str, type[CatalogRow]] = {

@@ -76,12 +76,23 @@ def workload_options(func):
         click.option("--hierarchical", is_flag=True, help="Hierarchical collectives: (N-1)/N instead of (n-1)/n."),
         click.option(
             "--framework",
-            type=click.Choice(["deepspeed", "fsdp"], case_sensitive=False),
+            type=click.Choice(["deepspeed", "fsdp", "megatron"], case_sensitive=False),
             default="deepspeed",
             show_default=True,
-            help="DeepSpeed ZeRO-3, 0.6 or later (the ZeRO++ options need it), or PyTorch FSDP: each has its own "
-            "overlap and collectives. DeepSpeed before 0.6 (March 2022) serialised its parameter gathers and is not "
-            "modelled.",
+            help="DeepSpeed ZeRO-3, 0.6 or later (the ZeRO++ options need it; data parallel only), PyTorch FSDP "
+            "(with torchtitan's TP/PP/CP/EP) or Megatron-LM / NeMo: each has its own overlap and collectives. "
+            "DeepSpeed before 0.6 (March 2022) serialised its parameter gathers and is not modelled.",
+        ),
+        click.option("--tp", type=click.IntRange(min=1, max=L.MAX_GPUS), help="Tensor-parallel ranks."),
+        click.option("--pp", type=click.IntRange(min=1, max=L.MAX_GPUS), help="Pipeline stages."),
+        click.option("--vp", type=click.IntRange(min=1, max=L.MAX_GPUS), help="Virtual stages per pipeline rank."),
+        click.option("--cp", type=click.IntRange(min=1, max=L.MAX_GPUS), help="Context-parallel ranks."),
+        click.option("--ep", type=click.IntRange(min=1, max=L.MAX_GPUS), help="Expert-parallel ranks (MoE)."),
+        click.option("--tp-overlap", is_flag=True, help="TP communication overlapped (TE userbuffers, AsyncTP)."),
+        click.option(
+            "--global-batch",
+            type=click.IntRange(min=1, max=L.MAX_GRAD_ACCUM * L.MAX_GPUS),
+            help="Sequences per optimizer step: sets grad_accum per layout (a pipeline needs it to be searched).",
         ),
         click.option(
             "--offload",
@@ -128,10 +139,9 @@ def workload_options(func):
         click.option(
             "--sharding",
             type=click.Choice(SHARDINGS, case_sensitive=False),
-            default="full",
-            show_default=True,
-            help="full: parameters sharded over every GPU; hybrid (HSDP, FSDP): within shard groups, replicated "
-            "across them (gradients all-reduced across the groups).",
+            help="full (default; zero1 with megatron): parameters sharded over the data-parallel ranks; hybrid "
+            "(HSDP, FSDP): within shard groups, replicated across them; zero1: Megatron's distributed optimizer; "
+            "none: DDP.",
         ),
         click.option(
             "--shard-gpus",
@@ -148,9 +158,13 @@ def workload_options(func):
 
 
 def _workload(loaded, kw: dict):
-    from planner.model.parallelism import GRAD_BYTES, Parallelism
+    from types import SimpleNamespace
+
+    from planner.model.parallelism import GRAD_BYTES, LAYOUT, Parallelism, default_sharding
     from planner.model.workload import training
 
+    framework = kw["framework"].lower()
+    fixed = any(kw.get(k) is not None for k in LAYOUT)
     zeropp = kw.pop("zeropp")
     model = kw.pop("model")
     if model is not None:
@@ -168,8 +182,10 @@ def _workload(loaded, kw: dict):
         stack=kw.pop("stack").lower(),
         precision=kw.pop("precision").lower(),
         fp8_allgather=kw.pop("fp8_allgather"),
-        sharding=kw.pop("sharding").lower(),
+        sharding=(kw.pop("sharding") or default_sharding(SimpleNamespace(framework=framework))).lower(),
         shard_gpus=kw.pop("shard_gpus") or 0,
+        tp_overlap=kw.pop("tp_overlap"),
+        **{k: kw.pop(k) or 1 for k in LAYOUT},
     )
     return training(
         loaded,
@@ -180,7 +196,8 @@ def _workload(loaded, kw: dict):
         tokens_per_gpu=kw.pop("tokens_per_gpu"),
         parallelism=parallelism,
         grad_accum=kw.pop("grad_accum"),
-    )
+        global_batch=kw.pop("global_batch"),
+    ), fixed
 
 
 @main.command()
@@ -225,8 +242,8 @@ def predict(**kw) -> None:
         gpu, kw.pop("gpus"), kw.pop("gpus_per_node"), node_gbps, kw.pop("fabric").lower(),
         scale_up_gpus=kw.pop("scale_up_gpus"),
     )  # fmt: skip
-    work = _workload(loaded, kw)
-    result = run_predict(loaded, work, cluster, calibration)
+    work, fixed = _workload(loaded, kw)
+    result = run_predict(loaded, work, cluster, calibration, search=not fixed)
     result["model_name"] = work.model_name
     result["calibration"] = calibration.source
     click.echo(dumps(result) if as_json else explain(result, calibration.source))
@@ -282,7 +299,7 @@ def bandwidth(**kw) -> None:
     calibration = load_calibration(calibration_path)
     gpu, gpus, per_node, domain = kw.pop("gpu"), kw.pop("gpus"), kw.pop("gpus_per_node"), kw.pop("scale_up_gpus")
     named("--gpu", lambda: loaded.gpu(gpu))
-    work = _workload(loaded, kw)
+    work, _ = _workload(loaded, kw)
     table = node_gbps_needed(
         bandwidth_table(loaded, work, gpu, gpus, per_node, calibration, scale_up_gpus=domain), target
     )

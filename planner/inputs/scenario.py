@@ -88,8 +88,10 @@ class Workload(_Strict):
         description="With fp8 (tensorwise): FSDP2 all-gathers the weights in fp8, 1 byte each (torchao's default: "
         "off).",
     )
-    sharding: Literal["full", "hybrid"] = Field(
-        "full", description="full: parameters sharded over every GPU; hybrid (HSDP, FSDP only): within groups."
+    sharding: Literal["full", "hybrid", "zero1", "none"] | None = Field(
+        None,
+        description="full: ZeRO-3 / FSDP over the data-parallel ranks; hybrid (HSDP, FSDP only): within groups; "
+        "zero1: Megatron's distributed optimizer; none: DDP. Default: full, zero1 with framework megatron.",
     )
     shard_gpus: count(ge=1, le=L.MAX_GPUS) | None = Field(
         None, description="GPUs per shard group with hybrid sharding (default: the scale-up domain)."
@@ -99,8 +101,23 @@ class Workload(_Strict):
         description="Activation checkpointing: full, selective (attention core only), op (torchtitan's per-op "
         "policy: every second matmul re-run) or none (true = full).",
     )
-    framework: Literal["deepspeed", "fsdp"] = Field(
-        "deepspeed", description="DeepSpeed ZeRO-3 (0.6 or later) or PyTorch FSDP."
+    framework: Literal["deepspeed", "fsdp", "megatron"] = Field(
+        "deepspeed",
+        description="DeepSpeed ZeRO-3 (0.6 or later, data parallel only), PyTorch FSDP (with torchtitan's tensor, "
+        "pipeline, context and expert parallelism) or Megatron-LM / NeMo (Megatron-Core).",
+    )
+    layout: Literal["search", "data-parallel"] = Field(
+        "search",
+        description="search: the planner chooses tp, pp, vp, cp and ep for every candidate (fsdp, megatron); "
+        "data-parallel: sharded data parallelism over every GPU. Giving any of tp, pp, vp, cp, ep fixes the layout.",
+    )
+    tp: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="Tensor-parallel ranks (fixes the layout).")
+    pp: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="Pipeline stages (fixes the layout).")
+    vp: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="Virtual stages per pipeline rank.")
+    cp: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="Context-parallel ranks (fixes the layout).")
+    ep: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="Expert-parallel ranks (fixes the layout).")
+    tp_overlap: bool = Field(
+        False, description="Tensor-parallel communication overlapped with the GEMMs (TE userbuffers, AsyncTP)."
     )
     offload: Literal["none", "cpu", "nvme"] = Field("none", description="Where the optimizer states and step live.")
     flash_attention: bool = True
@@ -114,6 +131,18 @@ class Workload(_Strict):
         if (self.model is None) == (self.params is None):
             raise ValueError("give exactly one of workload.model or workload.params")
         return self
+
+    @property
+    def fixed_layout(self) -> bool:
+        """Whether the scenario fixes the parallel layout (any of tp, pp, vp, cp, ep given)."""
+        return any(getattr(self, k) is not None for k in ("tp", "pp", "vp", "cp", "ep"))
+
+    @property
+    def searches_layout(self) -> bool:
+        """Whether the planner chooses the layout: asked for, not fixed, and a framework that has one (DeepSpeed
+        ZeRO-3, offload and hybrid sharding are modelled as data parallelism)."""
+        flat = self.framework == "deepspeed" or self.offload != "none" or self.sharding == "hybrid"
+        return self.layout == "search" and not self.fixed_layout and not flat
 
 
 class Requirement(_Strict):

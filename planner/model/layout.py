@@ -61,6 +61,7 @@ def moe_shape(c: dict, hidden, ffn, gated) -> dict:
         "moe_layers": moe_layers,
         "top_k": top_k,
         "moe": experts > 0,
+        "expert_width": np.where(experts > 0, width, np.nan),
     }
 
 
@@ -68,6 +69,14 @@ def local_params(params, expert_params, d: dict) -> tuple[np.ndarray, np.ndarray
     """Parameters held by one GPU before data-parallel sharding: (dense / (tp pp), routed experts / (ep pp))."""
     dense = np.asarray(params, float) - expert_params
     return dense / (d["tp"] * d["pp"]), expert_params / (d["ep"] * d["pp"])
+
+
+def stage_layers(layers, d: dict) -> np.ndarray:
+    """Layers of the slowest pipeline stage: ceil(L / (pp vp)) per virtual stage, vp of them (Megatron places
+    the remainder unevenly, as Llama 3 did with one layer fewer on the first and last stage; the pipeline runs at
+    its slowest stage). L / pp when the layers split evenly."""
+    chunks = d["pp"] * d["vp"]
+    return np.ceil(np.asarray(layers, float) / chunks - 1e-9) * d["vp"]
 
 
 def bubble(d: dict, micro_batches) -> np.ndarray:
@@ -97,3 +106,67 @@ def states_bytes_per_param(sharding, offload, shard) -> np.ndarray:
                        A.BYTES_STATES_OFFLOADED.value) / shard  # fmt: skip
     kept, split = A.BYTES_ZERO1_KEPT.value, A.BYTES_ZERO1_SHARDED.value
     return np.select([sharding == "zero1", sharding == "none"], [kept + split / shard, kept + split], sharded)
+
+
+# ---------------------------------------------------------------- the layouts the planner searches
+
+POWERS = (1, 2, 4, 8, 16, 32, 64, 128)
+CP_MIN_SEQ = 16384  # context parallelism is searched from 16k-token sequences (shorter: tp and dp serve better)
+MIN_LAYERS_PER_STAGE = 2
+
+
+def search_space(work, max_domain: int, pipelines: bool) -> list[dict]:
+    """The legal (tp, pp, vp, cp, ep) of a training job (a Training), each a dict, the data-parallel layout
+    first: tp a power of two dividing the heads and KV heads within the largest scale-up domain (the planner
+    keeps TP inside one); pp a power of two leaving MIN_LAYERS_PER_STAGE layers per stage, with vp 1, 2, 4 or 8
+    while each virtual stage keeps a layer (uneven stages cost their imbalance: stage_layers), only when `pipelines`
+    (a known global batch fixes the micro-batches a pipeline fills); cp from CP_MIN_SEQ-token sequences; ep a
+    power of two dividing a MoE model's experts. Which of them fit a GPU count (gpus = tp pp cp dp, ep within
+    dp cp tp) is the table's test, per node count."""
+    layers = int(work.layers) if work.layers == work.layers else 1
+    heads = int(work.heads) if work.heads == work.heads else 1
+    kv = int(work.kv_heads) if work.kv_heads == work.kv_heads else heads
+    experts = int(work.experts) if work.experts == work.experts and work.experts > 0 else 1
+    tps = [t for t in POWERS if t <= max_domain and heads % t == 0 and kv % t == 0]
+    pps = [p for p in POWERS if p == 1 or (pipelines and layers // p >= MIN_LAYERS_PER_STAGE)]
+    cps = [c for c in POWERS if c == 1 or (work.seq_len >= CP_MIN_SEQ and work.seq_len // c >= 4096)]
+    eps = [e for e in POWERS if experts % e == 0]
+    out = []
+    for tp in tps:
+        for pp in pps:
+            vps = [1] + [v for v in (2, 4, 8) if pp > 1 and layers >= pp * v]
+            for vp in vps:
+                for cp in cps:
+                    out.extend({"tp": tp, "pp": pp, "vp": vp, "cp": cp, "ep": ep} for ep in eps)
+    return out
+
+
+def legal(d: dict, gpus, micro_batch, global_batch: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each configuration's layout fits its GPU count and batch, and its micro-batches per pipeline
+    per optimizer step m: gpus a multiple of tp pp cp; ep dividing dp cp tp; with a global batch, m = batch /
+    (dp micro_batch) whole, at least pp (1F1B fills the pipeline) and a multiple of pp when interleaved
+    (Megatron's rule); without one, m = 1 and no pipeline."""
+    gpus, micro_batch = np.asarray(gpus, float), np.asarray(micro_batch, float)
+    dp = gpus / d["mp"]
+    ok = (np.mod(gpus, d["mp"]) == 0) & (np.mod(dp * d["cp"] * d["tp"], d["ep"]) == 0)
+    if global_batch is None:
+        return ok & (d["pp"] == 1), np.ones_like(gpus)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = global_batch / (dp * micro_batch)
+    whole = np.isfinite(m) & (np.abs(m - np.round(m)) < 1e-9) & (m >= 1)
+    m = np.where(whole, np.round(m), 1.0)
+    filled = (d["pp"] == 1) | ((m >= d["pp"]) & ((d["vp"] == 1) | (np.mod(m, d["pp"]) == 0)))
+    return ok & whole & filled, m
+
+
+def complexity(d: dict) -> np.ndarray:
+    """The ordering of 'simpler' among layouts: model-parallel GPUs tp pp cp ep, then virtual stages."""
+    return np.asarray(d["tp"], float) * d["pp"] * d["cp"] * d["ep"] * 16 + np.asarray(d["vp"], float)
+
+
+def simplest_near_best(tokens_per_s, simplicity) -> int:
+    """Index of the layout to choose among candidates at one node count: the simplest whose throughput is within
+    LAYOUT_SIMPLICITY_MARGIN of the fastest."""
+    tokens, simplicity = np.asarray(tokens_per_s, float), np.asarray(simplicity, float)
+    near = np.flatnonzero(tokens >= tokens.max() * (1 - A.LAYOUT_SIMPLICITY_MARGIN.value))
+    return int(near[np.lexsort((-tokens[near], simplicity[near]))[0]])

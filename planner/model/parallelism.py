@@ -160,7 +160,14 @@ class Parallelism:
         """A scenario's or fleet job's workload section (planner.inputs.scenario.Workload): gradients are
         reduced in grad_dtype, by default the training precision (bf16 for fp8 and fp4 training)."""
         grad = workload.grad_dtype or (workload.precision if workload.precision in GRAD_BYTES else "bf16")
-        return cls.of_fields(workload, grad_bytes=GRAD_BYTES[grad])
+        layout = {k: getattr(workload, k, None) or 1 for k in LAYOUT}
+        return cls.of_fields(workload, grad_bytes=GRAD_BYTES[grad], sharding=default_sharding(workload), **layout)
+
+
+def default_sharding(source) -> str:
+    """The sharding given, else full (ZeRO-3 / FSDP), or Megatron's distributed optimizer with megatron."""
+    given = getattr(source, "sharding", None)
+    return given or ("zero1" if getattr(source, "framework", "") == "megatron" else "full")
 
 
 def precision_problem(gpu, precision: str) -> str:

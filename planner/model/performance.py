@@ -232,6 +232,28 @@ def width_efficiency(hidden, peak_flops, hbm_bytes_per_s, width_k):
     return hidden / (hidden + np.nan_to_num(hidden_half))
 
 
+def gemm_widths(hidden, ffn, kv_share, gated, tp, moe: dict) -> tuple[list, list]:
+    """The narrow dimension of each of a block's four GEMMs (QKV, attention output, MLP up, MLP down) on one
+    tensor-parallel rank, and each one's share of the block's linear FLOPs: a column-parallel GEMM splits its
+    outputs over tp, a row-parallel one its inputs; the narrow dimension is min(hidden, the split one). A MoE
+    layer's experts are not split by TP (expert tensor parallelism 1): their narrow dimension is min(hidden,
+    expert_ffn). Without TP every GEMM is at least hidden wide: the hidden size, as width_efficiency was fitted."""
+    h, f, r = (np.asarray(x, float) for x in (hidden, ffn, kv_share))
+    tp = np.asarray(tp, float)
+    up = np.where(gated, 2.0, 1.0)
+    expert = np.nan_to_num(np.asarray(moe["expert_width"], float), nan=np.inf)
+    mlp_split = np.where(moe["moe"], 1.0, tp)
+    widths = [
+        np.minimum(h, h * (1 + 2 * r) / tp),
+        np.minimum(h, h / tp),
+        np.minimum(np.minimum(h, up * f / mlp_split), expert),
+        np.minimum(np.minimum(h, f / mlp_split), expert),
+    ]
+    flops = [h * h * (1 + 2 * r), h * h, h * f * up, h * f]
+    total = sum(flops)
+    return widths, [x / total for x in flops]
+
+
 def vocabulary_s(tokens, vocab, hbm_gb_per_s):
     """The loss over the vocabulary per micro-step: fp32 logits written, soft-maxed, read and their gradient
     written and read again, memory-bound (LOGITS_PASS_BYTES per token per vocabulary entry). Small models
@@ -444,6 +466,7 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
         expert_params=moe["expert_params"], expert_shard=expert_shard,
     )  # fmt: skip
     head_tokens = tokens * d["pp"]  # the last stage computes the logits of its tp x cp share of the micro-batch
+    imbalance = layout.stage_layers(c["layers"], d) * d["pp"] / c["layers"]  # slowest stage / mean stage
     return {
         "columns": c,
         "keys": {k: c[k].astype(str) for k in ("framework", "fabric", "gpu", "architecture", "stack", "precision")},
@@ -456,7 +479,8 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
         "hw_flops_per_gpu": f_model + recompute,
         "attention_flops_per_gpu": attention_flops_per_gpu(
             tokens, c["layers"], c["hidden"], c["seq_len"], c["checkpointing"]
-        ),
+        )
+        * imbalance,
         "t_kernel_s": zeropp_kernel_s(c["params"], quant["qwz"], quant["qgz"], c["hbm_gb_per_s"])
         + vocabulary_s(head_tokens, c["vocab"], c["hbm_gb_per_s"]),
         "t_offload_s": offload_s(*offload_args, c["host_gbps"], c["host_dram_gb_per_s"]),
@@ -584,24 +608,23 @@ def _operations(c: dict, tokens, shards, d: dict, shape, local, moe: dict) -> di
     share = np.where(np.isnan(peak_low), 0.0, share)  # no low-precision tensor cores: everything runs in bf16
     weight_bytes = gathered_weight_bytes(c["params"], c["layers"], c["hidden"], f, r, gated, share,
                                          c["fp8_allgather"].astype(bool), c["framework"].astype(str))  # fmt: skip
-    width = c["hidden"] / d["tp"]
-    width = np.where(moe["moe"], np.minimum(width, np.nan_to_num(c["expert_ffn"].astype(float), nan=np.inf)), width)
+    width = gemm_widths(c["hidden"], f, r, gated, d["tp"], moe)
     dense, experts = local
     shard, expert_shard = shards
     replicated = np.asarray(c["sharding"]).astype(str) == "none"
     optimizer = np.where(replicated, dense + experts, dense / shard + experts / expert_shard)
+    layers = layout.stage_layers(c["layers"], d) * d["pp"]  # the slowest stage's, as if every stage had them
     return {
-        "gemm_linear_flops": np.asarray(tokens, float) * c["layers"] * per_token * passes,
+        "gemm_linear_flops": np.asarray(tokens, float) * layers * per_token * passes,
         "lowp_share": share,
         "lowp_peak_flops": peak_low * 1e12,
         "weight_bytes": weight_bytes,
-        "gemm_width": width,
+        "gemm_widths": width,
         "gemm_logits_flops": np.asarray(tokens, float) * d["pp"] * 6.0 * c["hidden"] * np.nan_to_num(c["vocab"]),
-        "elementwise_bytes": np.asarray(tokens, float) * c["layers"] * (elementwise + permute)
-        * (1.0 + recomputed / 3.0),
-        "cast_inputs": inputs * passes * share,
+        "elementwise_bytes": np.asarray(tokens, float) * layers * (elementwise + permute) * (1.0 + recomputed / 3.0),
+        "cast_inputs": inputs * layers / c["layers"] * passes * share,
         "optimizer_params": optimizer / np.maximum(c["grad_accum"].astype(float), 1),
-        "block_passes": c["layers"] / d["pp"] * passes,
+        "block_passes": layers / d["pp"] * passes,
     }
 
 
@@ -626,7 +649,10 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
     peak = c["peak_tflops"].astype(float) * 1e12
     hbm_peak = c["hbm_gb_per_s"].astype(float) * 1e9
     ceiling = _per_value(arch, cal.gemm_efficiency_for) * _per_value(keys["framework"], cal.framework_efficiency_for)
-    eta = ceiling * width_efficiency(parts["gemm_width"], peak, hbm_peak, cal.width_k)
+    widths, weights = parts["gemm_widths"]
+    eta = ceiling * sum(
+        w * width_efficiency(x, peak, hbm_peak, cal.width_k) for x, w in zip(widths, weights, strict=True)
+    )
     fp4 = precision == "fp4"
     peak_low = parts["lowp_peak_flops"]
     ratio = _per_value(arch, cal.lowp_ratio_for) * np.where(fp4, A.FP4_EFFICIENCY_RATIO.value, 1.0)
@@ -705,7 +731,8 @@ def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes, shards, d
     v_gpu = dp_up + ex_up + mp["cp_up"] + mp["pp_up"]
     framework = c["framework"].astype(str)
     stage_layers = c["layers"] / d["pp"]
-    buckets = np.ceil((dense + experts) / A.MEGATRON_BUCKET_PARAMS.value) * np.where(sharding == "zero1", 2, 1)
+    bucket = np.maximum(A.MEGATRON_BUCKET_PARAMS.value, 1e6 * shard)  # Megatron: max(40M, 1M x dp)
+    buckets = np.ceil((dense + experts) / bucket) * np.where(sharding == "zero1", 2, 1)
     collectives = np.where(sharded, collectives_per_step(framework, stage_layers, dense + experts), buckets / micro)
     replicas = c["gpus"] / shard
     all_reduces = np.where(replicas > 1, c["layers"] + 1.0, 0.0) * (sharding == "hybrid")  # one per FSDP unit
@@ -764,7 +791,7 @@ def _model_parallel_traffic(c: dict, tiers: network.Tiers, d: dict, moe: dict) -
     domain = up.size
     b, s, h = c["micro_batch"].astype(float), c["seq_len"].astype(float), c["hidden"].astype(float)
     tp, pp, vp, cp, ep = d["tp"], d["pp"], d["vp"], d["cp"], d["ep"]
-    stage_layers = c["layers"] / pp
+    stage_layers = layout.stage_layers(c["layers"], d)
     passes = 2.0 + (c["checkpointing"] == "full")
     act = b * s / cp * h * A.ACTIVATION_P2P_BYTES.value  # one layer's activations on a TP group
     calls_tp = np.where(tp > 1, A.TP_COLLECTIVES_PER_LAYER_PASS.value * passes * stage_layers, 0.0)

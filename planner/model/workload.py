@@ -20,6 +20,7 @@ from planner.base.units import SECONDS_PER_DAY
 from planner.catalog.load import Catalog
 from planner.hardware import pcie
 from planner.hardware.topology import domain_gbps
+from planner.model import layout
 from planner.model.parallelism import Parallelism
 
 # Relative slack on floors (target, throughput): a configuration that meets one to 1e-9 meets it.
@@ -55,6 +56,7 @@ class Training:
     parallelism: Parallelism = Parallelism()
     grad_accum: int = 1
     model_name: str | None = None
+    global_batch: int | None = None  # sequences per optimizer step, when known: a pipeline's micro-batches follow
 
     @property
     def framework(self) -> str:
@@ -96,6 +98,7 @@ def training(
     tokens_per_gpu: float | None = None,
     parallelism: Parallelism | None = None,
     grad_accum: int = 1,
+    global_batch: int | None = None,
     **architecture,
 ) -> Training:
     """Resolve --model/--params and --micro-batch/--seq-len/--tokens-per-gpu into a Training (`architecture`:
@@ -131,6 +134,7 @@ def training(
         **{**architecture, **arch},
         parallelism=parallelism or Parallelism(),
         grad_accum=grad_accum,
+        global_batch=global_batch,
     )
 
 
@@ -149,6 +153,7 @@ def scenario_training(catalog: Catalog, scenario) -> Training:
         micro_batch=1,
         seq_len=w.seq_len,
         parallelism=Parallelism.of_workload(w),
+        global_batch=w.global_batch,
     )
 
 
@@ -302,8 +307,13 @@ def fast_enough(evaluated: Mapping, req: Requirements) -> np.ndarray:
     return tokens_per_s >= req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
 
 
-def whole_grad_accum(gpus, micro_batch, req: Requirements) -> np.ndarray:
-    """micro_batch x GPUs divides the global batch (grad_accum a whole number >= 1)."""
+def whole_grad_accum(gpus, micro_batch, req: Requirements, evaluated: Mapping | None = None) -> np.ndarray:
+    """micro_batch x data-parallel ranks divides the global batch (grad_accum a whole number >= 1); with a
+    parallel layout (the evaluated figures' tp, pp, vp, cp, ep) also the layout's own rules
+    (planner.model.layout.legal: whole ranks, a filled pipeline)."""
+    if evaluated is not None and "tp" in evaluated:
+        d = layout.dims({k: evaluated[k] for k in ("tp", "pp", "vp", "cp", "ep", "gpus")})
+        return layout.legal(d, gpus, micro_batch, req.global_batch)[0]
     per_step = np.asarray(gpus, dtype=np.int64) * np.asarray(micro_batch, dtype=np.int64)
     if req.global_batch is None:
         return np.ones(per_step.shape, dtype=bool)
@@ -313,4 +323,4 @@ def whole_grad_accum(gpus, micro_batch, req: Requirements) -> np.ndarray:
 def feasible(evaluated: Mapping, req: Requirements) -> np.ndarray:
     """Every requirement at once (the fixed GPU count is the caller's range, not a test here)."""
     ok = fits_memory(evaluated) & meets_target(evaluated, req) & fast_enough(evaluated, req)
-    return ok & whole_grad_accum(evaluated["gpus"], evaluated["micro_batch"], req)
+    return ok & whole_grad_accum(evaluated["gpus"], evaluated["micro_batch"], req, evaluated)

@@ -21,7 +21,8 @@ FABRIC_LABEL = {
     "tcp": "TCP",
     "none": "none",
 }
-FRAMEWORK_LABEL = {"deepspeed": "DeepSpeed ZeRO-3", "fsdp": "PyTorch FSDP"}
+FRAMEWORK_LABEL = {"deepspeed": "DeepSpeed ZeRO-3", "fsdp": "PyTorch FSDP", "megatron": "Megatron-Core"}
+SHARDING_WORDS = {"full": "fully sharded", "hybrid": "hybrid sharded", "zero1": "distributed optimizer", "none": "DDP"}
 
 
 def _s(seconds: float) -> str:
@@ -50,6 +51,26 @@ def _headline(r: dict) -> str:
     )
 
 
+def _layout_lines(r: dict) -> list[str]:
+    """The layout: its dimensions and data-parallel sharding, what the search tried, the pipeline's bubble and
+    the exposed tensor/expert-parallel communication."""
+    dims = f"TP {r['tp']:g} x PP {r['pp']:g}" + (f" (VP {r['vp']:g})" if r["vp"] > 1 else "")
+    dims += f" x CP {r['cp']:g} x EP {r['ep']:g} x DP {r['dp']:g}"
+    detail = f"{SHARDING_WORDS.get(r['sharding'], r['sharding'])}, grad_accum {r['grad_accum']:g}"
+    if "layouts_tried" in r:
+        detail += f"; best of {r.get('layouts_fitting', 0)} fitting of {r['layouts_tried']} layouts tried"
+        if r.get("runner_up"):
+            detail += f" (next: {r['runner_up']}, {r['runner_up_tokens_per_s'] / r['gpus']:,.0f} tokens/s/GPU)"
+    lines = [_line("layout", "", f"{dims}; {detail}")]
+    if r["pp"] > 1:
+        lines.append(_line("  bubble", _s(r["t_bubble_s"]), f"{r['bubble']:.1%} of the busy time, (pp-1)/(vp m)"))
+    if r["tp"] > 1 or r["ep"] > 1:
+        lines.append(_line("  TP/EP comm", _s(r["t_comm_tp_s"]), "exposed per micro-step (tensor/expert parallel)"))
+    if r.get("pipeline_note"):
+        lines.append(f"  warning: {r['pipeline_note']}")
+    return lines
+
+
 def explain(r: dict, calibration_source: str) -> str:
     """The step, explained: where the time goes, what is achieved, what fits, what binds."""
     if r["domains"] > 1:
@@ -76,6 +97,7 @@ def explain(r: dict, calibration_source: str) -> str:
         extra.append(_line("offload", _s(r["t_offload_s"]), "PCIe copies and CPU-Adam, per micro-step"))
     lines = [
         _headline(r),
+        *_layout_lines(r),
         "",
         _line("compute", _s(r["t_compute_s"]), compute),
         *compute_lines(r),

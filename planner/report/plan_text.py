@@ -46,6 +46,7 @@ def render(plan: Plan) -> str:
     out += _layout_lines(plan)
     accum = f", grad_accum {c.grad_accum}" if c.grad_accum else ""
     out.append(f"  batch        micro-batch {c.micro_batch}{accum}")
+    out.append(f"  parallel     {layout_text(c, m)}")
     out.append("")
     out.append(
         f"  achieved     {m.achieved_tflops_per_gpu:.1f} TFLOPs/GPU (MFU {m.mfu * 100:.1f}%), "
@@ -289,3 +290,37 @@ def bom_csv(plan: Plan) -> str:
         writer.writerow(["not priced", "", _text(item), "", "", "", "", "", "", "", "", "", ""])
     writer.writerow(["total", "", "", "", "", "", f"{plan.cost.capex_usd:.2f}", "", "", "", "", "", ""])
     return buffer.getvalue()
+
+
+SHARDING_LABEL = {
+    "full": "parameters, gradients and optimizer states sharded (ZeRO-3 / FSDP)",
+    "hybrid": "sharded within groups, replicated across them (HSDP)",
+    "zero1": "optimizer states sharded (Megatron distributed optimizer)",
+    "none": "replicated (DDP)",
+}
+
+
+def layout_text(c, m) -> str:
+    """The chosen parallel layout, the data-parallel ranks and their sharding, the pipeline's bubble and which
+    traffic crosses which tier per micro-step."""
+    head = c.layout or "data parallel"
+    dp = f"DP {c.dp}" if c.dp else f"DP {c.gpus}"
+    parts = [f"{head} over {dp}, {SHARDING_LABEL.get(c.sharding, c.sharding or 'sharded')}"]
+    if c.pp > 1:
+        parts.append(f"pipeline bubble {m.bubble * 100:.1f}%")
+    if c.tp > 1:
+        where = "inside the scale-up domain" if not m.tp_bytes_per_domain_per_step else "across domains"
+        parts.append(f"TP {where} ({m.t_comm_tp_s * 1e3:.0f} ms exposed per micro-step)")
+    per_node = m.bytes_per_node_per_step + m.tp_bytes_per_domain_per_step
+    parts.append(
+        f"{_bytes(per_node)} per node over the network and {_bytes(m.bytes_per_gpu_scale_up_per_step)} "
+        "per GPU over NVLink per micro-step"
+    )
+    return "; ".join(parts)
+
+
+def _bytes(value: float) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if value >= size:
+            return f"{value / size:.3g} {unit}"
+    return f"{value:.0f} B"

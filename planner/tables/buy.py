@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from planner.assumptions import model as A
 from planner.base.errors import ScenarioError
 from planner.catalog.load import Catalog
 from planner.catalog.rows import ServerRow
@@ -31,9 +32,10 @@ from planner.hardware import designs as design_module
 from planner.hardware.designs import Designs, designs
 from planner.hardware.topology import domain_gbps
 from planner.inputs.scenario import Scenario
+from planner.model import layout
 from planner.model import performance as perf
 from planner.model.calibration import Calibration
-from planner.model.parallelism import precision_problem
+from planner.model.parallelism import LAYOUT, precision_problem
 from planner.model.workload import Requirements, Training, fast_enough, fits_memory, meets_target, scenario_training
 
 # A node's shape as the performance model sees it (the fleet's pools share it), then a performance key:
@@ -53,12 +55,12 @@ NODE_SHAPE = [
     "host_gbps",
     "host_dram_gb_per_s",
 ]
-KEY = [*NODE_SHAPE, "micro_batch", "node_gbps_eff", "fabric"]
+KEY = [*NODE_SHAPE, "micro_batch", *LAYOUT, "node_gbps_eff", "fabric"]
 # A single node has no network: its performance key is the node at a nominal 1 Gbps of IB (no traffic crosses it).
 SINGLE_NODE_GBPS, SINGLE_NODE_FABRIC = 1.0, "ib"
 # A distinct configuration (what alternatives and no-good cuts tell apart): tiers are variants of one; a
 # rail-optimised fabric is a configuration of its own.
-GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "micro_batch"]
+GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "micro_batch", *LAYOUT]
 
 
 @dataclass(frozen=True)
@@ -126,16 +128,43 @@ def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
 def evaluate_at(keys, nodes, work: Training, calibration: Calibration, confidence=None) -> dict:
     """The model for each key (a frame, or its KEY columns as arrays: key_arrays) at `nodes` nodes (array or
     scalar): the arrays of perf.evaluate_arrays (at the pessimistic outcome of `confidence` when given)."""
-    columns = {c: np.asarray(keys[c]) for c in KEY}
+    # a layout column absent from the keys (the fleet's, the explanations') is the training's own
+    columns = {c: np.asarray(keys[c]) for c in KEY if c not in LAYOUT or c in keys}
     node_gbps = columns.pop("node_gbps_eff")
     columns["scale_out_gbps"] = domain_gbps(node_gbps, columns["gpus_per_node"], columns["scale_up_gpus"])
     columns["gpus"] = np.asarray(nodes, dtype=np.int64) * columns["gpus_per_node"].astype(np.int64)
     for name, value in work.perf_columns().items():
         columns.setdefault(name, value)
+    columns["grad_accum"] = _micro_batches(columns, work)
     out = perf.evaluate_arrays(columns, calibration, len(columns["fabric"]), confidence)
     out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], node_gbps
     out["nodes"] = np.broadcast_to(np.asarray(nodes, dtype=np.int64), columns["gpus"].shape)
     return out
+
+
+def _micro_batches(columns: dict, work: Training) -> np.ndarray:
+    """Micro-batches per optimizer step of each configuration with a parallel layout or a per-step data-parallel
+    exchange (Megatron's distributed optimizer, DDP): global_batch / (dp x micro_batch), which a pipeline's
+    bubble and a once-per-step exchange depend on; ZeRO-3 / FSDP data parallelism keeps the training's
+    grad_accum (its traffic is per micro-step)."""
+    gpus = np.asarray(columns["gpus"])
+    given = np.broadcast_to(np.asarray(work.grad_accum, dtype=float), gpus.shape)
+    if work.global_batch is None:
+        return given
+    d = layout.dims(columns)
+    _, m = layout.legal(d, gpus, columns["micro_batch"], work.global_batch)
+    per_step = work.parallelism.sharding in ("zero1", "none")
+    return np.where((d["mp"] * d["ep"] > 1) | per_step, m, given)
+
+
+def layouts(work: Training, scenario: Scenario, max_domain: int) -> pd.DataFrame:
+    """The parallel layouts every candidate is tried with (one row each, columns LAYOUT): the planner's search
+    space (planner.model.layout.search_space) up to the largest scale-up domain allowed, or the workload's own."""
+    if scenario.workload.searches_layout:
+        space = layout.search_space(work, max_domain, pipelines=work.global_batch is not None)
+    else:
+        space = [{k: getattr(work.parallelism, k) for k in LAYOUT}]
+    return pd.DataFrame(space, columns=list(LAYOUT))
 
 
 def network_key(single, node_gbps_eff, fabric) -> tuple[np.ndarray, np.ndarray]:
@@ -149,7 +178,7 @@ def network_key(single, node_gbps_eff, fabric) -> tuple[np.ndarray, np.ndarray]:
 
 def key_arrays(keys: pd.DataFrame) -> dict[str, np.ndarray]:
     """The KEY columns as arrays: searches index these, not the frame (a frame's rows cost more to take)."""
-    return {c: keys[c].to_numpy() for c in KEY}
+    return {c: keys[c].to_numpy() for c in KEY if c in keys}
 
 
 def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=None) -> np.ndarray:
@@ -317,23 +346,39 @@ def _design_table(parts: Designs, scenario: Scenario) -> pd.DataFrame:
     return table
 
 
-def _with_micro_batches(designs: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
-    """Every design at every micro-batch, design by design, as its performance key (network_key) and the
-    columns the node range needs; `design` is the row of the design table."""
+def _given_layout(scenario: Scenario) -> pd.DataFrame:
+    """The workload's own layout (1 where not given), as one row of LAYOUT columns."""
+    return pd.DataFrame([{k: getattr(scenario.workload, k, None) or 1 for k in LAYOUT}])
+
+
+def _with_micro_batches(designs: pd.DataFrame, scenario: Scenario, lay: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every design at every micro-batch and layout, design by design, as its performance key (network_key)
+    and the columns the node range needs; `design` is the row of the design table."""
     batches = np.asarray(scenario.workload.micro_batches, dtype=np.int64)
-    at = np.repeat(np.arange(len(designs)), len(batches))
-    columns = [c for c in (*KEY, "single", "cap_lo", "capacity", "rack_fits") if c != "micro_batch"]
+    lay = _given_layout(scenario) if lay is None else lay
+    per_design = pd.DataFrame({"micro_batch": batches}).merge(lay, how="cross")
+    at = np.repeat(np.arange(len(designs)), len(per_design))
+    columns = [c for c in (*KEY, "single", "cap_lo", "capacity", "rack_fits") if c not in per_design.columns]
     rows = designs[columns].iloc[at].reset_index(drop=True)
     _, fabric = network_key(rows["single"], rows["node_gbps_eff"], rows["fabric"])
-    return rows.assign(fabric=fabric, design=at, micro_batch=np.tile(batches, len(designs)))
+    tiled = {c: np.tile(per_design[c].to_numpy(), len(designs)) for c in per_design.columns}
+    rows = rows.assign(fabric=fabric, design=at, **tiled)
+    return rows[_inside_domain(rows)].reset_index(drop=True)
 
 
-def _performance_keys(servers: pd.DataFrame, configs: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
+def _inside_domain(rows: pd.DataFrame) -> np.ndarray:
+    """Tensor parallelism stays inside a scale-up domain: a layout whose tp exceeds the server's is not tried."""
+    return rows["tp"].to_numpy() <= rows["scale_up_gpus"].to_numpy()
+
+
+def _performance_keys(
+    servers: pd.DataFrame, configs: pd.DataFrame, scenario: Scenario, lay: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Every distinct (node shape, usable node bandwidth / oversubscription, fabric, micro-batch) a NIC
     configuration gives, whether or not a switch and link connect it (the explanations of an empty table need
     the bounds of every speed), plus the single-node key of each server."""
     c = scenario.constraints
-    servers = servers[["server", *(k for k in KEY if k not in ("micro_batch", "node_gbps_eff", "fabric"))]]
+    servers = servers[["server", *(k for k in KEY if k not in ("micro_batch", *LAYOUT, "node_gbps_eff", "fabric"))]]
     parts = [servers.assign(node_gbps_eff=SINGLE_NODE_GBPS, fabric=SINGLE_NODE_FABRIC, single=True)]
     if not configs.empty:
         multi = configs.merge(servers, on="server")
@@ -345,6 +390,8 @@ def _performance_keys(servers: pd.DataFrame, configs: pd.DataFrame, scenario: Sc
         parts.append(multi.assign(single=False))
     keys = pd.concat(parts, ignore_index=True)
     keys = keys.merge(pd.DataFrame({"micro_batch": scenario.workload.micro_batches}), how="cross")
+    keys = keys.merge(_given_layout(scenario) if lay is None else lay, how="cross")
+    keys = keys[_inside_domain(keys)]
     keys["node_gbps_eff"] = keys["node_gbps_eff"].astype(float).round(9)
     return keys[[*KEY, "single"]].drop_duplicates(ignore_index=True)
 
@@ -369,39 +416,61 @@ def _capacity_nodes(rows: pd.DataFrame) -> np.ndarray:
 
 
 def _node_range(rows: pd.DataFrame, req: Requirements) -> pd.DataFrame:
-    """[n_lo, n_hi] per row: the key's bounds within the fabric's capacity and the row's regime caps; with a
-    global batch, only node counts giving a whole grad_accum (divisors of global_batch / (G x micro_batch))."""
+    """[n_lo, n_hi] per row: the key's bounds within the fabric's capacity and the row's regime caps, moved to
+    the nearest node counts its layout and batch allow (legal_nodes: with a global batch a whole grad_accum,
+    divisors of global_batch / (G x micro_batch) for data parallelism)."""
     hi = np.minimum(rows["key_hi"].to_numpy(np.int64), rows["capacity"].to_numpy(np.int64))
     lo = np.maximum(rows["key_lo"].to_numpy(np.int64), rows["cap_lo"].to_numpy(np.int64))
-    if req.global_batch is not None:
-        per_step = rows["gpus_per_node"].to_numpy(np.int64) * rows["micro_batch"].to_numpy(np.int64)
-        quotient = np.where(req.global_batch % per_step == 0, req.global_batch // per_step, 0)
-        lo, hi = _divisors_within(quotient, lo, np.minimum(hi, quotient))
+    lo, hi = _legal_within(rows, req, lo, hi)
     rows = rows.assign(n_lo=lo, n_hi=hi)
     return rows[(rows["n_lo"] <= rows["n_hi"]) & rows["rack_fits"]].reset_index(drop=True)
 
 
-def _divisors_within(quotient: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the smallest and the largest divisor of quotient in [lo, hi] (lo > hi when none)."""
-    new_lo, new_hi = np.ones_like(lo), np.zeros_like(hi)
-    for q in np.unique(quotient[quotient > 0]):
-        divisors = np.array([d for d in range(1, int(q) + 1) if q % d == 0], dtype=np.int64)
-        at = quotient == q
-        first = np.searchsorted(divisors, lo[at], side="left")
-        last = np.searchsorted(divisors, hi[at], side="right") - 1
-        ok = (first < len(divisors)) & (last >= 0) & (first <= last)
-        new_lo[at] = np.where(ok, divisors[np.minimum(first, len(divisors) - 1)], 1)
-        new_hi[at] = np.where(ok, divisors[np.maximum(last, 0)], 0)
+def _legal_within(rows: pd.DataFrame, req: Requirements, lo: np.ndarray, hi: np.ndarray):
+    """Per row, the smallest and the largest legal node count in [lo, hi] (lo > hi when none), computed once
+    per distinct (GPUs per node, micro-batch, layout)."""
+    shape = ["gpus_per_node", "micro_batch", *LAYOUT]
+    new_lo, new_hi = lo.copy(), np.zeros_like(hi)
+    top = int(hi.max()) if len(hi) else 0
+    groups = rows[shape].astype(np.int64).drop_duplicates()
+    codes = rows[shape].astype(np.int64).merge(groups.reset_index(names="g"), on=shape, how="left")["g"].to_numpy()
+    for g, group in groups.iterrows():
+        legal = legal_nodes(group.to_dict(), req, top)
+        at = codes == g
+        if legal is None:
+            new_hi[at] = hi[at]
+            continue
+        if not len(legal):
+            new_lo[at], new_hi[at] = 1, 0
+            continue
+        first = np.searchsorted(legal, lo[at], side="left")
+        last = np.searchsorted(legal, hi[at], side="right") - 1
+        ok = (first < len(legal)) & (last >= 0) & (first <= last)
+        new_lo[at] = np.where(ok, legal[np.minimum(first, len(legal) - 1)], 1)
+        new_hi[at] = np.where(ok, legal[np.maximum(last, 0)], 0)
     return new_lo, new_hi
 
 
-def allowed_nodes(row: dict, req: Requirements) -> list[int] | None:
-    """The node counts a candidate may take when a global batch fixes grad_accum (None: every count in
-    [n_lo, n_hi])."""
-    if req.global_batch is None:
+def legal_nodes(row: dict, req: Requirements, top: int) -> np.ndarray | None:
+    """The node counts up to `top` a row's layout and batch allow (planner.model.layout.legal), ascending;
+    None when every count is (data parallelism without a global batch)."""
+    d = {k: float(row.get(k, 1)) for k in LAYOUT}
+    if req.global_batch is None and d["tp"] * d["pp"] * d["cp"] * d["ep"] == 1:
         return None
-    quotient = req.global_batch // (row["gpus_per_node"] * row["micro_batch"])
-    return [n for n in range(int(row["n_lo"]), int(row["n_hi"]) + 1) if quotient % n == 0]
+    nodes = np.arange(1, max(top, 0) + 1, dtype=np.int64)
+    gpus = nodes * int(row["gpus_per_node"])
+    d = layout.dims({**d, "gpus": gpus})
+    ok, _ = layout.legal(d, gpus, float(row["micro_batch"]), req.global_batch)
+    return nodes[ok]
+
+
+def allowed_nodes(row: dict, req: Requirements) -> list[int] | None:
+    """The node counts a candidate may take when its layout or a global batch restricts them (None: every
+    count in [n_lo, n_hi])."""
+    legal = legal_nodes(row, req, int(row["n_hi"]))
+    if legal is None:
+        return None
+    return [int(n) for n in legal if n >= int(row["n_lo"])]
 
 
 def quantities_at(rows, nodes) -> dict[str, np.ndarray]:
@@ -580,18 +649,43 @@ def build(
     req = Requirements.of(scenario)
     if parts is None:
         parts = part_designs(catalog, scenario)
+    lay = layouts(work, scenario, int(parts.single["scale_up_gpus"].max()) if len(parts.single) else 1)
     if previous is None:
-        keys, table = _performance_keys(parts.single, parts.configs, scenario), _design_table(parts, scenario)
+        keys, table = _performance_keys(parts.single, parts.configs, scenario, lay), _design_table(parts, scenario)
     else:
         keys, table = previous.bounds[[*KEY, "single"]], previous.designs
     bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration, previous)
-    rows = _node_range(_attach_bounds(_with_micro_batches(table, scenario), bounds), req)
+    rows = _node_range(_attach_bounds(_with_micro_batches(table, scenario, lay), bounds), req)
+    if len(lay) > 1:
+        rows = _best_layouts(rows, work, calibration, req)
     # the wide columns only for the rows that have a node range (a few hundred of thousands)
     wide = table.iloc[rows["design"].to_numpy()].reset_index(drop=True)
-    wide = wide.assign(**{c: rows[c].to_numpy() for c in ("micro_batch", "n_lo", "n_hi")})
+    wide = wide.assign(**{c: rows[c].to_numpy() for c in ("micro_batch", *LAYOUT, "n_lo", "n_hi")})
     priced = _price(wide[COLUMNS], scenario)
     priced = priced.sort_values(["objective_usd", "capex_usd", "power_w"], kind="stable", ignore_index=True)
     return Candidates(priced, bounds, work, req, table)
+
+
+def _best_layouts(rows: pd.DataFrame, work: Training, calibration: Calibration, req: Requirements) -> pd.DataFrame:
+    """For each design and micro-batch, the layout that needs the fewest nodes (a design's cost grows with its
+    node count only) and, among those, the fastest there: the planner's choice of layout per hardware candidate.
+    The throughput is evaluated once per distinct performance key and node count."""
+    if rows.empty:
+        return rows
+    at = rows[[*KEY, "n_lo"]].drop_duplicates(ignore_index=True)
+    figures = evaluate_at(key_arrays(at), at["n_lo"].to_numpy(np.int64), work, calibration, req.confidence)
+    at["layout_tokens_per_s"] = np.asarray(figures["tokens_per_s"], dtype=float)
+    rows = rows.merge(at, on=[*KEY, "n_lo"], how="left")
+    fewest = rows.groupby(["design", "micro_batch"])["n_lo"].transform("min").to_numpy()
+    rows = rows[rows["n_lo"].to_numpy() == fewest]  # a design's cost grows with its node count alone
+    simple = layout.complexity({k: rows[k].to_numpy() for k in LAYOUT})
+    best = rows["layout_tokens_per_s"].to_numpy()
+    top = rows.assign(_best=best).groupby(["design", "micro_batch"])["_best"].transform("max").to_numpy()
+    near = best >= top * (1 - A.LAYOUT_SIMPLICITY_MARGIN.value)  # the simplest within the margin of the fastest
+    rows = rows[near].assign(_simple=simple[near], _neg=-best[near])
+    rows = rows.sort_values(["design", "micro_batch", "_simple", "_neg"], kind="stable")
+    rows = rows.drop_duplicates(["design", "micro_batch"], ignore_index=True)
+    return rows.drop(columns=["layout_tokens_per_s", "_simple", "_neg"])
 
 
 def leaf_split_columns(row: dict) -> tuple[int, int, int]:
