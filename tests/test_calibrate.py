@@ -115,7 +115,7 @@ def test_validation_reports_publications_architectures_coverage_and_memory(shipp
     calibration, _, _ = shipped
     fit = calibration.fit
     lopo, by_arch, memory = fit["leave_one_publication_out"], fit["leave_one_architecture_out"], fit["memory"]
-    assert set(lopo["per_architecture"]) == {"ampere", "blackwell", "cdna3", "hopper", "volta"}
+    assert set(lopo["per_architecture"]) == {"ampere", "blackwell", "blackwell-ultra", "cdna3", "hopper", "volta"}
     assert set(by_arch["per_source"]) == set(lopo["per_architecture"])  # each architecture left out in turn
     assert 0.5 < lopo["range_coverage"] < 1 and lopo["range_points"] > 300
     assert memory["points"] >= 20 and 0 < memory["median_abs_error"] < 0.5
@@ -140,11 +140,11 @@ def test_efficiency_belongs_to_the_architecture_not_the_gpu():
 
 def test_an_unmeasured_architecture_gets_the_left_out_range_and_a_warning():
     cal = Calibration.default()
-    assert not cal.measured("blackwell-ultra")
-    low, high, group = cal.range_factors("blackwell-ultra", "fsdp", "ib")
+    assert not cal.measured("rubin")
+    low, high, group = cal.range_factors("rubin", "fsdp", "ib")
     measured_low, measured_high, _ = cal.range_factors("hopper", "fsdp", "ib")
     assert group == "unmeasured architecture" and high / low > measured_high / measured_low
-    assert "no training measurement" in cal.unmeasured_note("blackwell-ultra", "B300")
+    assert "no training measurement" in cal.unmeasured_note("rubin", "Rubin")
     assert cal.unmeasured_note("hopper", "H100-SXM") == ""
 
 

@@ -118,9 +118,9 @@ def test_a_configuration_that_does_not_fit_gets_no_throughput(run):
 
 
 def test_an_unmeasured_architecture_is_named_in_predict(run):
-    args = ["predict", "--model", "Llama-3-8B", "--gpu", "B300", "--gpus", "8", "--gpus-per-node", "8"]
+    args = ["predict", "--model", "Llama-3-8B", "--gpu", "Rubin", "--gpus", "8", "--gpus-per-node", "8"]
     text = run(*args, "--node-gbps", "3200", "--micro-batch", "1").stdout
-    assert "warning: B300 (blackwell-ultra): no training measurement of this architecture" in text
+    assert "warning: Rubin (rubin): no training measurement of this architecture" in text
     assert "runs of each measured architecture predicted from the others" in text
     measured = run(*args[:5], "B200", *args[6:], "--node-gbps", "3200", "--micro-batch", "1").stdout
     assert "no training measurement" not in measured

@@ -306,6 +306,39 @@ FA3_ATTENTION_RATIO = Constant(
     FA3 + ": FlashAttention-3 runs the forward 1.5-2.0x and the backward 1.5-1.75x faster than FlashAttention-2 on "
     "H100 (bf16, head dim 128); Blackwell's FlashAttention-4 and cuDNN kernels are taken alike",
 )
+MOE_GEMM_RATIO = Constant(
+    "moe_gemm_ratio",
+    0.7,
+    "x the architecture's GEMM efficiency, for the routed experts' GEMMs",
+    "prior: grouped GEMMs over many small experts (a few thousand tokens each) with the router, top-k and "
+    "token-count synchronisation around them run below a dense GEMM of the same FLOPs (Megatron-Core MoE: "
+    "DeepSeek-V3 at 1,233 TFLOPs on GB300, about half its dense peak, arXiv:2603.07685); fitted",
+)
+MOE_LAYER_OVERHEAD_S = Constant(
+    "moe_layer_overhead_s",
+    2e-4,
+    "s per MoE layer per pass, not overlapped",
+    "estimate: a dropless MoE layer waits for the per-expert token counts on the host (a device-to-host sync "
+    "before sizing the grouped GEMM and the all-to-all) and launches the router, top-k, permutation and "
+    "un-permutation kernels around it (Megatron-Core MoEAlltoAllTokenDispatcher); fitted",
+)
+CP_ATTENTION_PENALTY = Constant(
+    "cp_attention_penalty",
+    0.3,
+    "extra attention time x (cp - 1) / cp under context parallelism",
+    "prior: ring attention splits each rank's attention into cp blocks with a softmax correction between them, "
+    "and a causal mask balances only when the sequence is sharded in mirrored chunks; an unbalanced ring's "
+    "slowest rank does 2 cp / (cp + 1) of the mean (up to 1.0 extra); fitted",
+)
+UNFUSED_SCORE_BYTES = Constant(
+    "unfused_score_bytes",
+    30.0,
+    "HBM bytes per attention-score element, forward and backward",
+    "counted for Megatron-LM's unfused attention in fp16 (Korthikanti et al. 2022 sec. 4, the 5 a s^2 b term): "
+    "forward writes QK^T (2), the fused scale-mask-softmax reads and writes it (4), dropout reads it and writes "
+    "its output and mask (5), the PV GEMM reads it (2); backward reads and writes each again with the "
+    "gradients (17); the recomputed forward adds the forward's 13",
+)
 ATTENTION_EFFICIENCY_PRIOR = {
     "volta": Constant(
         "attention_efficiency[volta]",

@@ -65,6 +65,15 @@ class Calibration(BaseModel):
         le=3,
         description="FlashAttention-3 class kernels relative to FlashAttention-2",
     )
+    moe_gemm_ratio: Fraction = Field(
+        A.MOE_GEMM_RATIO.value, description="routed experts' GEMM efficiency relative to the dense GEMMs'"
+    )
+    moe_layer_overhead_s: float = Field(
+        A.MOE_LAYER_OVERHEAD_S.value, ge=0, le=0.1, description="host seconds per MoE layer per pass (sync, launches)"
+    )
+    cp_attention_penalty: float = Field(
+        A.CP_ATTENTION_PENALTY.value, ge=0, le=3, description="extra attention time x (cp-1)/cp under ring attention"
+    )
     eta_net: dict[str, Fraction] = Field(default_factory=dict, description="fabric -> fraction of line rate")
     overlap: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
         default_factory=dict, description="framework -> share of the shorter phase hidden"

@@ -87,6 +87,9 @@ PRIOR_SIGMA = {
     "cpu_adam": 60.0,
     "per_call": 3e-4,
     "per_rank": 2e-6,  # about the prior's measured spread (2-5 us per rank and tensor)
+    "moe": 0.2,
+    "moe_layer": 3e-4,
+    "cp": 0.3,
 }
 BOUNDS = {
     "gemm": (0.05, 1.0),
@@ -104,6 +107,9 @@ BOUNDS = {
     "cpu_adam": (10.0, 2000.0),
     "per_call": (0.0, 5e-3),
     "per_rank": (0.0, 5e-5),
+    "moe": (0.1, 1.0),
+    "moe_layer": (0.0, 5e-3),
+    "cp": (0.0, 3.0),
 }
 MIN_GROUP_SOURCES = 3  # runs from fewer sources than this: the range falls back to a broader group
 
@@ -347,6 +353,9 @@ class Parameters:
         names += [("attention", a) for a in sorted(frame["architecture"].unique())]
         names += [("cast", "")] if frame["precision"].isin(LOW_PRECISIONS).any() else []
         names += [(k, "") for k in ("triton", "fa3") if (frame["attention_kernel"] == k).any()]
+        moe = "experts" in frame and (frame["experts"].fillna(0) > 0).any()
+        names += [("moe", ""), ("moe_layer", "")] if moe else []
+        names += [("cp", "")] if "cp" in frame and (frame["cp"] > 1).any() else []
         names += [("framework", fw) for fw in sorted(frame["framework"].unique()) if fw != "fsdp"]  # fsdp: reference
         fabrics = sorted(frame.loc[multi, "fabric"].unique())
         # Ethernet-class fabrics relative to InfiniBand (a ratio <= 1), so no fit makes RoCE beat IB
@@ -368,6 +377,9 @@ class Parameters:
             "cast": lambda _: priors.cast_bytes,
             "triton": lambda _: priors.triton_attention_ratio,
             "fa3": lambda _: priors.fa3_attention_ratio,
+            "moe": lambda _: priors.moe_gemm_ratio,
+            "moe_layer": lambda _: priors.moe_layer_overhead_s,
+            "cp": lambda _: priors.cp_attention_penalty,
             "width_k": lambda _: priors.width_k,
             "eta_net": priors.eta_net_for,
             "overlap": priors.overlap_for,
@@ -407,6 +419,12 @@ class Parameters:
                 fields["cast_bytes"] = value
             elif kind in ("triton", "fa3"):
                 fields[f"{kind}_attention_ratio"] = value
+            elif kind == "moe":
+                fields["moe_gemm_ratio"] = value
+            elif kind == "moe_layer":
+                fields["moe_layer_overhead_s"] = value
+            elif kind == "cp":
+                fields["cp_attention_penalty"] = value
             else:
                 target = {"gemm": "gemm_efficiency", "eta_net": "eta_net", "overlap": "overlap"}
                 target |= {"attention": "attention_efficiency"}
@@ -553,6 +571,9 @@ def _value(cal: Calibration, kind: str, key: str) -> float:
         "cast": lambda: cal.cast_bytes,
         "triton": lambda: cal.triton_attention_ratio,
         "fa3": lambda: cal.fa3_attention_ratio,
+        "moe": lambda: cal.moe_gemm_ratio,
+        "moe_layer": lambda: cal.moe_layer_overhead_s,
+        "cp": lambda: cal.cp_attention_penalty,
         "width_k": lambda: cal.width_k,
         "eta_net": lambda: cal.eta_net_for(key),
         "net_ratio": lambda: cal.eta_net_for(key) / cal.eta_net_for("ib"),

@@ -96,15 +96,18 @@ def in_flight(d: dict, micro_batches) -> np.ndarray:
     return np.minimum(pp, m) * interleave
 
 
-def states_bytes_per_param(sharding, offload, shard) -> np.ndarray:
+def states_bytes_per_param(sharding, offload, shard, grad_bytes=4.0) -> np.ndarray:
     """Bytes of model states per parameter a GPU holds, over the `shard` GPUs the states are split over:
     ZeRO-3 / FSDP (full, hybrid) 16 / shard (4 with the optimizer offloaded); Megatron's distributed optimizer
-    (zero1) 6 + 12 / shard (bf16 weights and fp32 gradients kept, fp32 master weights and Adam moments
-    sharded); DDP (none) 18 (Megatron-LM docs/source/api-guide/dist_optimizer.md table)."""
+    (zero1) with fp32 gradients 6 + 12 / shard, with bf16 gradients 4 + 16 / shard (an fp32 copy of the
+    gradient shard joins the master weights and Adam moments); DDP (none) 18 or 16 (Megatron-LM
+    docs/source/api-guide/dist_optimizer.md table)."""
     sharding, shard = np.asarray(sharding).astype(str), np.asarray(shard, float)
     sharded = np.where(np.asarray(offload).astype(str) == "none", A.BYTES_MODEL_STATES.value,
                        A.BYTES_STATES_OFFLOADED.value) / shard  # fmt: skip
-    kept, split = A.BYTES_ZERO1_KEPT.value, A.BYTES_ZERO1_SHARDED.value
+    fp32_grads = np.asarray(grad_bytes, float) >= 4
+    kept = np.where(fp32_grads, A.BYTES_ZERO1_KEPT.value, A.BYTES_ZERO1_KEPT.value - 2.0)
+    split = np.where(fp32_grads, A.BYTES_ZERO1_SHARDED.value, A.BYTES_ZERO1_SHARDED.value + 4.0)
     return np.select([sharding == "zero1", sharding == "none"], [kept + split / shard, kept + split], sharded)
 
 
@@ -145,7 +148,8 @@ def legal(d: dict, gpus, micro_batch, global_batch: int | None) -> tuple[np.ndar
     """Whether each configuration's layout fits its GPU count and batch, and its micro-batches per pipeline
     per optimizer step m: gpus a multiple of tp pp cp; ep dividing dp cp tp; with a global batch, m = batch /
     (dp micro_batch) whole, at least pp (1F1B fills the pipeline) and a multiple of pp when interleaved
-    (Megatron's rule); without one, m = 1 and no pipeline."""
+    (Megatron's rule); without one, m = 1 and no pipeline. Where m is not whole it is returned unrounded (at
+    least 1)."""
     gpus, micro_batch = np.asarray(gpus, float), np.asarray(micro_batch, float)
     dp = gpus / d["mp"]
     ok = (np.mod(gpus, d["mp"]) == 0) & (np.mod(dp * d["cp"] * d["tp"], d["ep"]) == 0)
@@ -154,7 +158,9 @@ def legal(d: dict, gpus, micro_batch, global_batch: int | None) -> tuple[np.ndar
     with np.errstate(divide="ignore", invalid="ignore"):
         m = global_batch / (dp * micro_batch)
     whole = np.isfinite(m) & (np.abs(m - np.round(m)) < 1e-9) & (m >= 1)
-    m = np.where(whole, np.round(m), 1.0)
+    # m itself stays continuous where it is not whole, so figures are smooth in the GPU count (the node bounds
+    # bisect on them); only legal configurations are ever priced
+    m = np.where(whole, np.round(m), np.clip(np.nan_to_num(m, nan=1.0, posinf=1.0), 1.0, None))
     filled = (d["pp"] == 1) | ((m >= d["pp"]) & ((d["vp"] == 1) | (np.mod(m, d["pp"]) == 0)))
     return ok & whole & filled, m
 

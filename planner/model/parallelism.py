@@ -31,8 +31,9 @@ SCALED_PRECISIONS = ("fp8-rowwise", "mxfp8")  # per-row or per-block scales: cas
 SHARDINGS = ("full", "hybrid", "zero1", "none")
 LAYOUT = ("tp", "pp", "vp", "cp", "ep")  # tensor, pipeline (virtual stages per rank), context, expert
 # FlashAttention-2 class (FA2, PyTorch SDPA's flash backend: what most measured runs used), FlashAttention-3 class
-# (FA3 on Hopper, FA4 / cuDNN on Blackwell), the Triton FlashAttention of 2022-23 (MPT's attn_impl triton)
-ATTENTION_KERNELS = ("flash", "fa3", "triton")
+# (FA3 on Hopper, FA4 / cuDNN on Blackwell), the Triton FlashAttention of 2022-23 (MPT's attn_impl triton), and
+# unfused attention (Megatron-LM 2021-22: the s x s scores materialised, soft-maxed by a fused kernel)
+ATTENTION_KERNELS = ("flash", "fa3", "triton", "unfused")
 
 
 @dataclass(frozen=True)

@@ -173,22 +173,23 @@ def block_shape(params, layers, hidden, heads, vocab, ffn_hidden, kv_heads):
     return f, r, gated
 
 
-def linear_flops_per_token(hidden, ffn, kv_share, gated):
-    """Forward FLOPs of one block's linear layers per token: QKV 2 h^2 (1 + 2r), the attention output 2 h^2,
-    the MLP 2 h f per matrix (three gated, two plain)."""
+def linear_flops_per_token(hidden, ffn, kv_share, gated, q_share=1.0):
+    """Forward FLOPs of one block's linear layers per token: QKV 2 h q (1 + 2r), the attention output 2 q h
+    (q = q_share x h: the heads' total width, h unless a model's heads are wider, as Qwen3's and GPT-OSS's), the
+    MLP 2 h f per matrix (three gated, two plain)."""
     h = np.asarray(hidden, float)
-    return 2.0 * h * h * (2.0 + 2.0 * np.asarray(kv_share, float)) + 2.0 * h * np.asarray(ffn, float) * np.where(
-        gated, 3.0, 2.0
-    )
+    attention = 2.0 * h * h * np.asarray(q_share, float) * (2.0 + 2.0 * np.asarray(kv_share, float))
+    return attention + 2.0 * h * np.asarray(ffn, float) * np.where(gated, 3.0, 2.0)
 
 
-def lowp_share(hidden, ffn, kv_share, gated, precision):
+def lowp_share(hidden, ffn, kv_share, gated, precision, q_share=1.0):
     """Share of a block's linear FLOPs that runs in low precision: torchao's filter keeps small GEMMs in bf16
     (rowwise: N <= 2048 or K <= 1024 or (N <= 4096 and K <= 2048); tensorwise and fp4: K <= 4096 and N <= 1024),
     each layer as (N outputs, K inputs); NVFP4 recipes keep the last blocks in bf16 (FP4_BF16_TAIL)."""
     h, f, r = np.asarray(hidden, float), np.asarray(ffn, float), np.asarray(kv_share, float)
     up = np.where(gated, 2.0, 1.0)  # gate and up projections, each N = f
-    layers = [(h * (1 + 2 * r), h, 1.0), (h, h, 1.0), (f, h, up), (h, f, 1.0)]  # (N, K, copies)
+    q = h * np.asarray(q_share, float)
+    layers = [(q * (1 + 2 * r), h, 1.0), (h, q, 1.0), (f, h, up), (h, f, 1.0)]  # (N, K, copies)
     rowwise = np.isin(precision, SCALED_PRECISIONS)
     low = np.isin(precision, LOW_PRECISIONS)
     total = kept = 0.0
@@ -232,26 +233,34 @@ def width_efficiency(hidden, peak_flops, hbm_bytes_per_s, width_k):
     return hidden / (hidden + np.nan_to_num(hidden_half))
 
 
-def gemm_widths(hidden, ffn, kv_share, gated, tp, moe: dict) -> tuple[list, list]:
-    """The narrow dimension of each of a block's four GEMMs (QKV, attention output, MLP up, MLP down) on one
-    tensor-parallel rank, and each one's share of the block's linear FLOPs: a column-parallel GEMM splits its
-    outputs over tp, a row-parallel one its inputs; the narrow dimension is min(hidden, the split one). A MoE
-    layer's experts are not split by TP (expert tensor parallelism 1): their narrow dimension is min(hidden,
-    expert_ffn). Without TP every GEMM is at least hidden wide: the hidden size, as width_efficiency was fitted."""
-    h, f, r = (np.asarray(x, float) for x in (hidden, ffn, kv_share))
-    tp = np.asarray(tp, float)
-    up = np.where(gated, 2.0, 1.0)
+def attention_width(c: dict) -> np.ndarray:
+    """The width the attention scores are computed at, per token: the hidden size, or heads x head_dim where a
+    model gives a head width (Qwen3, GPT-OSS: wider than hidden / heads); for MLA (DeepSeek, Kimi) the mean of
+    the query-key width (head_dim + rope_head_dim) and the value width (head_dim), per head."""
+    head = c["head_dim"].astype(float)
+    rope = np.nan_to_num(c["rope_head_dim"].astype(float))
+    return np.where(np.isnan(head), c["hidden"].astype(float), c["heads"].astype(float) * (head + rope / 2.0))
+
+
+def q_share(c: dict) -> np.ndarray:
+    """The heads' total width over the hidden size, for the QKV and output projections: heads x head_dim / h where
+    a head width is given, 1 for MLA (its low-rank projections are counted as MHA's, an approximation)."""
+    head = c["head_dim"].astype(float)
+    mla = ~np.isnan(c["rope_head_dim"].astype(float))
+    share = c["heads"].astype(float) * head / c["hidden"].astype(float)
+    return np.where(np.isnan(head) | mla, 1.0, share)
+
+
+def gemm_width(hidden, tp, moe: dict) -> np.ndarray:
+    """The narrow GEMM dimension the width roll-off sees on one tensor-parallel rank: hidden / tp (the
+    attention output's and the split MLP's inner dimension), and a MoE model's expert width when narrower.
+    Without TP the hidden size, as width_efficiency was fitted. (Pricing each of the block's four GEMMs at its
+    own narrow dimension instead, min(hidden, its split dimension), was tried: 10.9% leave-one-publication-out
+    median over the database against 7.7% for this, and 9.8% against 3.7% on Korthikanti et al.'s eight
+    points: docs/model.md section 8.)"""
+    width = np.asarray(hidden, float) / np.asarray(tp, float)
     expert = np.nan_to_num(np.asarray(moe["expert_width"], float), nan=np.inf)
-    mlp_split = np.where(moe["moe"], 1.0, tp)
-    widths = [
-        np.minimum(h, h * (1 + 2 * r) / tp),
-        np.minimum(h, h / tp),
-        np.minimum(np.minimum(h, up * f / mlp_split), expert),
-        np.minimum(np.minimum(h, f / mlp_split), expert),
-    ]
-    flops = [h * h * (1 + 2 * r), h * h, h * f * up, h * f]
-    total = sum(flops)
-    return widths, [x / total for x in flops]
+    return np.minimum(width, expert)
 
 
 def vocabulary_s(tokens, vocab, hbm_gb_per_s):
@@ -310,6 +319,7 @@ def memory_per_gpu_gib(
     grad_accum=1,
     expert_params=0.0,
     expert_shard=None,
+    grad_bytes=4.0,
 ):
     """Peak bytes per GPU, in GiB (`gpus`: the GPUs the states are sharded over; `layout_dims`: tp, pp, vp, cp,
     ep of planner.model.layout.dims, default all 1): this GPU's model states by sharding (less with the optimizer
@@ -322,8 +332,8 @@ def memory_per_gpu_gib(
     checkpointing = _checkpointing(checkpointing)
     dense, experts = layout.local_params(params, np.asarray(expert_params, float), d)
     expert_shard = gpus if expert_shard is None else np.asarray(expert_shard, float)
-    states = dense * layout.states_bytes_per_param(sharding, offload, gpus)
-    states = states + experts * layout.states_bytes_per_param(sharding, offload, expert_shard)
+    states = dense * layout.states_bytes_per_param(sharding, offload, gpus, grad_bytes)
+    states = states + experts * layout.states_bytes_per_param(sharding, offload, expert_shard, grad_bytes)
     states = states + np.where(hpz, 2.0 * params / scale_up_gpus, 0.0)  # hpZ: a bf16 copy per domain
     split = d["tp"] * d["cp"]  # sequence parallelism splits a layer's activations over tp, context over cp
     held = L / d["pp"] * layout.in_flight(d, grad_accum)  # layers' worth of stored activations
@@ -404,6 +414,8 @@ OPTIONAL = {
     "expert_ffn": np.nan,
     "shared_experts": 0,
     "dense_layers": 0,
+    "head_dim": np.nan,
+    "rope_head_dim": np.nan,
 }
 
 
@@ -451,19 +463,21 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     moe = layout.moe_shape(c, c["hidden"], f, gated)
     tokens = c["micro_batch"] * c["seq_len"] / d["mp"]  # this GPU's share of one micro-batch
     active = moe["active_params"]
-    f_model = model_flops_per_gpu(active, tokens, c["layers"], c["hidden"], c["seq_len"])
-    recompute = recompute_flops_per_gpu(active, tokens, c["layers"], c["hidden"], c["seq_len"], c["checkpointing"])
+    width = attention_width(c)
+    f_model = model_flops_per_gpu(active, tokens, c["layers"], width, c["seq_len"])
+    recompute = recompute_flops_per_gpu(active, tokens, c["layers"], width, c["seq_len"], c["checkpointing"])
     quant = {k: c[k].astype(bool) for k in ("qwz", "hpz", "qgz")}
     offload = c["offload"].astype(str)
     shard, expert_shard = shard_group(c, d)
     local = layout.local_params(c["params"], moe["expert_params"], d)
     ops = _operations(c, tokens, (shard, expert_shard), d, (moe["f_active"], r, moe["gated"]), local, moe)
     offload_args = (c["params"], shard, c["gpus_per_host"], offload, c["grad_accum"])
+    flash = c["flash_attention"].astype(bool) & (c["attention_kernel"].astype(str) != "unfused")
     memory = memory_per_gpu_gib(
         c["params"], shard, c["scale_up_gpus"], c["micro_batch"], c["seq_len"], c["layers"], c["hidden"],
-        c["heads"], c["vocab"], c["checkpointing"], c["flash_attention"].astype(bool), quant["hpz"], offload,
+        c["heads"], c["vocab"], c["checkpointing"], flash, quant["hpz"], offload,
         sharding=c["sharding"].astype(str), layout_dims=d, grad_accum=c["grad_accum"],
-        expert_params=moe["expert_params"], expert_shard=expert_shard,
+        expert_params=moe["expert_params"], expert_shard=expert_shard, grad_bytes=c["grad_bytes"].astype(float),
     )  # fmt: skip
     head_tokens = tokens * d["pp"]  # the last stage computes the logits of its tp x cp share of the micro-batch
     imbalance = layout.stage_layers(c["layers"], d) * d["pp"] / c["layers"]  # slowest stage / mean stage
@@ -477,9 +491,7 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
         "tokens_per_gpu": tokens,
         "model_flops_per_gpu": f_model,
         "hw_flops_per_gpu": f_model + recompute,
-        "attention_flops_per_gpu": attention_flops_per_gpu(
-            tokens, c["layers"], c["hidden"], c["seq_len"], c["checkpointing"]
-        )
+        "attention_flops_per_gpu": attention_flops_per_gpu(tokens, c["layers"], width, c["seq_len"], c["checkpointing"])
         * imbalance,
         "t_kernel_s": zeropp_kernel_s(c["params"], quant["qwz"], quant["qgz"], c["hbm_gb_per_s"])
         + vocabulary_s(head_tokens, c["vocab"], c["hbm_gb_per_s"]),
@@ -516,7 +528,8 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     adam = parts["t_cpu_adam_ref_s"] * (cal.cpu_adam_bytes_per_param / A.CPU_ADAM_BYTES_PER_PARAM.value)
     t_offload = parts["t_offload_s"] - parts["t_cpu_adam_ref_s"] + adam
     t_tp = tensor_parallel_s(parts, eta_net, cal)
-    t_micro = step_time_s(t_comp, t_comm, overlap) + t_tp
+    t_moe_host = parts["moe_layer_passes"] * cal.moe_layer_overhead_s  # dropless MoE's syncs and launches
+    t_micro = step_time_s(t_comp, t_comm, overlap) + t_tp + t_moe_host
     t_bubble = t_micro * parts["bubble"]
     t_point = t_micro + t_bubble + t_offload + overhead
     arch = keys["architecture"]
@@ -550,6 +563,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         "t_step_s": t_step,
         "t_comm_exposed_s": np.maximum(0.0, t_point - t_bubble - t_offload - overhead - t_comp),
         "t_comm_tp_s": t_tp,
+        "t_moe_host_s": t_moe_host,
         "t_bubble_s": t_bubble,
         "bubble": parts["bubble"],
         "tp_bytes_per_domain_per_step": parts["tp_bytes_per_domain_per_step"],
@@ -597,34 +611,52 @@ def _operations(c: dict, tokens, shards, d: dict, shape, local, moe: dict) -> di
     f, r, gated = shape
     full, op = c["checkpointing"] == "full", c["checkpointing"] == "op"
     passes = 3.0 + full + 0.5 * op  # forward, backward (2x), and the recomputed forward (op: half its matmuls)
-    per_token = linear_flops_per_token(c["hidden"], f, r, gated)
+    qs = q_share(c)
+    per_token = linear_flops_per_token(c["hidden"], f, r, gated, qs)
     inputs = np.asarray(tokens, float) * c["layers"] * block_inputs_per_token(c["hidden"], f)
     elementwise = elementwise_bytes_per_token(c["hidden"], f, r, gated, c["stack"].astype(str))
     permute = moe["moe_layers"] / c["layers"] * moe["top_k"] * c["hidden"] * A.MOE_PERMUTE_BYTES.value
     recomputed = np.isin(c["checkpointing"], ["full", "selective", "op"])  # all re-run the element-wise forward
     precision = c["precision"].astype(str)
-    share = lowp_share(c["hidden"], f, r, gated, precision)
+    share = lowp_share(c["hidden"], f, r, gated, precision, qs)
     peak_low = np.where(precision == "fp4", c["peak_fp4_tflops"].astype(float), c["peak_fp8_tflops"].astype(float))
     share = np.where(np.isnan(peak_low), 0.0, share)  # no low-precision tensor cores: everything runs in bf16
     weight_bytes = gathered_weight_bytes(c["params"], c["layers"], c["hidden"], f, r, gated, share,
                                          c["fp8_allgather"].astype(bool), c["framework"].astype(str))  # fmt: skip
-    width = gemm_widths(c["hidden"], f, r, gated, d["tp"], moe)
+    width = gemm_width(c["hidden"], d["tp"], moe)
     dense, experts = local
     shard, expert_shard = shards
     replicated = np.asarray(c["sharding"]).astype(str) == "none"
     optimizer = np.where(replicated, dense + experts, dense / shard + experts / expert_shard)
     layers = layout.stage_layers(c["layers"], d) * d["pp"]  # the slowest stage's, as if every stage had them
+    expert_flops = (
+        moe["moe_layers"]
+        / c["layers"]
+        * moe["top_k"]
+        * 6.0
+        * c["hidden"]
+        * np.nan_to_num(c["expert_ffn"].astype(float))
+    )  # per token per layer, forward: the routed experts' gated MLPs
     return {
+        "expert_share": np.where(moe["moe"], np.minimum(1.0, expert_flops / per_token), 0.0),
         "gemm_linear_flops": np.asarray(tokens, float) * layers * per_token * passes,
         "lowp_share": share,
         "lowp_peak_flops": peak_low * 1e12,
         "weight_bytes": weight_bytes,
-        "gemm_widths": width,
+        "gemm_width": width,
         "gemm_logits_flops": np.asarray(tokens, float) * d["pp"] * 6.0 * c["hidden"] * np.nan_to_num(c["vocab"]),
         "elementwise_bytes": np.asarray(tokens, float) * layers * (elementwise + permute) * (1.0 + recomputed / 3.0),
         "cast_inputs": inputs * layers / c["layers"] * passes * share,
         "optimizer_params": optimizer / np.maximum(c["grad_accum"].astype(float), 1),
         "block_passes": layers / d["pp"] * passes,
+        # unfused attention: score elements per GPU (heads / tp of s x s per sequence; a recomputed forward adds
+        # its 13 of UNFUSED_SCORE_BYTES' 30)
+        "score_elements": np.asarray(tokens, float)
+        * layers
+        * c["heads"]
+        * c["seq_len"]
+        * (1.0 + np.isin(c["checkpointing"], ["full", "selective"]) * 13.0 / 30.0),
+        "moe_layer_passes": moe["moe_layers"] / c["layers"] * layers / d["pp"] * passes,
     }
 
 
@@ -649,26 +681,32 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
     peak = c["peak_tflops"].astype(float) * 1e12
     hbm_peak = c["hbm_gb_per_s"].astype(float) * 1e9
     ceiling = _per_value(arch, cal.gemm_efficiency_for) * _per_value(keys["framework"], cal.framework_efficiency_for)
-    widths, weights = parts["gemm_widths"]
-    eta = ceiling * sum(
-        w * width_efficiency(x, peak, hbm_peak, cal.width_k) for x, w in zip(widths, weights, strict=True)
-    )
+    eta = ceiling * width_efficiency(parts["gemm_width"], peak, hbm_peak, cal.width_k)
     fp4 = precision == "fp4"
     peak_low = parts["lowp_peak_flops"]
     ratio = _per_value(arch, cal.lowp_ratio_for) * np.where(fp4, A.FP4_EFFICIENCY_RATIO.value, 1.0)
     ratio = ratio * np.where(precision == "fp8-rowwise", A.ROWWISE_GEMM_FACTOR.value, 1.0)
     share = parts["lowp_share"]
     linear = parts["gemm_linear_flops"]
+    moe = 1.0 + parts["expert_share"] * (1.0 / cal.moe_gemm_ratio - 1.0)  # experts' GEMMs at their own rate
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_low = np.nan_to_num(linear * share / (peak_low * eta * ratio))
-    t_gemm = (linear * (1 - share) + parts["gemm_logits_flops"]) / (peak * eta) + t_low
+        t_low = np.nan_to_num(linear * share * moe / (peak_low * eta * ratio))
+    t_gemm = (linear * (1 - share) * moe + parts["gemm_logits_flops"]) / (peak * eta) + t_low
     attention = _per_value(arch, cal.attention_efficiency_for)
     kernel = c["attention_kernel"].astype(str)
     kernel_ratio = np.select(
         [kernel == "triton", kernel == "fa3"], [cal.triton_attention_ratio, cal.fa3_attention_ratio], 1.0
     )
     attention = np.minimum(1.0, attention * kernel_ratio)
-    t_attention = parts["attention_flops_per_gpu"] * A.CAUSAL_SHARE.value / (peak * attention)
+    cp = parts["layout"]["cp"]
+    ring = 1.0 + cal.cp_attention_penalty * (cp - 1.0) / cp  # ring attention's blocks and imbalance
+    t_attention = parts["attention_flops_per_gpu"] * A.CAUSAL_SHARE.value * ring / (peak * attention)
+    unfused = kernel == "unfused"  # the full s x s scores as two batched GEMMs, and their soft-max through HBM
+    hbm_unfused = hbm_peak * _per_value(arch, lambda a: A.by_architecture(A.HBM_EFFICIENCY, a))
+    t_unfused = parts["attention_flops_per_gpu"] / (peak * eta) + np.nan_to_num(
+        parts["score_elements"] * A.UNFUSED_SCORE_BYTES.value / hbm_unfused
+    )
+    t_attention = np.where(unfused, t_unfused, t_attention)
     hbm = hbm_peak * _per_value(arch, lambda a: A.by_architecture(A.HBM_EFFICIENCY, a))
     hbm = np.where(np.isnan(hbm), np.inf, hbm)  # an unknown HBM bandwidth counts nothing (as vocabulary_s)
     t_elementwise = parts["elementwise_bytes"] / hbm  # counted, not fitted (docs/model.md section 3)
@@ -799,7 +837,7 @@ def _model_parallel_traffic(c: dict, tiers: network.Tiers, d: dict, moe: dict) -
     tp_ring = calls_tp * act * (tp - 1) / tp
     tp_out = np.where(tp_spans > 1, domain * tp_ring / tp_members, 0.0)  # a TP group larger than a domain
     kv_share = np.nan_to_num(c["kv_heads"].astype(float) / c["heads"].astype(float), nan=1.0)
-    kv_block = 2.0 * b * s / cp * h * kv_share / tp * A.ACTIVATION_P2P_BYTES.value
+    kv_block = 2.0 * b * s / cp * h * q_share(c) * kv_share / tp * A.ACTIVATION_P2P_BYTES.value
     cp_calls = np.where(cp > 1, (cp - 1) * (3.0 + (c["checkpointing"] == "full")) * stage_layers, 0.0)
     cp_per_rank = cp_calls * kv_block
     cp_members, cp_spans, cp_groups = layout.placement(cp, tp, domain)

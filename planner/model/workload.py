@@ -31,6 +31,8 @@ THROUGHPUT_TOLERANCE = 1e-12
 # a Mixture-of-Experts model's shape (catalogs/models.csv): routed experts per MoE layer, experts per token, each
 # expert's FFN width, always-on shared experts, leading dense layers; NaN / 0 for a dense model
 MOE_FIELDS = ("experts", "top_k", "expert_ffn", "shared_experts", "dense_layers")
+# heads wider than hidden / heads (Qwen3, GPT-OSS) and MLA's rotary width (DeepSeek, Kimi): NaN when not given
+HEAD_FIELDS = ("head_dim", "rope_head_dim")
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class Training:
     expert_ffn: float = np.nan
     shared_experts: float = 0.0
     dense_layers: float = 0.0
+    head_dim: float = np.nan
+    rope_head_dim: float = np.nan
     parallelism: Parallelism = Parallelism()
     grad_accum: int = 1
     model_name: str | None = None
@@ -84,7 +88,7 @@ class Training:
         shape = {"params": self.params, "micro_batch": self.micro_batch, "seq_len": self.seq_len}
         architecture = {"layers": self.layers, "hidden": self.hidden, "heads": self.heads, "vocab": self.vocab}
         architecture |= {"ffn_hidden": self.ffn_hidden, "kv_heads": self.kv_heads}
-        architecture |= {k: getattr(self, k) for k in MOE_FIELDS}
+        architecture |= {k: getattr(self, k) for k in (*MOE_FIELDS, *HEAD_FIELDS)}
         return {**shape, **architecture, **self.parallelism.columns(), "grad_accum": self.grad_accum}
 
 
@@ -111,7 +115,7 @@ def training(
         params = row.params
         arch = {"layers": row.layers, "hidden": row.hidden, "heads": row.heads, "vocab": row.vocab}
         arch |= {"ffn_hidden": row.ffn_hidden or np.nan, "kv_heads": row.kv_heads or np.nan}
-        arch |= {k: float(v) for k in MOE_FIELDS if (v := getattr(row, k, None)) is not None}
+        arch |= {k: float(v) for k in (*MOE_FIELDS, *HEAD_FIELDS) if (v := getattr(row, k, None)) is not None}
         arch["model_name"] = row.name
         seq_len = seq_len or row.seq_len
     if params <= 0:
