@@ -249,6 +249,8 @@ class CloudChoice(_Frozen):
     interruptions_expected: float | None = None
     uninterrupted_days: float | None = Field(None, description="training days without interruptions")
     usd_per_instance_h: dict[str, float] = Field(default_factory=dict, description="hourly rate per pricing model")
+    layout: str = Field("", description="the parallel layout the planner chose, e.g. TP 8 x PP 4 x CP 1 x EP 1")
+    grad_accum: float | None = Field(None, description="micro-batches per optimizer step at that layout")
 
 
 class RankedOffering(_Frozen):
@@ -440,6 +442,7 @@ class FleetJobRun(_Frozen):
     periods: list[str]
     deadline: str
     late_periods: int
+    layout: str = Field("", description="the parallel layout the planner chose for the run")
     achieved_tflops_per_gpu: float
     tokens_per_s: float
     days: float = Field(description="days of compute the run needs at this size")

@@ -3,7 +3,6 @@ alternatives, the bill of materials, and an explanation instead of a bare "infea
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from planner.hardware import bom, costing, layout, pcie
 from planner.inputs.scenario import Scenario
 from planner.model import binding, reliability
 from planner.model.calibration import Calibration
+from planner.model.layout import layout_name
 from planner.model.parallelism import LAYOUT
 from planner.model.sweep import bandwidth_table
 from planner.model.workload import Requirements, Training, scenario_training
@@ -461,7 +461,7 @@ def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tu
         **lay,
         dp=dp,
         sharding=work.parallelism.sharding,
-        layout=dataclasses.replace(work.parallelism, **lay).layout_text(),
+        layout=layout_name({**lay, "dp": dp}),
     )
     days = req.training_days(r["tokens_per_s"])
     g = reliability.goodput(scenario.reliability, work.params, nodes) if reliability.applies(scenario) else None

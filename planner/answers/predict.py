@@ -88,20 +88,14 @@ def best_layout(catalog: Catalog, work: Training, cluster: Cluster, calibration:
     if not fitting:  # none fits: report the one closest to fitting, which predict refuses with its numbers
         return min(rows, key=lambda r: r["memory_per_gpu_gib"] - r["usable_hbm_gib"]) | {"layouts_tried": len(rows)}
     tokens = [r["tokens_per_s"] for r in fitting]
-    chosen = layout.simplest_near_best(
-        tokens, layout.complexity({k: np.array([r[k] for r in fitting]) for k in LAYOUT})
-    )
+    dims = {k: np.array([r[k] for r in fitting]) for k in LAYOUT}
+    chosen = int(layout.choose(np.zeros(len(fitting)), tokens, np.ones(len(fitting), bool), dims)[0])
     best = fitting[chosen] | {"layouts_tried": len(rows), "layouts_fitting": len(fitting)}
     others = sorted((r for i, r in enumerate(fitting) if i != chosen), key=lambda r: -r["tokens_per_s"])
     if others:
-        best["runner_up"] = _layout_name(others[0])
+        best["runner_up"] = layout.layout_name(others[0])
         best["runner_up_tokens_per_s"] = others[0]["tokens_per_s"]
     return best
-
-
-def _layout_name(row: dict) -> str:
-    vp = f" (VP {row['vp']:g})" if row["vp"] > 1 else ""
-    return f"TP {row['tp']:g} x PP {row['pp']:g}{vp} x CP {row['cp']:g} x EP {row['ep']:g}"
 
 
 def does_not_fit(row: dict) -> str:

@@ -21,6 +21,7 @@ from planner.hardware.costing import energy_usd_per_hour, running_usd_per_hour
 from planner.inputs.scenario import Scenario
 from planner.model import reliability
 from planner.model.calibration import Calibration
+from planner.model.layout import layout_name
 from planner.model.workload import scenario_training
 from planner.optimize import rent
 from planner.optimize.rent import RentSolution, cheapest_split
@@ -132,6 +133,8 @@ def describe(o: RentOption, n: int, v: Variant, mix: dict, scenario: Scenario, s
         interruptions_expected=v.interruptions if trains else None,
         uninterrupted_days=o.hours[n] / 24 if trains else None,
         usd_per_instance_h={pricing_label(o.row, p): hourly_rate(o.row, p) for p in mix},
+        layout=layout_name(f),
+        grad_accum=float(f["grad_accum"]),
     )
 
 

@@ -170,9 +170,30 @@ def complexity(d: dict) -> np.ndarray:
     return np.asarray(d["tp"], float) * d["pp"] * d["cp"] * d["ep"] * 16 + np.asarray(d["vp"], float)
 
 
-def simplest_near_best(tokens_per_s, simplicity) -> int:
-    """Index of the layout to choose among candidates at one node count: the simplest whose throughput is within
-    LAYOUT_SIMPLICITY_MARGIN of the fastest."""
-    tokens, simplicity = np.asarray(tokens_per_s, float), np.asarray(simplicity, float)
-    near = np.flatnonzero(tokens >= tokens.max() * (1 - A.LAYOUT_SIMPLICITY_MARGIN.value))
-    return int(near[np.lexsort((-tokens[near], simplicity[near]))[0]])
+def choose(groups, tokens_per_s, ok, d: dict) -> np.ndarray:
+    """The layout each group of candidates (one hardware configuration at one size) takes: among its `ok`
+    candidates (legal, fitting), the simplest (complexity) whose throughput is within LAYOUT_SIMPLICITY_MARGIN of
+    the fastest; the index of the chosen row per group, in the order of np.unique(groups), -1 where none is ok.
+    The one rule of buying, renting and predicting."""
+    groups, tokens, ok = np.asarray(groups), np.asarray(tokens_per_s, float), np.asarray(ok, bool)
+    keys, inverse = np.unique(groups, return_inverse=True)
+    best = np.full(len(keys), -np.inf)
+    np.maximum.at(best, inverse[ok], tokens[ok])
+    near = ok & (tokens >= best[inverse] * (1 - A.LAYOUT_SIMPLICITY_MARGIN.value))
+    order = np.lexsort((-tokens, complexity(d), inverse))  # by group, simplest first, then fastest
+    chosen = np.full(len(keys), -1)
+    for i in order[near[order]][::-1]:  # the first in order wins: walk backwards, overwrite
+        chosen[inverse[i]] = i
+    return chosen
+
+
+def layout_name(row) -> str:
+    """e.g. "TP 8 x PP 16 (VP 4) x CP 1 x EP 1 over DP 128" from a row of the model's figures (or
+    "data parallel over DP n")."""
+    get = row.get if hasattr(row, "get") else row.__getitem__
+    dims = {k: int(get(k)) for k in ("tp", "pp", "vp", "cp", "ep")}
+    dp = int(round(float(get("dp"))))
+    if dims["tp"] * dims["pp"] * dims["cp"] * dims["ep"] == 1:
+        return f"data parallel over DP {dp}"
+    vp = f" (VP {dims['vp']})" if dims["vp"] > 1 else ""
+    return f"TP {dims['tp']} x PP {dims['pp']}{vp} x CP {dims['cp']} x EP {dims['ep']} over DP {dp}"

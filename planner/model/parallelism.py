@@ -123,13 +123,6 @@ class Parallelism:
             )
         return dp
 
-    def layout_text(self) -> str:
-        """e.g. "TP 8 x PP 16 (VP 4) x CP 1 x EP 1", or "data parallel" when no other dimension is used."""
-        if self.model_parallel == 1:
-            return "data parallel"
-        vp = f" (VP {self.vp})" if self.vp > 1 else ""
-        return f"TP {self.tp} x PP {self.pp}{vp} x CP {self.cp} x EP {self.ep}"
-
     @property
     def low_precision(self) -> bool:
         return self.precision in LOW_PRECISIONS

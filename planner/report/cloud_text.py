@@ -16,6 +16,7 @@ def render(result: CloudPlan) -> str:
         out += [
             f"  choice   {c.instances} x {c.provider} {c.instance} ({c.region}): {c.gpus} x {c.gpu}, "
             f"micro-batch {c.micro_batch}, pricing {mix}",
+            *([f"           layout {c.layout}"] if c.layout else []),
             f"           {c.tflops_per_gpu:.1f} TFLOPs/GPU, {c.tokens_per_s:,.0f} tokens/s{days}, "
             f"{format_usd(c.usd_per_h)}/h, {result.cost_basis} {format_usd(c.cost_usd)}",
             *_schedule(c),

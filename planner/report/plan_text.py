@@ -303,9 +303,8 @@ SHARDING_LABEL = {
 def layout_text(c, m) -> str:
     """The chosen parallel layout, the data-parallel ranks and their sharding, the pipeline's bubble and which
     traffic crosses which tier per micro-step."""
-    head = c.layout or "data parallel"
-    dp = f"DP {c.dp}" if c.dp else f"DP {c.gpus}"
-    parts = [f"{head} over {dp}, {SHARDING_LABEL.get(c.sharding, c.sharding or 'sharded')}"]
+    head = c.layout or f"data parallel over DP {c.gpus}"
+    parts = [f"{head}, {SHARDING_LABEL.get(c.sharding, c.sharding or 'sharded')}"]
     if c.pp > 1:
         parts.append(f"pipeline bubble {m.bubble * 100:.1f}%")
     if c.tp > 1:

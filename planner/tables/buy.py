@@ -23,7 +23,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from planner.assumptions import model as A
 from planner.base.errors import ScenarioError
 from planner.catalog.load import Catalog
 from planner.catalog.rows import ServerRow
@@ -135,14 +134,14 @@ def evaluate_at(keys, nodes, work: Training, calibration: Calibration, confidenc
     columns["gpus"] = np.asarray(nodes, dtype=np.int64) * columns["gpus_per_node"].astype(np.int64)
     for name, value in work.perf_columns().items():
         columns.setdefault(name, value)
-    columns["grad_accum"] = _micro_batches(columns, work)
+    columns["grad_accum"] = micro_batches(columns, work)
     out = perf.evaluate_arrays(columns, calibration, len(columns["fabric"]), confidence)
     out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], node_gbps
     out["nodes"] = np.broadcast_to(np.asarray(nodes, dtype=np.int64), columns["gpus"].shape)
     return out
 
 
-def _micro_batches(columns: dict, work: Training) -> np.ndarray:
+def micro_batches(columns: dict, work: Training) -> np.ndarray:
     """Micro-batches per optimizer step of each configuration with a parallel layout or a per-step data-parallel
     exchange (Megatron's distributed optimizer, DDP): global_batch / (dp x micro_batch), which a pipeline's
     bubble and a once-per-step exchange depend on; ZeRO-3 / FSDP data parallelism keeps the training's
@@ -676,16 +675,12 @@ def _best_layouts(rows: pd.DataFrame, work: Training, calibration: Calibration, 
     figures = evaluate_at(key_arrays(at), at["n_lo"].to_numpy(np.int64), work, calibration, req.confidence)
     at["layout_tokens_per_s"] = np.asarray(figures["tokens_per_s"], dtype=float)
     rows = rows.merge(at, on=[*KEY, "n_lo"], how="left")
+    group = rows.groupby(["design", "micro_batch"]).ngroup().to_numpy()
     fewest = rows.groupby(["design", "micro_batch"])["n_lo"].transform("min").to_numpy()
-    rows = rows[rows["n_lo"].to_numpy() == fewest]  # a design's cost grows with its node count alone
-    simple = layout.complexity({k: rows[k].to_numpy() for k in LAYOUT})
-    best = rows["layout_tokens_per_s"].to_numpy()
-    top = rows.assign(_best=best).groupby(["design", "micro_batch"])["_best"].transform("max").to_numpy()
-    near = best >= top * (1 - A.LAYOUT_SIMPLICITY_MARGIN.value)  # the simplest within the margin of the fastest
-    rows = rows[near].assign(_simple=simple[near], _neg=-best[near])
-    rows = rows.sort_values(["design", "micro_batch", "_simple", "_neg"], kind="stable")
-    rows = rows.drop_duplicates(["design", "micro_batch"], ignore_index=True)
-    return rows.drop(columns=["layout_tokens_per_s", "_simple", "_neg"])
+    ok = rows["n_lo"].to_numpy() == fewest  # a design's cost grows with its node count alone
+    dims = {k: rows[k].to_numpy() for k in LAYOUT}
+    chosen = layout.choose(group, rows["layout_tokens_per_s"].to_numpy(), ok, dims)
+    return rows.iloc[chosen[chosen >= 0]].drop(columns="layout_tokens_per_s").reset_index(drop=True)
 
 
 def leaf_split_columns(row: dict) -> tuple[int, int, int]:

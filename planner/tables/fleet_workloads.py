@@ -17,6 +17,8 @@ from planner.base.units import SECONDS_PER_DAY
 from planner.catalog.load import Catalog
 from planner.catalog.rows import CloudRow
 from planner.inputs.fleet import HOURS_PER_PERIOD, SECONDS_PER_PERIOD, Fleet, resolve_windows
+from planner.model.layout import choose, layout_name
+from planner.model.parallelism import LAYOUT
 from planner.model.serving import capacity, served_model
 from planner.model.workload import (
     Requirements,
@@ -27,7 +29,7 @@ from planner.model.workload import (
     whole_grad_accum,
 )
 from planner.tables import rent as renting
-from planner.tables.buy import NODE_SHAPE, evaluate_at, network_key
+from planner.tables.buy import NODE_SHAPE, evaluate_at, layouts, network_key
 
 
 def workloads(fleet: Fleet) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -80,23 +82,30 @@ def _resources(pools: pd.DataFrame, cloud: pd.DataFrame, catalog: Catalog) -> pd
     return pd.concat([own, rented[own.columns]], ignore_index=True)
 
 
-def _performance(work, req: Requirements, resources: pd.DataFrame, micro_batches, n_cap: int, calibration):
-    """Best tokens/s (over micro-batches) of the job on each resource at every node count 1..n_max: one
-    perf evaluation over the whole grid."""
+def _performance(work, req: Requirements, resources: pd.DataFrame, micro_batches, n_cap: int, calibration, lay):
+    """Best tokens/s (over micro-batches and the layouts `lay`, by planner.model.layout.choose) of the job on each
+    resource at every node count 1..n_max: one perf evaluation over the whole grid."""
     res = resources.assign(n_max=np.minimum(resources["n_max"], n_cap))
     res = res[res["n_max"] >= 1]
     grid = res.loc[res.index.repeat(res["n_max"])].copy()
     grid["n"] = grid.groupby(level=0).cumcount() + 1
-    grid = grid.merge(pd.DataFrame({"micro_batch": list(micro_batches)}), how="cross")
+    grid = grid.merge(pd.DataFrame({"micro_batch": list(micro_batches)}), how="cross").merge(lay, how="cross")
+    grid = grid[grid["tp"].to_numpy() <= grid["scale_up_gpus"].to_numpy()].reset_index(drop=True)
     keys = grid.rename(columns={"key_fabric": "fabric"})
     ev = evaluate_at(keys, grid["n"].to_numpy(), work, calibration)
-    ok = fits_memory(ev) & meets_target(ev, req) & whole_grad_accum(ev["gpus"], ev["micro_batch"], req)
+    legal = whole_grad_accum(ev["gpus"], ev["micro_batch"], req, ev)
+    ok = fits_memory(ev) & meets_target(ev, req) & legal
     grid["tokens_per_s"] = np.where(ok, ev["tokens_per_s"], 0.0)
     grid["tflops"] = ev["achieved_tflops_per_gpu"]
     grid["fits"] = fits_memory(ev)
     grid["meets_target"] = meets_target(ev, req)
-    best = grid.sort_values(["kind", "resource", "n", "tokens_per_s"], ascending=[True, True, True, False])
-    return best.drop_duplicates(["kind", "resource", "n"]).reset_index(drop=True), grid
+    grid["dp"] = ev["dp"]
+    group = grid.groupby(["kind", "resource", "n"], sort=True).ngroup().to_numpy()
+    chosen = choose(group, grid["tokens_per_s"].to_numpy(), ok, {k: grid[k].to_numpy() for k in LAYOUT})
+    first = np.unique(group, return_index=True)[1]  # nothing fits at that size: its first row, at 0 tokens/s
+    best = grid.iloc[np.where(chosen >= 0, chosen, first)].copy()
+    best["layout"] = [layout_name(row) for row in best[[*LAYOUT, "dp"]].to_dict("records")]
+    return best.sort_values(["kind", "resource", "n"]).reset_index(drop=True), grid
 
 
 def options(catalog, fleet: Fleet, jobs, pools, cloud, calibration, source: str) -> pd.DataFrame:
@@ -111,7 +120,8 @@ def options(catalog, fleet: Fleet, jobs, pools, cloud, calibration, source: str)
         )
         req = Requirements(target_tflops=job.target_tflops or 0.0, global_batch=job.workload.global_batch)
         n_cap = job.max_nodes or int(resources["n_max"].max())
-        best, grid = _performance(work, req, resources, job.workload.micro_batches, n_cap, calibration)
+        lay = layouts(work, SimpleNamespace(workload=job.workload), int(resources["scale_up_gpus"].max()))
+        best, grid = _performance(work, req, resources, job.workload.micro_batches, n_cap, calibration, lay)
         # up to the horizon even past a hard deadline: those runs are only used to say by how much a
         # deadline would slip (optimize/fleet.py leaves them out unless deadlines are being relaxed)
         window = horizon - int(jobs.loc[j, "start"]) + 1
@@ -121,7 +131,7 @@ def options(catalog, fleet: Fleet, jobs, pools, cloud, calibration, source: str)
         frames.append(found.assign(j=j))
     if not frames:
         return pd.DataFrame(columns=["k", "j", "kind", "resource", "n", "micro_batch", "tokens_per_s", "tflops",
-                                     "periods", "days", "cloud_usd", "gpus_per_node"])  # fmt: skip
+                                     "periods", "days", "cloud_usd", "gpus_per_node", "layout"])  # fmt: skip
     options = pd.concat(frames, ignore_index=True)
     options.insert(0, "k", np.arange(len(options)))
     return options
@@ -162,7 +172,7 @@ def _job_options(best: pd.DataFrame, tokens: float, window: int, cloud: pd.DataF
             chosen.append(rows[eligible][np.argmin(bill[eligible])])
     picked = best.loc[list(dict.fromkeys(chosen))]
     return picked[["kind", "resource", "n", "micro_batch", "tokens_per_s", "tflops", "periods", "days",
-                   "cloud_usd", "gpus_per_node"]].reset_index(drop=True)  # fmt: skip
+                   "cloud_usd", "gpus_per_node", "layout"]].reset_index(drop=True)  # fmt: skip
 
 
 def training_bill(row: CloudRow, instances: int, hours: float, terms) -> float:

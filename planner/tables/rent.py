@@ -31,9 +31,10 @@ from planner.catalog.load import Catalog
 from planner.catalog.rows import CloudRow
 from planner.hardware.topology import Topology, domain_gbps
 from planner.inputs.scenario import CloudOptions, Scenario
+from planner.model import layout, reliability
 from planner.model import performance as perf
-from planner.model import reliability
 from planner.model.calibration import Calibration
+from planner.model.parallelism import LAYOUT
 from planner.model.workload import (
     Requirements,
     feasible,
@@ -43,8 +44,10 @@ from planner.model.workload import (
     meets_target,
     perf_frame,
     scenario_training,
+    whole_grad_accum,
 )
 from planner.results import ExcludedOffering
+from planner.tables import buy as buy_table
 
 # ---------------------------------------------------------------- pricing terms
 
@@ -199,16 +202,28 @@ def offering_shape(catalog: Catalog, row: CloudRow) -> dict:
     return {**gpu, **topology.columns(), **host}
 
 
-def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibration, confidence) -> pd.DataFrame:
+def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibration, req, lay) -> pd.DataFrame:
+    """The model at each instance count, each at the layout the planner chooses for it (planner.model.layout
+    .choose over `lay`, the layouts tried: legal at that count and fitting; the first layout where none is)."""
     shape = offering_shape(catalog, row)
+    lay = lay[lay["tp"] <= shape["scale_up_gpus"]]  # tensor parallelism inside an instance's NVLink domain
+    n, k = len(counts), len(lay)
     clusters = {
         **shape,
         "micro_batch": mb,
         "scale_out_gbps": float(domain_gbps(row.internode_gbps or 1.0, row.gpus, shape["scale_up_gpus"])),
         "fabric": multi_node_fabric(row) or "ib",  # single instance: no network term
-        "gpus": np.asarray(counts) * row.gpus,
+        "gpus": np.tile(np.asarray(counts) * row.gpus, k),
+        **{c: np.repeat(lay[c].to_numpy(), n) for c in LAYOUT},
     }
-    return perf.evaluate(perf_frame(work, clusters), calibration, confidence)
+    clusters["grad_accum"] = buy_table.micro_batches(clusters, work)
+    ev = perf.evaluate(perf_frame(work, clusters), calibration, req.confidence)
+    if k == 1:
+        return ev
+    ok = fits_memory(ev) & whole_grad_accum(ev["gpus"], ev["micro_batch"], req, ev)
+    group = np.tile(np.arange(n), k)
+    chosen = layout.choose(group, ev["tokens_per_s"].to_numpy(), ok, {c: ev[c].to_numpy() for c in LAYOUT})
+    return ev.iloc[np.where(chosen >= 0, chosen, np.arange(n))].reset_index(drop=True)
 
 
 def build_options(
@@ -314,8 +329,9 @@ def _options_of(catalog, scenario, work, req: Requirements, row: CloudRow, calib
     if not counts:
         return [], ["GPU count not reachable in whole instances within quota"]
     options, reasons = [], []
+    lay = buy_table.layouts(work, scenario, row.scale_up_domain)
     for mb in scenario.workload.micro_batches:
-        ev = _evaluate(catalog, work, row, mb, counts, calibration, req.confidence)
+        ev = _evaluate(catalog, work, row, mb, counts, calibration, req, lay)
         good = [c for c, keep in zip(counts, feasible(ev, req), strict=True) if keep]
         if not good:
             reasons.append(_why_not(ev, req, row, mb))
