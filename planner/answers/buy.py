@@ -514,7 +514,12 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
             "preliminary (see its catalog row); planned because constraints.servers names it."
         )
     if scenario.requirement.gpus is not None:
-        notes.append(f"GPU count fixed at {scenario.requirement.gpus}: the choice is about network and micro-batch.")
+        what = (
+            "network, parallel layout and micro-batch"
+            if scenario.workload.searches_layout
+            else "network and micro-batch"
+        )
+        notes.append(f"GPU count fixed at {scenario.requirement.gpus}: the choice is about {what}.")
     if scenario.target_tflops and m.achieved_tflops_per_gpu < scenario.target_tflops * 1.05:
         notes.append(
             f"the target of {scenario.target_tflops:g} TFLOPs/GPU binds: this plan reaches "
@@ -526,7 +531,12 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
     if scenario.workload.global_batch:
         notes.append(
             f"global batch {scenario.workload.global_batch}: micro-batch {int(row['micro_batch'])} x "
-            f"{head.choice.gpus} GPUs x grad_accum {head.choice.grad_accum}."
+            + (
+                f"{head.choice.gpus} GPUs"
+                if head.choice.dp in (0, head.choice.gpus)
+                else f"{head.choice.dp} data-parallel ranks ({head.choice.layout})"
+            )
+            + f" x grad_accum {head.choice.grad_accum}."
         )
     tokens = int(row["micro_batch"]) * work.seq_len
     extrapolated = calibration.extrapolation_note(work.framework, tokens, head.choice.nodes > 1)

@@ -28,7 +28,7 @@ from planner.model import binding
 from planner.model.calibration import Calibration
 from planner.model.parallelism import ZEROPP_OPTIONS
 from planner.report.perf_text import FABRIC_LABEL
-from planner.report.plan_text import price_age_text, rack_text, system_text
+from planner.report.plan_text import layout_text, price_age_text, rack_text, system_text
 from planner.report.xlsx import (
     INPUT_FILL,
     NUM0,
@@ -207,6 +207,7 @@ def _summary(ws: Worksheet, plan: Plan, context: PlanContext, totals: dict) -> N
             "Micro-batch x gradient accumulation",
             f"{c.micro_batch} x {c.grad_accum}" if c.grad_accum else f"{c.micro_batch} (no global batch)",
         ),
+        ("Parallel layout", layout_text(c, m)),
         ("Achieved TFLOPs per GPU", (m.achieved_tflops_per_gpu, NUM1)),
         ("MFU", (m.mfu, PCT)),
         ("Micro-step time (s)", (m.t_step_s, NUM1)),
