@@ -7,7 +7,8 @@ by hand (it rewrites the README's table with --readme).
 CPU seconds are user + system time of the child process (resource.getrusage), which a machine shared with
 other work inflates far less than wall time. The floor is the import of the libraries planner stands on;
 issue 15's target: --version and --help under 0.3 s, each shipped example's `plan -q` and the README's
-`inference` example at most floor + 0.7 s.
+`inference` example at most floor + 0.7 s; issue 26's: a 16k-GPU plan over the shipped catalog with the layout
+searched (examples/llama-405b-16k-h100.yaml) under 5 s.
 """
 
 from __future__ import annotations
@@ -31,7 +32,14 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("planner plan --help", [*PLANNER, "plan", "--help"]),
     *[
         (f"planner plan examples/{name} -q", [*PLANNER, "plan", f"examples/{name}", "-q"])
-        for name in ("bloom-176b-v100.yaml", "llama-70b-h100.yaml", "gpt3-budget-power.yaml", "cloud-70b.yaml")
+        for name in (
+            "bloom-176b-v100.yaml",
+            "llama-70b-h100.yaml",
+            "gpt3-budget-power.yaml",
+            "cloud-70b.yaml",
+            "llama-405b-16k-h100.yaml",  # 16,384 GPUs, the layout searched: issue 26's target, under 5 s of CPU
+            "deepseek-v3-nvl72.yaml",
+        )
     ],
     ("planner inference --params 175B --latency 1s", [*PLANNER, "inference", "--params", "175B", "--latency", "1s"]),
     ("planner cloud examples/cloud-70b.yaml", [*PLANNER, "cloud", "examples/cloud-70b.yaml"]),

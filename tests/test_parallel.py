@@ -241,3 +241,34 @@ def test_moe_flops_use_active_parameters():
     per_token = (row["model_flops_per_gpu"] / tokens - 12 * 61 * 128 * (128 + 64 / 2) * 4096) / 6  # MLA width
     assert 33e9 < per_token < 40e9
     assert A.MOE_GEMM_RATIO.value < 1
+
+
+def test_more_memory_never_lowers_the_best_layout():
+    """The same cluster with more HBM per GPU (nothing else changed): every layout that fitted still fits, so the
+    best layout's throughput cannot fall; here more layouts fit and the best gets faster."""
+    parallelism = Parallelism(framework="megatron", sharding="zero1", checkpointing="full")
+    work = training(CATALOG, model="Llama-3.1-405B", micro_batch=1, global_batch=512, parallelism=parallelism)
+    space = layout.search_space(work, 8, pipelines=True)
+    frames = []
+    for lay in space:
+        w = work.with_parallelism(Parallelism(framework="megatron", sharding="zero1", checkpointing="full", **lay))
+        d = layout.dims({**lay, "gpus": 1024})
+        ok, m = layout.legal(d, 1024, 1, 512)
+        if ok:
+            frames.append(cluster_frame(CATALOG, type(w)(**{**w.__dict__, "grad_accum": int(m)}),
+                                        [Cluster("H100", 1024, 8, 3200, "ib")]))  # fmt: skip
+    import pandas as pd
+
+    frame = pd.concat(frames, ignore_index=True)
+    best = []
+    for hbm in (80.0, 160.0):
+        out = perf.evaluate(frame.assign(hbm_gib=hbm), Calibration.default())
+        best.append(out.loc[out["fits_memory"], "tokens_per_s"].max())
+    assert best[1] >= best[0] > 0
+
+
+def test_plan_says_why_the_layout(run, write):
+    path = write("405b.yaml", SCENARIO.format(name="405B", model="Llama-3.1-405B", seq=8192, batch=2048,
+                                              ckpt="full", gpus=16384, target=300, gpu="H100"))  # fmt: skip
+    text = run("plan", str(path), "-q").stdout
+    assert "data parallelism alone does not fit" in text and "TP 8 inside the 8-GPU NVLink domain" in text

@@ -21,7 +21,7 @@ from planner.model.calibration import Calibration
 from planner.model.layout import layout_name
 from planner.model.parallelism import LAYOUT
 from planner.model.sweep import bandwidth_table
-from planner.model.workload import Requirements, Training, scenario_training
+from planner.model.workload import Requirements, Training, scenario_training, whole_grad_accum
 from planner.optimize import buy, ranking
 from planner.results import BomLine, Choice, CostBreakdown, Metrics, Plan, Schedule, Summary
 from planner.tables import buy as cand
@@ -538,6 +538,8 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
             )
             + f" x grad_accum {head.choice.grad_accum}."
         )
+    if scenario.workload.searches_layout:
+        notes.append(_layout_note(row, head, work, calibration, Requirements.of(scenario)))
     tokens = int(row["micro_batch"]) * work.seq_len
     extrapolated = calibration.extrapolation_note(work.framework, tokens, head.choice.nodes > 1)
     if extrapolated:
@@ -553,6 +555,32 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
     if power:
         notes.append(f"power cap {power:g} kW: {power - head.cost.power_kw:.1f} kW left.")
     return notes
+
+
+def _layout_note(row, head: Summary, work: Training, calibration: Calibration, req: Requirements) -> str:
+    """Why the chosen layout and not plain data parallelism, at the chosen size: data parallelism does not fit
+    (how far over), is not legal (the batch), or is slower (by how much); and where TP runs."""
+    c, m = head.choice, head.metrics
+    if c.tp * c.pp * c.cp * c.ep == 1:
+        return f"layout: data parallelism over all {c.gpus} GPUs, the simplest that fits within 3% of the fastest."
+    flat = {**{k: np.asarray([row[k]]) for k in cand.KEY if k in row}, **{k: np.asarray([1]) for k in LAYOUT}}
+    flat["node_gbps_eff"], flat["fabric"] = cand.network_key(np.asarray([row["tier"] == 0]), flat["node_gbps_eff"],
+                                                             flat["fabric"])  # fmt: skip
+    ev = cand.evaluate_at(flat, c.nodes, work, calibration, req.confidence)
+    legal = bool(whole_grad_accum(ev["gpus"], ev["micro_batch"], req, ev)[0])
+    if not bool(ev["fits_memory"][0]):
+        reason = (
+            f"data parallelism alone does not fit ({float(ev['memory_per_gpu_gib'][0]):.0f} GiB per GPU of "
+            f"{float(ev['usable_hbm_gib'][0]):.0f} usable)"
+        )
+    elif not legal:
+        reason = f"data parallelism alone cannot split the global batch over {c.gpus} ranks"
+    else:
+        slower = 1 - float(ev["tokens_per_s"][0]) / m.tokens_per_s
+        reason = f"data parallelism alone is {slower:.0%} slower at this size"
+    where = f"; TP {c.tp} inside the {int(row['scale_up_gpus'])}-GPU NVLink domain" if c.tp > 1 else ""
+    bubble = f"; pipeline bubble {m.bubble:.1%}" if c.pp > 1 else ""
+    return f"layout {c.layout}: {reason}{where}{bubble}."
 
 
 def nic_note(
