@@ -350,19 +350,83 @@ def _given_layout(scenario: Scenario) -> pd.DataFrame:
     return pd.DataFrame([{k: getattr(scenario.workload, k, None) or 1 for k in LAYOUT}])
 
 
-def _with_micro_batches(designs: pd.DataFrame, scenario: Scenario, lay: pd.DataFrame | None = None) -> pd.DataFrame:
+def _with_micro_batches(
+    designs: pd.DataFrame, scenario: Scenario, lay: pd.DataFrame | None = None, allowed: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Every design at every micro-batch and layout, design by design, as its performance key (network_key)
-    and the columns the node range needs; `design` is the row of the design table."""
+    and the columns the node range needs; `design` is the row of the design table. `allowed`: the (node shape,
+    micro-batch, layout) the screened performance keys kept (_screen_layouts); default every one."""
     batches = np.asarray(scenario.workload.micro_batches, dtype=np.int64)
     lay = _given_layout(scenario) if lay is None else lay
     per_design = pd.DataFrame({"micro_batch": batches}).merge(lay, how="cross")
-    at = np.repeat(np.arange(len(designs)), len(per_design))
     columns = [c for c in (*KEY, "single", "cap_lo", "capacity", "rack_fits") if c not in per_design.columns]
-    rows = designs[columns].iloc[at].reset_index(drop=True)
+    if allowed is None or len(lay) <= 1:
+        at = np.repeat(np.arange(len(designs)), len(per_design))
+        rows = designs[columns].iloc[at].reset_index(drop=True)
+        tiled = {c: np.tile(per_design[c].to_numpy(), len(designs)) for c in per_design.columns}
+        rows = rows.assign(design=at, **tiled)
+    else:  # join on an integer id of the node shape: a merge on its 13 columns costs seconds at this size
+        shapes = pd.concat([designs[NODE_SHAPE], allowed[NODE_SHAPE]], ignore_index=True)
+        ids = shapes.groupby(NODE_SHAPE, dropna=False, sort=False).ngroup().to_numpy()
+        left = designs[columns].assign(design=np.arange(len(designs)), _shape=ids[: len(designs)])
+        right = allowed.drop(columns=NODE_SHAPE).assign(_shape=ids[len(designs) :])
+        rows = left.merge(right, on="_shape").drop(columns="_shape").sort_values("design", kind="stable")
+        rows = rows.reset_index(drop=True)
     _, fabric = network_key(rows["single"], rows["node_gbps_eff"], rows["fabric"])
-    tiled = {c: np.tile(per_design[c].to_numpy(), len(designs)) for c in per_design.columns}
-    rows = rows.assign(fabric=fabric, design=at, **tiled)
+    rows = rows.assign(fabric=fabric)
     return rows[_inside_domain(rows)].reset_index(drop=True)
+
+
+SCREEN_COUNTS = 10  # node counts, geometric from 1 to max_nodes, at which the layouts are screened
+SCREEN_KEEP = 1  # the fastest layouts kept at each (performance key, node count), besides the chosen one
+
+
+def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calibration, max_nodes: int):
+    """The performance keys whose layout can matter. Per node shape and micro-batch, the slowest and the fastest
+    network of each fabric (a thin network favours layouts that move less data-parallel traffic, a rich one data
+    parallelism) are evaluated at SCREEN_COUNTS node counts; a layout is kept for the shape where, at some count,
+    it is the one layout.choose takes, one of the SCREEN_KEEP fastest that fit, or the one needing the least
+    memory (which fits at the fewest nodes); data parallelism is always kept. The node bounds are then found
+    exactly for the kept keys alone (a 405B model has ~50 legal layouts, of which a handful are ever the best)."""
+    shape = [*NODE_SHAPE, "micro_batch"]
+    network = keys.groupby([*shape, "single"], dropna=False, sort=False)["node_gbps_eff"]
+    extreme = keys["node_gbps_eff"].isin(network.transform("min")) | keys["node_gbps_eff"].isin(
+        network.transform("max")
+    )
+    probe = keys[extreme.to_numpy()].reset_index(drop=True)
+    counts = np.unique(np.clip(np.round(np.geomspace(1, max(max_nodes, 1), SCREEN_COUNTS)), 1, max_nodes).astype(int))
+    base = probe.groupby([c for c in KEY if c not in LAYOUT] + ["single"], dropna=False, sort=False).ngroup()
+    if req.gpus is not None:  # a fixed GPU count: the one node count that matters
+        counts = np.array([max(1, req.gpus // int(probe["gpus_per_node"].min()))])
+    rows = np.repeat(np.arange(len(probe)), len(counts))
+    nodes = np.where(probe["single"].to_numpy()[rows], 1, np.tile(counts, len(probe)))
+    if req.gpus is not None:
+        nodes = np.where(probe["single"].to_numpy()[rows], 1, req.gpus // probe["gpus_per_node"].to_numpy()[rows])
+    arrays = {c: a[rows] for c, a in key_arrays(probe).items()}
+    ev = evaluate_at(arrays, nodes, work, calibration, req.confidence)
+    dims = {k: np.asarray(arrays[k], float) for k in LAYOUT}
+    d = layout.dims({**dims, "gpus": np.asarray(ev["gpus"], float)})
+    split = d["mp"]
+    # a pipeline the batch fills (at least pp micro-batches); whole counts are the exact search's business
+    filled = np.ones(len(rows), dtype=bool)
+    if req.global_batch is not None:
+        m = req.global_batch / (d["dp"] * np.asarray(arrays["micro_batch"], float))
+        filled = (d["pp"] == 1) | (m >= d["pp"])
+    fits = fits_memory(ev) & (np.mod(np.asarray(ev["gpus"], float), split) == 0) & filled
+    tokens = np.asarray(ev["tokens_per_s"], float)
+    group = base.to_numpy()[rows] * (max_nodes + 1) + nodes
+    keep = np.zeros(len(probe), dtype=bool)
+    chosen = layout.choose(group, tokens, fits, dims)
+    keep[rows[chosen[chosen >= 0]]] = True
+    order = np.lexsort((-np.where(fits, tokens, -np.inf), group))
+    rank = pd.Series(group[order]).groupby(group[order]).cumcount().to_numpy()
+    keep[rows[order[(rank < SCREEN_KEEP) & fits[order]]]] = True
+    least = np.lexsort((np.asarray(ev["memory_per_gpu_gib"], float), group))
+    keep[rows[least[np.r_[True, np.diff(group[least]) != 0]]]] = True
+    kept = probe.loc[keep, [*shape, *LAYOUT]].drop_duplicates()
+    flat = (keys["tp"] * keys["pp"] * keys["cp"] * keys["ep"]).to_numpy() == 1
+    marked = keys.merge(kept.assign(_kept=True), on=[*shape, *LAYOUT], how="left")["_kept"].notna().to_numpy()
+    return keys[marked | flat].reset_index(drop=True)
 
 
 def _inside_domain(rows: pd.DataFrame) -> np.ndarray:
@@ -398,7 +462,7 @@ def _performance_keys(
 def _attach_bounds(rows: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
     """The node bounds of each row's performance key (key_lo, key_hi)."""
     renamed = bounds[[*KEY, "single", "n_lo", "n_hi"]].rename(columns={"n_lo": "key_lo", "n_hi": "key_hi"})
-    return rows.merge(renamed, on=[*KEY, "single"], how="left")
+    return rows.merge(renamed, on=[*KEY, "single"], how="inner")  # keys the layout screen dropped: no row
 
 
 def _capacity_nodes(rows: pd.DataFrame) -> np.ndarray:
@@ -651,10 +715,13 @@ def build(
     lay = layouts(work, scenario, int(parts.single["scale_up_gpus"].max()) if len(parts.single) else 1)
     if previous is None:
         keys, table = _performance_keys(parts.single, parts.configs, scenario, lay), _design_table(parts, scenario)
+        if len(lay) > 1:
+            keys = _screen_layouts(keys, work, req, calibration, scenario.constraints.max_nodes)
     else:
         keys, table = previous.bounds[[*KEY, "single"]], previous.designs
     bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration, previous)
-    rows = _node_range(_attach_bounds(_with_micro_batches(table, scenario, lay), bounds), req)
+    allowed = keys[[*NODE_SHAPE, "micro_batch", *LAYOUT]].drop_duplicates(ignore_index=True)
+    rows = _node_range(_attach_bounds(_with_micro_batches(table, scenario, lay, allowed), bounds), req)
     if len(lay) > 1:
         rows = _best_layouts(rows, work, calibration, req)
     # the wide columns only for the rows that have a node range (a few hundred of thousands)
