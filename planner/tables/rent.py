@@ -202,11 +202,21 @@ def offering_shape(catalog: Catalog, row: CloudRow) -> dict:
     return {**gpu, **topology.columns(), **host}
 
 
+SCREEN_COUNTS = 10  # instance counts at which many layouts are screened before every count is evaluated
+
+
 def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibration, req, lay) -> pd.DataFrame:
     """The model at each instance count, each at the layout the planner chooses for it (planner.model.layout
-    .choose over `lay`, the layouts tried: legal at that count and fitting; the first layout where none is)."""
+    .choose over `lay`, the layouts tried: legal at that count and fitting; the first layout where none is).
+    With many counts, the layouts are first tried at SCREEN_COUNTS of them; those chosen there, and data
+    parallelism, are tried at every count."""
     shape = offering_shape(catalog, row)
-    lay = lay[lay["tp"] <= shape["scale_up_gpus"]]  # tensor parallelism inside an instance's NVLink domain
+    lay = lay[lay["tp"] <= shape["scale_up_gpus"]].reset_index(drop=True)  # TP inside an instance's NVLink domain
+    if len(lay) > 1 and len(counts) > SCREEN_COUNTS:
+        probe = sorted({counts[int(i)] for i in np.geomspace(1, len(counts), SCREEN_COUNTS).round() - 1})
+        ev = _evaluate(catalog, work, row, mb, probe, calibration, req, lay)  # every layout at the probes
+        kept = ev[[*LAYOUT]].drop_duplicates()
+        lay = pd.concat([lay.iloc[:1], kept], ignore_index=True).drop_duplicates(ignore_index=True)
     n, k = len(counts), len(lay)
     clusters = {
         **shape,
