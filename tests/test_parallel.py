@@ -274,19 +274,23 @@ def test_plan_says_why_the_layout(run, write):
     assert "data parallelism alone does not fit" in text and "TP 8 inside the 8-GPU NVLink domain" in text
 
 
-@pytest.mark.parametrize("example", ["llama-405b-16k-h100.yaml", "llama-70b-h100.yaml"])
+@pytest.mark.parametrize("example", ["llama-405b-16k-h100.yaml", "llama-70b-h100.yaml", "deepseek-v3-nvl72.yaml"])
 def test_screened_layouts_give_the_exhaustive_optimum(example, monkeypatch):
     """The layout screen (tables/buy._screen_layouts) only prunes: the priced table's best row is the one the
-    unscreened table of every layout gives (same design, node count, layout and objective)."""
+    unscreened table of every layout gives (same design, node count, layout and objective), and so is each
+    server's best (the per-GPU comparison's)."""
     from pathlib import Path
 
     from planner.inputs.scenario import load_scenario
     from planner.tables import buy as cand
 
     scenario = load_scenario(Path(__file__).resolve().parent.parent / "examples" / example)
-    screened = cand.build(CATALOG, scenario, Calibration.default()).feasible.iloc[0]
+    screened_table = cand.build(CATALOG, scenario, Calibration.default()).feasible
     monkeypatch.setattr(cand, "_screen_layouts", lambda keys, *args: keys)
-    exhaustive = cand.build(CATALOG, scenario, Calibration.default()).feasible.iloc[0]
+    exhaustive_table = cand.build(CATALOG, scenario, Calibration.default()).feasible
+    screened, exhaustive = screened_table.iloc[0], exhaustive_table.iloc[0]
     columns = ["server", "nic", "nics_per_node", "switch", "n_lo", "micro_batch", "tp", "pp", "vp", "cp", "ep"]
     assert [screened[c] for c in columns] == [exhaustive[c] for c in columns]
     assert screened["objective_usd"] == pytest.approx(exhaustive["objective_usd"])
+    per_server = [t.groupby("server")["objective_usd"].min() for t in (screened_table, exhaustive_table)]
+    assert per_server[0].to_dict() == pytest.approx(per_server[1].to_dict())

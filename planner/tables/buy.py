@@ -378,7 +378,7 @@ def _with_micro_batches(
 
 
 SCREEN_COUNTS = 10  # node counts, geometric from 1 to max_nodes, at which the layouts are screened
-SCREEN_KEEP = 1  # the fastest layouts kept at each (performance key, node count), besides the chosen one
+SCREEN_KEEP = 2  # the fastest layouts kept at each (performance key, node count), besides the chosen one
 
 
 def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calibration, max_nodes: int):
@@ -405,14 +405,11 @@ def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calib
     arrays = {c: a[rows] for c, a in key_arrays(probe).items()}
     ev = evaluate_at(arrays, nodes, work, calibration, req.confidence)
     dims = {k: np.asarray(arrays[k], float) for k in LAYOUT}
-    d = layout.dims({**dims, "gpus": np.asarray(ev["gpus"], float)})
-    split = d["mp"]
-    # a pipeline the batch fills (at least pp micro-batches); whole counts are the exact search's business
-    filled = np.ones(len(rows), dtype=bool)
-    if req.global_batch is not None:
-        m = req.global_batch / (d["dp"] * np.asarray(arrays["micro_batch"], float))
-        filled = (d["pp"] == 1) | (m >= d["pp"])
-    fits = fits_memory(ev) & (np.mod(np.asarray(ev["gpus"], float), split) == 0) & filled
+    gpus = np.asarray(ev["gpus"], float)
+    d = layout.dims({**dims, "gpus": gpus})
+    # legal at that count by the exact search's own rules (whole ranks, ep dividing, a filled, whole pipeline)
+    legal, _ = layout.legal(d, gpus, np.asarray(arrays["micro_batch"], float), req.global_batch)
+    fits = fits_memory(ev) & legal
     tokens = np.asarray(ev["tokens_per_s"], float)
     group = base.to_numpy()[rows] * (max_nodes + 1) + nodes
     keep = np.zeros(len(probe), dtype=bool)
