@@ -761,7 +761,18 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
     if not fits_somewhere.any():
         return [_memory_reason(keys, work, calibration)]
     keys = keys[fits_somewhere]
-    at = pd.DataFrame(cand.evaluate_at(keys, keys["n_memory_min"].to_numpy(), work, calibration, req.confidence))
+    # the first node count each key's layout and batch allow from where it fits (a pipeline's figures at a count
+    # it cannot run at would promise too much)
+    lo = np.maximum(keys["n_memory_min"].to_numpy(np.int64), keys["range_lo"].to_numpy(np.int64))
+    first, last = cand.legal_within(keys, req, lo, keys["range_hi"].to_numpy(np.int64))
+    runnable = first <= last
+    if not runnable.any() and req.global_batch:
+        return [
+            f"global batch {req.global_batch} leaves no node count with a whole grad_accum (and, for a pipeline, at "
+            "least pp micro-batches) where the model fits; allow more micro_batches or change global_batch"
+        ]
+    keys, first = (keys[runnable], first[runnable]) if runnable.any() else (keys, lo)
+    at = pd.DataFrame(cand.evaluate_at(keys, first, work, calibration, req.confidence))
     at["node_gbps_eff"] = keys["node_gbps_eff"].to_numpy()
     at["fabric"], at["gpu"] = keys["fabric"].to_numpy(), keys["gpu"].to_numpy()
     best = at.loc[at["achieved_tflops_per_gpu"].idxmax()]

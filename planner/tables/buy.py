@@ -481,12 +481,12 @@ def _node_range(rows: pd.DataFrame, req: Requirements) -> pd.DataFrame:
     divisors of global_batch / (G x micro_batch) for data parallelism)."""
     hi = np.minimum(rows["key_hi"].to_numpy(np.int64), rows["capacity"].to_numpy(np.int64))
     lo = np.maximum(rows["key_lo"].to_numpy(np.int64), rows["cap_lo"].to_numpy(np.int64))
-    lo, hi = _legal_within(rows, req, lo, hi)
+    lo, hi = legal_within(rows, req, lo, hi)
     rows = rows.assign(n_lo=lo, n_hi=hi)
     return rows[(rows["n_lo"] <= rows["n_hi"]) & rows["rack_fits"]].reset_index(drop=True)
 
 
-def _legal_within(rows: pd.DataFrame, req: Requirements, lo: np.ndarray, hi: np.ndarray):
+def legal_within(rows: pd.DataFrame, req: Requirements, lo: np.ndarray, hi: np.ndarray):
     """Per row, the smallest and the largest legal node count in [lo, hi] (lo > hi when none), computed once
     per distinct (GPUs per node, micro-batch, layout)."""
     shape = ["gpus_per_node", "micro_batch", *LAYOUT]
