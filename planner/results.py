@@ -104,6 +104,7 @@ class Choice(_Frozen):
     dp: int = Field(0, description="data-parallel ranks: gpus / (tp x pp x cp)")
     sharding: str = ""
     layout: str = Field("", description="the parallel layout, e.g. TP 8 x PP 16 (VP 4) x CP 1 x EP 1")
+    su_local: bool = Field(False, description="the job stays within one rail-optimised scalable unit")
 
 
 class Metrics(_Frozen):

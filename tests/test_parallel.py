@@ -294,3 +294,19 @@ def test_screened_layouts_give_the_exhaustive_optimum(example, monkeypatch):
     assert screened["objective_usd"] == pytest.approx(exhaustive["objective_usd"])
     per_server = [t.groupby("server")["objective_usd"].min() for t in (screened_table, exhaustive_table)]
     assert per_server[0].to_dict() == pytest.approx(per_server[1].to_dict())
+
+
+def test_an_oversubscribed_fabric_only_where_the_layouts_traffic_fits_and_the_plan_says_so(run, write):
+    """8,192 H100 for a 70B model with 1:1, 2:1 and 3:1 allowed: flat sharding's latency made 3:1 look free (issue
+    26); with the layout chosen, an oversubscribed fabric is taken only at a layout whose traffic at the reduced
+    rate still meets the target, and the plan names the bytes and the tier they cross."""
+    path = write("70b.yaml", SCENARIO.format(name="70B", model="Llama-2-70B", seq=4096, batch=2048, ckpt="full",
+                                             gpus=8192, target=140, gpu="H100")
+                 + "  oversubscription: [1, 2, 3]\n")  # fmt: skip
+    plan = _plan(run, path)
+    c, m = plan["choice"], plan["metrics"]
+    assert c["tp"] * c["pp"] > 1 and m["achieved_tflops_per_gpu"] >= 140
+    text = run("plan", str(path), "-q").stdout
+    assert "per node over the network" in text
+    if c["oversubscription"] > 1:
+        assert f"cross the {c['oversubscription']:g}:1 tier above the leaves" in text

@@ -462,6 +462,7 @@ def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tu
         dp=dp,
         sharding=work.parallelism.sharding,
         layout=layout_name({**lay, "dp": dp}),
+        su_local=bool(row.get("su_local", False)),
     )
     days = req.training_days(r["tokens_per_s"])
     g = reliability.goodput(scenario.reliability, work.params, nodes) if reliability.applies(scenario) else None

@@ -18,11 +18,12 @@ def _gbps(value: float) -> str:
 
 def _config(s: Summary) -> str:
     c = s.choice
+    layout = f", {c.layout}" if c.layout and not c.layout.startswith("data parallel") else ""
     if c.tier == 0:
-        return f"1 x {c.server} (single node), micro-batch {c.micro_batch}"
+        return f"1 x {c.server} (single node), micro-batch {c.micro_batch}{layout}"
     return (
         f"{c.nodes} x {c.server}, {c.nics_per_node} x {c.nic} ({_gbps(c.node_gbps)}/node), "
-        f"{FABRIC_LABEL[c.fabric]}, {c.fabric_text}, micro-batch {c.micro_batch}"
+        f"{FABRIC_LABEL[c.fabric]}, {c.fabric_text}, micro-batch {c.micro_batch}{layout}"
     )
 
 
@@ -315,6 +316,12 @@ def layout_text(c, m) -> str:
         f"{_bytes(per_node)} per node over the network and {_bytes(m.bytes_per_gpu_scale_up_per_step)} "
         "per GPU over NVLink per micro-step"
     )
+    if c.oversubscription > 1 and c.tier > 1 and not c.su_local:
+        parts.append(
+            f"all of the network bytes taken to cross the {c.oversubscription:g}:1 tier above the leaves, at "
+            f"{_gbps(c.node_gbps / c.oversubscription)} per node (where the layout's groups sit under one leaf is "
+            "not modelled)"
+        )
     return "; ".join(parts)
 
 
