@@ -310,3 +310,29 @@ def test_an_oversubscribed_fabric_only_where_the_layouts_traffic_fits_and_the_pl
     assert "per node over the network" in text
     if c["oversubscription"] > 1:
         assert f"cross the {c['oversubscription']:g}:1 tier above the leaves" in text
+
+
+def test_cloud_chooses_and_reports_a_layout(run, write):
+    path = write(
+        "cloud405.yaml",
+        """
+name: 405B rented
+workload:
+  model: Llama-3.1-405B
+  seq_len: 8192
+  micro_batches: [1]
+  global_batch: 1024
+  checkpointing: full
+  framework: megatron
+requirement:
+  tokens: 100B
+  days: 30
+cloud:
+  pricing: [ondemand]
+  max_instances: 64
+""",
+    )
+    result = run("cloud", str(path), "--json", "-q")
+    choice = json.loads(result.stdout)["choice"]
+    assert choice["layout"] and not choice["layout"].startswith("data parallel")  # 405B does not fit flat
+    assert "layout TP" in run("cloud", str(path), "-q").stdout
