@@ -336,3 +336,16 @@ cloud:
     choice = json.loads(result.stdout)["choice"]
     assert choice["layout"] and not choice["layout"].startswith("data parallel")  # 405B does not fit flat
     assert "layout TP" in run("cloud", str(path), "-q").stdout
+
+
+def test_fleet_runs_carry_their_layout(run):
+    from pathlib import Path
+
+    example = str(Path(__file__).resolve().parent.parent / "examples" / "fleet-startup.yaml")
+    job = "training[0].workload={model: Llama-3-70B, micro_batches: [1], framework: megatron, global_batch: 1024}"
+    plan = json.loads(run("fleet", example, "--set", job, "--json", "-q", "--threads", "1").stdout)
+    layouts = {r["job"]: r["layout"] for r in plan["jobs"]}
+    assert layouts["pretrain-8b"].startswith("data parallel")  # DeepSpeed ZeRO-3: data parallel only
+    assert layouts["pretrain-70b"]  # chosen per pool size, reported whichever it is
+    text = run("fleet", example, "--set", job, "-q", "--threads", "1").stdout
+    assert ("layout" in text) == (not layouts["pretrain-70b"].startswith("data parallel"))

@@ -133,6 +133,11 @@ def _timetable(plan: FleetPlan) -> list[str]:
                 "nodes": run.nodes,
                 "gpus": run.gpus,
                 "mb": run.micro_batch,
+                **(
+                    {"layout": run.layout}
+                    if any(not r.layout.startswith("data") for r in plan.jobs if r.layout)
+                    else {}
+                ),
                 "tflops_per_gpu": round(run.achieved_tflops_per_gpu),
                 "days": round(run.days),
                 "done": run.finish_date,
