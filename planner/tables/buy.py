@@ -55,6 +55,7 @@ NODE_SHAPE = [
     "host_dram_gb_per_s",
 ]
 KEY = [*NODE_SHAPE, "micro_batch", *LAYOUT, "node_gbps_eff", "fabric"]
+HOST_COLUMNS = ("gpus_per_host", "host_gbps", "host_dram_gb_per_s")  # what only optimizer offload reads
 # A single node has no network: its performance key is the node at a nominal 1 Gbps of IB (no traffic crosses it).
 SINGLE_NODE_GBPS, SINGLE_NODE_FABRIC = 1.0, "ib"
 # A distinct configuration (what alternatives and no-good cuts tell apart): tiers are variants of one; a
@@ -388,12 +389,14 @@ def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calib
     it is the one layout.choose takes, one of the SCREEN_KEEP fastest that fit, or the one needing the least
     memory (which fits at the fewest nodes); data parallelism is always kept. The node bounds are then found
     exactly for the kept keys alone (a 405B model has ~50 legal layouts, of which a handful are ever the best)."""
-    shape = [*NODE_SHAPE, "micro_batch"]
+    # the host's PCIe and DRAM matter to optimizer offload only, which the layout search excludes: shapes that
+    # differ in them alone are screened once
+    shape = [c for c in NODE_SHAPE if c not in HOST_COLUMNS] + ["micro_batch"]
     network = keys.groupby([*shape, "single"], dropna=False, sort=False)["node_gbps_eff"]
-    extreme = keys["node_gbps_eff"].isin(network.transform("min")) | keys["node_gbps_eff"].isin(
-        network.transform("max")
-    )
-    probe = keys[extreme.to_numpy()].reset_index(drop=True)
+    gbps = keys["node_gbps_eff"].to_numpy()
+    extreme = (gbps == network.transform("min").to_numpy()) | (gbps == network.transform("max").to_numpy())
+    probe = keys[extreme].drop_duplicates([c for c in [*KEY, "single"] if c not in HOST_COLUMNS])
+    probe = probe.reset_index(drop=True)
     counts = np.unique(np.clip(np.round(np.geomspace(1, max(max_nodes, 1), SCREEN_COUNTS)), 1, max_nodes).astype(int))
     base = probe.groupby([c for c in KEY if c not in LAYOUT] + ["single"], dropna=False, sort=False).ngroup()
     if req.gpus is not None:  # a fixed GPU count: the one node count that matters
@@ -492,10 +495,11 @@ def legal_within(rows: pd.DataFrame, req: Requirements, lo: np.ndarray, hi: np.n
     shape = ["gpus_per_node", "micro_batch", *LAYOUT]
     new_lo, new_hi = lo.copy(), np.zeros_like(hi)
     top = int(hi.max()) if len(hi) else 0
-    groups = rows[shape].astype(np.int64).drop_duplicates()
-    codes = rows[shape].astype(np.int64).merge(groups.reset_index(names="g"), on=shape, how="left")["g"].to_numpy()
-    for g, group in groups.iterrows():
-        legal = legal_nodes(group.to_dict(), req, top)
+    values = rows[shape].astype(np.int64)
+    codes = values.groupby(shape, sort=False).ngroup().to_numpy()
+    firsts = np.unique(codes, return_index=True)[1]
+    for g, i in enumerate(firsts):
+        legal = legal_nodes(values.iloc[i].to_dict(), req, top)
         at = codes == g
         if legal is None:
             new_hi[at] = hi[at]
