@@ -349,3 +349,12 @@ def test_fleet_runs_carry_their_layout(run):
     assert layouts["pretrain-70b"]  # chosen per pool size, reported whichever it is
     text = run("fleet", example, "--set", job, "-q", "--threads", "1").stdout
     assert ("layout" in text) == (not layouts["pretrain-70b"].startswith("data parallel"))
+
+
+def test_predict_takes_the_nvlink_bandwidth_of_a_domain_no_catalog_server_has(run):
+    args = ["predict", "--model", "Llama-3-70B", "--gpu", "GB200", "--gpus", "64", "--gpus-per-node", "4"]
+    args += ["--node-gbps", "1600", "--fabric", "ib", "--framework", "megatron", "--micro-batch", "1", "--tp", "4"]
+    unknown = run(*args, "--json")
+    given = run(*args, "--scale-up-gb-per-s", "900", "--json")
+    assert json.loads(unknown.stdout)["t_comm_tp_s"] < json.loads(given.stdout)["t_comm_tp_s"]  # now counted
+    assert "NVLink bandwidth unknown" in run(*args).stdout

@@ -48,6 +48,12 @@ def workload_options(func):
             "NVL72 as its 4-GPU trays; the domain's scale-out bandwidth is that of all its nodes.",
         ),
         click.option(
+            "--scale-up-gb-per-s",
+            type=click.FloatRange(min=0.001, max=1e6),
+            help="NVLink (scale-up) GB/s per GPU and direction, default: a catalog server's with this GPU and domain "
+            "(unknown, and so not counted, when none has it).",
+        ),
+        click.option(
             "--micro-batch",
             type=Quantity("count", maximum=L.MAX_MICRO_BATCH),
             help="Sequences per GPU per micro-step.",
@@ -241,6 +247,7 @@ def predict(**kw) -> None:
     cluster = Cluster(
         gpu, kw.pop("gpus"), kw.pop("gpus_per_node"), node_gbps, kw.pop("fabric").lower(),
         scale_up_gpus=kw.pop("scale_up_gpus"),
+        scale_up_gb_per_s=kw.pop("scale_up_gb_per_s"),
     )  # fmt: skip
     work, fixed = _workload(loaded, kw)
     result = run_predict(loaded, work, cluster, calibration, search=not fixed)
@@ -298,6 +305,8 @@ def bandwidth(**kw) -> None:
     loaded = load_catalog(catalogs)
     calibration = load_calibration(calibration_path)
     gpu, gpus, per_node, domain = kw.pop("gpu"), kw.pop("gpus"), kw.pop("gpus_per_node"), kw.pop("scale_up_gpus")
+    if kw.pop("scale_up_gb_per_s") is not None:
+        raise click.UsageError("--scale-up-gb-per-s is a predict option (bandwidth sweeps the network, not NVLink)")
     named("--gpu", lambda: loaded.gpu(gpu))
     work, _ = _workload(loaded, kw)
     table = node_gbps_needed(
