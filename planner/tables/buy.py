@@ -379,7 +379,7 @@ def _with_micro_batches(
 
 
 SCREEN_COUNTS = 10  # node counts, geometric from 1 to max_nodes, at which the layouts are screened
-SCREEN_KEEP = 2  # the fastest layouts kept at each (performance key, node count), besides the chosen one
+SCREEN_KEEP = 1  # the fastest layouts kept at each (performance key, node count), besides the chosen one
 
 
 def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calibration, max_nodes: int):
