@@ -227,13 +227,14 @@ def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibrat
         **{c: np.repeat(lay[c].to_numpy(), n) for c in LAYOUT},
     }
     clusters["grad_accum"] = buy_table.micro_batches(clusters, work)
-    ev = perf.evaluate(perf_frame(work, clusters), calibration, req.confidence)
-    if k == 1:
-        return ev
-    ok = fits_memory(ev) & whole_grad_accum(ev["gpus"], ev["micro_batch"], req, ev)
-    group = np.tile(np.arange(n), k)
-    chosen = layout.choose(group, ev["tokens_per_s"].to_numpy(), ok, {c: ev[c].to_numpy() for c in LAYOUT})
-    return ev.iloc[np.where(chosen >= 0, chosen, np.arange(n))].reset_index(drop=True)
+    if k > 1:  # the choice on bare arrays; the full table for the chosen rows only
+        arrays = perf.evaluate_arrays({**work.perf_columns(), **clusters}, calibration, n * k, req.confidence)
+        ok = fits_memory(arrays) & whole_grad_accum(clusters["gpus"], mb, req, {**arrays, "gpus": clusters["gpus"]})
+        group = np.tile(np.arange(n), k)
+        chosen = layout.choose(group, arrays["tokens_per_s"], ok, {c: clusters[c] for c in LAYOUT})
+        at = np.where(chosen >= 0, chosen, np.arange(n))
+        clusters = {c: (v[at] if isinstance(v, np.ndarray) and v.shape == (n * k,) else v) for c, v in clusters.items()}
+    return perf.evaluate(perf_frame(work, clusters), calibration, req.confidence)
 
 
 def build_options(
