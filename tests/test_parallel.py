@@ -358,3 +358,13 @@ def test_predict_takes_the_nvlink_bandwidth_of_a_domain_no_catalog_server_has(ru
     given = run(*args, "--scale-up-gb-per-s", "900", "--json")
     assert json.loads(unknown.stdout)["t_comm_tp_s"] < json.loads(given.stdout)["t_comm_tp_s"]  # now counted
     assert "NVLink bandwidth unknown" in run(*args).stdout
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [(["--ep", "2"], "expert parallelism needs a MoE model"), (["--pp", "64"], "every (virtual) stage needs a layer")],
+)
+def test_a_layout_the_model_cannot_hold_is_refused_in_one_line(run, extra, message):
+    args = ["predict", "--model", "Llama-3-8B", "--gpu", "H100", "--gpus", "64", "--gpus-per-node", "8"]
+    result = run(*args, "--node-gbps", "400", "--fabric", "ib", "--framework", "megatron", "--micro-batch", "1", *extra)
+    assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output

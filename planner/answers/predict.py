@@ -29,6 +29,9 @@ def predict(catalog: Catalog, work: Training, cluster: Cluster, calibration: Cal
     group = work.parallelism.shard_gpus or cluster.domain
     if work.parallelism.sharding == "hybrid" and cluster.gpus % group:
         raise UsageError(f"--shard-gpus {group} must divide --gpus {cluster.gpus} (whole replicas of the shard group)")
+    problem = layout.model_problem(work)
+    if problem:
+        raise UsageError(f"--{problem}")
     searchable = work.framework != "deepspeed" and work.offload == "none" and work.parallelism.sharding != "hybrid"
     if search and searchable:
         row = best_layout(catalog, work, cluster, calibration)

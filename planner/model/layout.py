@@ -197,3 +197,15 @@ def layout_name(row) -> str:
         return f"data parallel over DP {dp}"
     vp = f" (VP {dims['vp']})" if dims["vp"] > 1 else ""
     return f"TP {dims['tp']} x PP {dims['pp']}{vp} x CP {dims['cp']} x EP {dims['ep']} over DP {dp}"
+
+
+def model_problem(work) -> str:
+    """Why a training's own layout cannot hold its model ("" when it can): expert parallelism needs routed experts
+    to spread, and every pipeline stage (every virtual stage) needs a layer."""
+    p = work.parallelism
+    if p.ep > 1 and not work.is_moe:
+        return f"ep {p.ep}: expert parallelism needs a MoE model (experts in models.csv); use ep 1"
+    layers = int(work.layers) if work.layers == work.layers else None
+    if layers is not None and p.pp * p.vp > layers:
+        return f"pp {p.pp} x vp {p.vp} stages for {layers} layers: every (virtual) stage needs a layer"
+    return ""

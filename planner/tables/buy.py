@@ -163,6 +163,9 @@ def layouts(work: Training, scenario: Scenario, max_domain: int) -> pd.DataFrame
     if scenario.workload.searches_layout:
         space = layout.search_space(work, max_domain, pipelines=work.global_batch is not None)
     else:
+        problem = layout.model_problem(work)
+        if problem:
+            raise ScenarioError(f"workload.{problem}")
         space = [{k: getattr(work.parallelism, k) for k in LAYOUT}]
     return pd.DataFrame(space, columns=list(LAYOUT))
 
