@@ -32,6 +32,11 @@ def predict(catalog: Catalog, work: Training, cluster: Cluster, calibration: Cal
     problem = layout.model_problem(work)
     if problem:
         raise UsageError(f"--{problem}")
+    tp = work.parallelism.tp
+    if tp > 1 and tp <= cluster.domain and cluster.domain % tp:
+        raise UsageError(
+            f"--tp {tp} does not divide the {cluster.domain}-GPU NVLink domain: a TP group would straddle two"
+        )
     searchable = work.framework != "deepspeed" and work.offload == "none" and work.parallelism.sharding != "hybrid"
     if search and searchable:
         row = best_layout(catalog, work, cluster, calibration)
@@ -75,6 +80,7 @@ def best_layout(catalog: Catalog, work: Training, cluster: Cluster, calibration:
     filled pipeline with --global-batch) and fits in memory; ties go to the simplest (fewest model-parallel
     GPUs). The row carries `layouts_tried`, `layouts_fitting` and the runner-up."""
     space = layout.search_space(work, cluster.domain, pipelines=work.global_batch is not None)
+    space = [lay for lay in space if layout.tp_fits(lay["tp"], cluster.domain)]
     works = []
     for lay in space:
         candidate = work.with_parallelism(dataclasses.replace(work.parallelism, **lay))

@@ -23,7 +23,7 @@ from planner.cli.base import (
 FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")
 STACKS = ("eager", "compile")
 PRECISIONS = ("bf16", "fp16", "fp8", "fp8-rowwise", "mxfp8", "fp4")
-SHARDINGS = ("full", "hybrid")
+SHARDINGS = ("full", "hybrid", "zero1", "none")
 
 
 def workload_options(func):

@@ -132,6 +132,12 @@ class Workload(_Strict):
             raise ValueError("give exactly one of workload.model or workload.params")
         return self
 
+    @model_validator(mode="after")
+    def _layout_not_both(self) -> Workload:
+        if self.layout == "data-parallel" and self.fixed_layout:
+            raise ValueError("workload.layout data-parallel contradicts the tp/pp/vp/cp/ep given: drop one")
+        return self
+
     @property
     def fixed_layout(self) -> bool:
         """Whether the scenario fixes the parallel layout (any of tp, pp, vp, cp, ep given)."""

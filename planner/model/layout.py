@@ -31,7 +31,7 @@ def placement(n, stride, domain) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     the group spans, distinct groups in each domain). One rank of the group per domain when stride >= domain."""
     n, stride, domain = (np.asarray(x, float) for x in (n, stride, domain))
     members = np.clip(np.floor(domain / np.maximum(stride, 1.0)), 1.0, np.maximum(n, 1.0))
-    return members, np.maximum(1.0, n / members), domain / members
+    return members, np.maximum(1.0, np.floor(n / members)), domain / members  # whole domains, as gpus // domain
 
 
 def moe_shape(c: dict, hidden, ffn, gated) -> dict:
@@ -100,7 +100,7 @@ def states_bytes_per_param(sharding, offload, shard, grad_bytes=4.0) -> np.ndarr
     """Bytes of model states per parameter a GPU holds, over the `shard` GPUs the states are split over:
     ZeRO-3 / FSDP (full, hybrid) 16 / shard (4 with the optimizer offloaded); Megatron's distributed optimizer
     (zero1) with fp32 gradients 6 + 12 / shard, with bf16 gradients 4 + 16 / shard (an fp32 copy of the
-    gradient shard joins the master weights and Adam moments); DDP (none) 18 or 16 (Megatron-LM
+    gradient shard joins the master weights and Adam moments); DDP (none) 18 or 20 (Megatron-LM
     docs/source/api-guide/dist_optimizer.md table)."""
     sharding, shard = np.asarray(sharding).astype(str), np.asarray(shard, float)
     sharded = np.where(np.asarray(offload).astype(str) == "none", A.BYTES_MODEL_STATES.value,
@@ -130,7 +130,7 @@ def search_space(work, max_domain: int, pipelines: bool) -> list[dict]:
     heads = int(work.heads) if work.heads == work.heads else 1
     kv = int(work.kv_heads) if work.kv_heads == work.kv_heads else heads
     experts = int(work.experts) if work.experts == work.experts and work.experts > 0 else 1
-    tps = [t for t in POWERS if t <= max_domain and heads % t == 0 and kv % t == 0]
+    tps = [t for t in POWERS if t <= max_domain and heads % t == 0 and kv % t == 0]  # each domain's own: fits()
     pps = [p for p in POWERS if p == 1 or (pipelines and layers // p >= MIN_LAYERS_PER_STAGE)]
     cps = [c for c in POWERS if c == 1 or (work.seq_len >= CP_MIN_SEQ and work.seq_len // c >= 4096)]
     eps = [e for e in POWERS if experts % e == 0]
@@ -205,7 +205,19 @@ def model_problem(work) -> str:
     p = work.parallelism
     if p.ep > 1 and not work.is_moe:
         return f"ep {p.ep}: expert parallelism needs a MoE model (experts in models.csv); use ep 1"
+    if p.ep > 1 and int(work.experts) % p.ep:
+        return f"ep {p.ep} does not divide the model's {int(work.experts)} experts; use a divisor"
+    heads = int(work.heads) if work.heads == work.heads else None
+    kv = int(work.kv_heads) if work.kv_heads == work.kv_heads else heads
+    if heads and p.tp > 1 and (heads % p.tp or (kv and kv % p.tp)):
+        return f"tp {p.tp} does not divide the model's {heads} heads and {kv} KV heads; use a divisor"
     layers = int(work.layers) if work.layers == work.layers else None
     if layers is not None and p.pp * p.vp > layers:
         return f"pp {p.pp} x vp {p.vp} stages for {layers} layers: every (virtual) stage needs a layer"
     return ""
+
+
+def tp_fits(tp, domain) -> np.ndarray:
+    """Tensor-parallel groups tile the scale-up domain: tp divides it (a group never straddles two domains)."""
+    tp, domain = np.asarray(tp), np.asarray(domain)
+    return (tp <= domain) & (np.mod(domain, np.maximum(tp, 1)) == 0)

@@ -530,7 +530,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     t_tp = tensor_parallel_s(parts, eta_net, cal)
     t_moe_host = parts["moe_layer_passes"] * cal.moe_layer_overhead_s  # dropless MoE's syncs and launches
     t_micro = step_time_s(t_comp, t_comm, overlap) + t_tp + t_moe_host
-    t_bubble = t_micro * parts["bubble"]
+    t_bubble = np.where(parts["bubble"] > 0, t_micro * parts["bubble"], 0.0)  # no inf x 0 where nothing idles
     t_point = t_micro + t_bubble + t_offload + overhead
     arch = keys["architecture"]
     factor = _confidence_factor(cal, arch, framework, fabric, confidence)
@@ -846,8 +846,9 @@ def _model_parallel_traffic(c: dict, tiers: network.Tiers, d: dict, moe: dict) -
     sends = np.where(pp > 1, 2.0 * vp, 0.0)
     pp_per_rank = sends * b * s / (cp * tp) * h * A.ACTIVATION_P2P_BYTES.value
     pp_stride = tp * cp * d["dp"]
-    pp_out = np.where(pp_stride >= domain, domain * pp_per_rank, 0.0)
-    pp_up = np.where(pp_stride < domain, pp_per_rank, 0.0)
+    pp_members, pp_spans, pp_groups = layout.placement(pp, pp_stride, domain)
+    pp_out = np.where(pp_spans > 1, pp_groups * pp_per_rank, 0.0)  # each group's boundary out of the domain
+    pp_up = np.where(pp_members > 1, pp_per_rank, 0.0)
     calls_ep = np.where((ep > 1) & moe["moe"], A.EP_ALL_TO_ALLS_PER_LAYER_PASS.value * passes, 0.0)
     calls_ep = calls_ep * moe["moe_layers"] / pp
     ep_total = calls_ep * b * s / (cp * tp) * moe["top_k"] * h * A.ACTIVATION_P2P_BYTES.value
@@ -858,7 +859,7 @@ def _model_parallel_traffic(c: dict, tiers: network.Tiers, d: dict, moe: dict) -
     latency_tp = calls_tp * network.ring_latency_s(tp, tp_spans, step)
     latency_ep = calls_ep * network.ring_latency_s(ep, ep_spans, step)
     latency_cp = cp_calls * network.ring_latency_s(2.0, np.where(cp_spans > 1, 2.0, 1.0), step)
-    latency_pp = sends * network.ring_latency_s(2.0, np.where(pp_stride >= domain, 2.0, 1.0), step)
+    latency_pp = sends * network.ring_latency_s(2.0, np.where(pp_spans > 1, 2.0, 1.0), step)
     return {
         "mp_out": tp_out + ep_out,
         "mp_up": tp_ring + ep_up,

@@ -166,7 +166,18 @@ def layouts(work: Training, scenario: Scenario, max_domain: int) -> pd.DataFrame
         problem = layout.model_problem(work)
         if problem:
             raise ScenarioError(f"workload.{problem}")
-        space = [{k: getattr(work.parallelism, k) for k in LAYOUT}]
+        p = work.parallelism
+        if p.tp > max_domain:
+            raise ScenarioError(
+                f"workload.tp {p.tp} is larger than every allowed server's NVLink domain ({max_domain} GPUs): tensor "
+                "parallelism stays inside one; lower tp or allow a larger scale-up domain (NVL72)"
+            )
+        if p.pp > 1 and work.global_batch is None:
+            raise ScenarioError(
+                f"workload.pp {p.pp} needs workload.global_batch: the micro-batches per step a pipeline fills follow "
+                "from it"
+            )
+        space = [{k: getattr(p, k) for k in LAYOUT}]
     return pd.DataFrame(space, columns=list(LAYOUT))
 
 
@@ -433,8 +444,9 @@ def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calib
 
 
 def _inside_domain(rows: pd.DataFrame) -> np.ndarray:
-    """Tensor parallelism stays inside a scale-up domain: a layout whose tp exceeds the server's is not tried."""
-    return rows["tp"].to_numpy() <= rows["scale_up_gpus"].to_numpy()
+    """Tensor parallelism stays inside a scale-up domain and tiles it: a layout whose tp exceeds or does not
+    divide the server's domain is not tried."""
+    return layout.tp_fits(rows["tp"].to_numpy(), rows["scale_up_gpus"].to_numpy())
 
 
 def _performance_keys(

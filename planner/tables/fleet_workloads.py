@@ -17,7 +17,7 @@ from planner.base.units import SECONDS_PER_DAY
 from planner.catalog.load import Catalog
 from planner.catalog.rows import CloudRow
 from planner.inputs.fleet import HOURS_PER_PERIOD, SECONDS_PER_PERIOD, Fleet, resolve_windows
-from planner.model.layout import choose, layout_name
+from planner.model.layout import choose, layout_name, tp_fits
 from planner.model.parallelism import LAYOUT
 from planner.model.serving import capacity, served_model
 from planner.model.workload import (
@@ -90,7 +90,7 @@ def _performance(work, req: Requirements, resources: pd.DataFrame, micro_batches
     grid = res.loc[res.index.repeat(res["n_max"])].copy()
     grid["n"] = grid.groupby(level=0).cumcount() + 1
     grid = grid.merge(pd.DataFrame({"micro_batch": list(micro_batches)}), how="cross").merge(lay, how="cross")
-    grid = grid[grid["tp"].to_numpy() <= grid["scale_up_gpus"].to_numpy()].reset_index(drop=True)
+    grid = grid[tp_fits(grid["tp"].to_numpy(), grid["scale_up_gpus"].to_numpy())].reset_index(drop=True)
     keys = grid.rename(columns={"key_fabric": "fabric"})
     ev = evaluate_at(keys, grid["n"].to_numpy(), work, calibration)
     legal = whole_grad_accum(ev["gpus"], ev["micro_batch"], req, ev)

@@ -49,6 +49,8 @@ from planner.model.workload import (
 from planner.results import ExcludedOffering
 from planner.tables import buy as buy_table
 
+MAX_GPUS = 10**9  # no domain bound: a fixed layout's tp is checked per offering
+
 # ---------------------------------------------------------------- pricing terms
 
 PRICING_COLUMNS = {
@@ -211,7 +213,7 @@ def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibrat
     With many counts, the layouts are first tried at SCREEN_COUNTS of them; those chosen there, and data
     parallelism, are tried at every count."""
     shape = offering_shape(catalog, row)
-    lay = lay[lay["tp"] <= shape["scale_up_gpus"]].reset_index(drop=True)  # TP inside an instance's NVLink domain
+    lay = lay[layout.tp_fits(lay["tp"].to_numpy(), shape["scale_up_gpus"])].reset_index(drop=True)  # TP tiles it
     if len(lay) > 1 and len(counts) > SCREEN_COUNTS:
         probe = sorted({counts[int(i)] for i in np.geomspace(1, len(counts), SCREEN_COUNTS).round() - 1})
         ev = _evaluate(catalog, work, row, mb, probe, calibration, req, lay)  # every layout at the probes
@@ -340,7 +342,11 @@ def _options_of(catalog, scenario, work, req: Requirements, row: CloudRow, calib
     if not counts:
         return [], ["GPU count not reachable in whole instances within quota"]
     options, reasons = [], []
-    lay = buy_table.layouts(work, scenario, row.scale_up_domain)
+    searching = scenario.workload.searches_layout
+    lay = buy_table.layouts(work, scenario, row.scale_up_domain if searching else MAX_GPUS)
+    if not layout.tp_fits(lay["tp"].to_numpy(), row.scale_up_domain).any():  # a fixed tp this domain cannot hold
+        tp = int(lay["tp"].iloc[0])
+        return [], [f"layout: tp {tp} exceeds the instance's {row.scale_up_domain}-GPU NVLink domain"]
     for mb in scenario.workload.micro_batches:
         ev = _evaluate(catalog, work, row, mb, counts, calibration, req, lay)
         good = [c for c, keep in zip(counts, feasible(ev, req), strict=True) if keep]
