@@ -44,12 +44,11 @@ def cross_domain_bytes(
     params, gpus, scale_up_gpus, qwz=False, hpz=False, qgz=False, grad_bytes=2.0, hierarchical=False, weight_bytes=2.0
 ):
     """V_domain = P * (b_fwd + b_bwd + b_grad) * ring factor: bytes each scale-up domain sends (and receives)
-    over its NICs per micro-step, for parameters sharded over `gpus` GPUs (every GPU of the job, or a hybrid
-    shard group). Note it is about the whole model per collective, NOT 6P/N: in a ring every domain forwards
-    (n-1)/n of each collective's bytes."""
-    domains = np.asarray(gpus) // np.asarray(scale_up_gpus)
+    over its NICs per micro-step, for parameters sharded over `gpus` neighbouring GPUs (every GPU of the job, or
+    a hybrid shard group): `_ring_bytes` of a group with stride 1. Note it is about the whole model per
+    collective, NOT 6P/N: in a ring every domain forwards (n-1)/n of each collective's bytes."""
     per_param = bytes_per_param_per_step(qwz, hpz, qgz, grad_bytes, weight_bytes)
-    return np.asarray(params, float) * per_param * network.ring_factor(gpus, domains, hierarchical)
+    return _ring_bytes(np.asarray(params, float) * per_param, 0.0, gpus, 1.0, scale_up_gpus, hierarchical)[0]
 
 
 def replica_bytes_per_domain(params, gpus, shard_gpus, scale_up_gpus, grad_bytes=2.0):
@@ -64,15 +63,12 @@ def replica_bytes_per_domain(params, gpus, shard_gpus, scale_up_gpus, grad_bytes
     return np.where(crosses, per_gpu * np.minimum(domain, gpus), 0.0)
 
 
-def scale_up_bytes_per_gpu(params, gpus, qwz=False, hpz=False, qgz=False, grad_bytes=2.0, weight_bytes=2.0):
-    """Bytes each GPU moves over the scale-up links (NVLink) per micro-step: in a flat ring every GPU forwards
-    (n-1)/n of each collective, at the collective's dtype (`gpus`: the GPUs a parameter is sharded over).
-    hpZ's backward gather stays inside the domain at bf16 (2 B/param); qgZ quantises its intra-domain stage
-    too (int4, 0.5 B/param)."""
-    gpus = np.asarray(gpus, float)
+def scale_up_bytes_per_param(qwz=False, hpz=False, qgz=False, grad_bytes=2.0, weight_bytes=2.0):
+    """Bytes per parameter per micro-step a sharded collective moves over the scale-up links (NVLink), before
+    the ring's (n-1)/n: hpZ's backward gather stays inside the domain at bf16 (2 B/param); qgZ quantises its
+    intra-domain stage too (int4, 0.5 B/param)."""
     weight = np.where(qwz, 1.0, weight_bytes)
-    per_param = weight + np.where(hpz, 2.0, weight) + np.where(qgz, 0.5, grad_bytes)
-    return np.asarray(params, float) * per_param * (gpus - 1) / gpus
+    return weight + np.where(hpz, 2.0, weight) + np.where(qgz, 0.5, grad_bytes)
 
 
 def gathered_weight_bytes(params, layers, hidden, ffn, kv_share, gated, lowp_share, fp8_allgather, framework):
@@ -754,8 +750,7 @@ def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes, shards, d
     gathers = bytes_per_param_per_step(**quant, grad_bytes=grad_bytes, weight_bytes=weight_bytes)
     once = np.where(sharding == "zero1", grad_bytes + 2.0, 2.0 * grad_bytes) / micro  # per optimizer step
     per_param = np.where(sharded, gathers, once)
-    weight = np.where(quant["qwz"], 1.0, weight_bytes)  # hpZ's backward gather stays inside at bf16
-    inside = weight + np.where(quant["hpz"], 2.0, weight) + np.where(quant["qgz"], 0.5, grad_bytes)
+    inside = scale_up_bytes_per_param(**quant, grad_bytes=grad_bytes, weight_bytes=weight_bytes)
     up_per_param = np.where(sharded, inside, once)
     dense, experts = local
     dp_out, dp_up, dp_spans = _ring_bytes(dense * per_param, dense * up_per_param, shard, d["tp"], domain,

@@ -159,26 +159,21 @@ def micro_batches(columns: dict, work: Training) -> np.ndarray:
 
 def layouts(work: Training, scenario: Scenario, max_domain: int) -> pd.DataFrame:
     """The parallel layouts every candidate is tried with (one row each, columns LAYOUT): the planner's search
-    space (planner.model.layout.search_space) up to the largest scale-up domain allowed, or the workload's own."""
+    space (planner.model.layout.search_space) up to the largest scale-up domain allowed, or the workload's own
+    (checked against the model and the batch; whether a domain holds its tp is each candidate's test,
+    _inside_domain)."""
     if scenario.workload.searches_layout:
         space = layout.search_space(work, max_domain, pipelines=work.global_batch is not None)
-    else:
-        problem = layout.model_problem(work)
-        if problem:
-            raise ScenarioError(f"workload.{problem}")
-        p = work.parallelism
-        if p.tp > max_domain:
-            raise ScenarioError(
-                f"workload.tp {p.tp} is larger than every allowed server's NVLink domain ({max_domain} GPUs): tensor "
-                "parallelism stays inside one; lower tp or allow a larger scale-up domain (NVL72)"
-            )
-        if p.pp > 1 and work.global_batch is None:
-            raise ScenarioError(
-                f"workload.pp {p.pp} needs workload.global_batch: the micro-batches per step a pipeline fills follow "
-                "from it"
-            )
-        space = [{k: getattr(p, k) for k in LAYOUT}]
-    return pd.DataFrame(space, columns=list(LAYOUT))
+        return pd.DataFrame(space, columns=list(LAYOUT))
+    problem = layout.model_problem(work)
+    if problem:
+        raise ScenarioError(f"workload.{problem}")
+    if work.parallelism.pp > 1 and work.global_batch is None:
+        raise ScenarioError(
+            f"workload.pp {work.parallelism.pp} needs workload.global_batch: the micro-batches per step a pipeline "
+            "fills follow from it"
+        )
+    return _given_layout(scenario)
 
 
 def network_key(single, node_gbps_eff, fabric) -> tuple[np.ndarray, np.ndarray]:
@@ -411,14 +406,15 @@ def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calib
     extreme = (gbps == network.transform("min").to_numpy()) | (gbps == network.transform("max").to_numpy())
     probe = keys[extreme].drop_duplicates([c for c in [*KEY, "single"] if c not in HOST_COLUMNS])
     probe = probe.reset_index(drop=True)
-    counts = np.unique(np.clip(np.round(np.geomspace(1, max(max_nodes, 1), SCREEN_COUNTS)), 1, max_nodes).astype(int))
     base = probe.groupby([c for c in KEY if c not in LAYOUT] + ["single"], dropna=False, sort=False).ngroup()
-    if req.gpus is not None:  # a fixed GPU count: the one node count that matters
-        counts = np.array([max(1, req.gpus // int(probe["gpus_per_node"].min()))])
-    rows = np.repeat(np.arange(len(probe)), len(counts))
-    nodes = np.where(probe["single"].to_numpy()[rows], 1, np.tile(counts, len(probe)))
-    if req.gpus is not None:
-        nodes = np.where(probe["single"].to_numpy()[rows], 1, req.gpus // probe["gpus_per_node"].to_numpy()[rows])
+    if req.gpus is None:
+        counts = np.unique(np.clip(np.round(np.geomspace(1, max(max_nodes, 1), SCREEN_COUNTS)), 1, max_nodes))
+        rows = np.repeat(np.arange(len(probe)), len(counts))
+        nodes = np.tile(counts.astype(int), len(probe))
+    else:  # a fixed GPU count: the one node count that matters
+        rows = np.arange(len(probe))
+        nodes = req.gpus // probe["gpus_per_node"].to_numpy()
+    nodes = np.where(probe["single"].to_numpy()[rows], 1, nodes)
     arrays = {c: a[rows] for c, a in key_arrays(probe).items()}
     ev = evaluate_at(arrays, nodes, work, calibration, req.confidence)
     dims = {k: np.asarray(arrays[k], float) for k in LAYOUT}
@@ -728,7 +724,14 @@ def build(
     req = Requirements.of(scenario)
     if parts is None:
         parts = part_designs(catalog, scenario)
-    lay = layouts(work, scenario, int(parts.single["scale_up_gpus"].max()) if len(parts.single) else 1)
+    domains = parts.single["scale_up_gpus"].to_numpy() if len(parts.single) else np.array([1])
+    lay = layouts(work, scenario, int(domains.max()))
+    if not layout.tp_fits(lay["tp"].to_numpy()[:, None], domains[None, :]).any():  # a fixed tp no server holds
+        raise ScenarioError(
+            f"workload.tp {int(lay['tp'].iloc[0])} fits no allowed server's NVLink domain "
+            f"({', '.join(str(g) for g in sorted({int(g) for g in domains}))} GPUs): tensor parallelism stays inside "
+            "one and tiles it; use a tp that divides a domain (or allow NVL72)"
+        )
     if previous is None:
         keys, table = _performance_keys(parts.single, parts.configs, scenario, lay), _design_table(parts, scenario)
         if len(lay) > 1:

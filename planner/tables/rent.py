@@ -49,8 +49,6 @@ from planner.model.workload import (
 from planner.results import ExcludedOffering
 from planner.tables import buy as buy_table
 
-MAX_GPUS = 10**9  # no domain bound: a fixed layout's tp is checked per offering
-
 # ---------------------------------------------------------------- pricing terms
 
 PRICING_COLUMNS = {
@@ -342,11 +340,10 @@ def _options_of(catalog, scenario, work, req: Requirements, row: CloudRow, calib
     if not counts:
         return [], ["GPU count not reachable in whole instances within quota"]
     options, reasons = [], []
-    searching = scenario.workload.searches_layout
-    lay = buy_table.layouts(work, scenario, row.scale_up_domain if searching else MAX_GPUS)
+    lay = buy_table.layouts(work, scenario, row.scale_up_domain)
     if not layout.tp_fits(lay["tp"].to_numpy(), row.scale_up_domain).any():  # a fixed tp this domain cannot hold
         tp = int(lay["tp"].iloc[0])
-        return [], [f"layout: tp {tp} exceeds the instance's {row.scale_up_domain}-GPU NVLink domain"]
+        return [], [f"layout: tp {tp} does not fit the instance's {row.scale_up_domain}-GPU NVLink domain"]
     for mb in scenario.workload.micro_batches:
         ev = _evaluate(catalog, work, row, mb, counts, calibration, req, lay)
         good = [c for c, keep in zip(counts, feasible(ev, req), strict=True) if keep]
