@@ -564,20 +564,16 @@ def _layout_note(row, head: Summary, work: Training, calibration: Calibration, r
     c, m = head.choice, head.metrics
     if c.tp * c.pp * c.cp * c.ep == 1:
         return f"layout: data parallelism over all {c.gpus} GPUs, the simplest that fits within 3% of the fastest."
-    flat = {**{k: np.asarray([row[k]]) for k in cand.KEY if k in row}, **{k: np.asarray([1]) for k in LAYOUT}}
-    flat["node_gbps_eff"], flat["fabric"] = cand.network_key(np.asarray([row["tier"] == 0]), flat["node_gbps_eff"],
-                                                             flat["fabric"])  # fmt: skip
-    ev = cand.evaluate_at(flat, c.nodes, work, calibration, req.confidence)
-    legal = bool(whole_grad_accum(ev["gpus"], ev["micro_batch"], req, ev)[0])
-    if not bool(ev["fits_memory"][0]):
+    ev = _figures([({**row, **dict.fromkeys(LAYOUT, 1)}, c.nodes)], work, calibration, req.confidence)[0]
+    if not ev["fits_memory"]:
         reason = (
-            f"data parallelism alone does not fit ({float(ev['memory_per_gpu_gib'][0]):.0f} GiB per GPU of "
-            f"{float(ev['usable_hbm_gib'][0]):.0f} usable)"
+            f"data parallelism alone does not fit ({ev['memory_per_gpu_gib']:.0f} GiB per GPU of "
+            f"{ev['usable_hbm_gib']:.0f} usable)"
         )
-    elif not legal:
+    elif not whole_grad_accum(ev["gpus"], ev["micro_batch"], req, ev):
         reason = f"data parallelism alone cannot split the global batch over {c.gpus} ranks"
     else:
-        slower = 1 - float(ev["tokens_per_s"][0]) / m.tokens_per_s
+        slower = 1 - ev["tokens_per_s"] / m.tokens_per_s
         reason = f"data parallelism alone is {slower:.0%} slower at this size"
     where = f"; TP {c.tp} inside the {int(row['scale_up_gpus'])}-GPU NVLink domain" if c.tp > 1 else ""
     bubble = f"; pipeline bubble {m.bubble:.1%}" if c.pp > 1 else ""

@@ -9,6 +9,7 @@ import pandas as pd
 from planner.base.units import format_count, format_gbps
 from planner.model import binding
 from planner.model.calibration import UNMEASURED
+from planner.model.layout import layout_name
 from planner.model.parallelism import ZEROPP_OPTIONS
 from planner.report.terminal import format_table
 
@@ -54,8 +55,7 @@ def _headline(r: dict) -> str:
 def _layout_lines(r: dict) -> list[str]:
     """The layout: its dimensions and data-parallel sharding, what the search tried, the pipeline's bubble and
     the exposed tensor/expert-parallel communication."""
-    dims = f"TP {r['tp']:g} x PP {r['pp']:g}" + (f" (VP {r['vp']:g})" if r["vp"] > 1 else "")
-    dims += f" x CP {r['cp']:g} x EP {r['ep']:g} x DP {r['dp']:g}"
+    dims = layout_name(r)
     detail = f"{SHARDING_WORDS.get(r['sharding'], r['sharding'])}, grad_accum {r['grad_accum']:g}"
     if "layouts_tried" in r:
         detail += f"; best of {r.get('layouts_fitting', 0)} fitting of {r['layouts_tried']} layouts tried"
