@@ -311,17 +311,12 @@ def fast_enough(evaluated: Mapping, req: Requirements) -> np.ndarray:
     return tokens_per_s >= req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
 
 
-def whole_grad_accum(gpus, micro_batch, req: Requirements, evaluated: Mapping | None = None) -> np.ndarray:
-    """micro_batch x data-parallel ranks divides the global batch (grad_accum a whole number >= 1); with a
-    parallel layout (the evaluated figures' tp, pp, vp, cp, ep) also the layout's own rules
-    (planner.model.layout.legal: whole ranks, a filled pipeline)."""
-    if evaluated is not None and "tp" in evaluated:
-        d = layout.dims({k: evaluated[k] for k in ("tp", "pp", "vp", "cp", "ep", "gpus")})
-        return layout.legal(d, gpus, micro_batch, req.global_batch)[0]
-    per_step = np.asarray(gpus, dtype=np.int64) * np.asarray(micro_batch, dtype=np.int64)
-    if req.global_batch is None:
-        return np.ones(per_step.shape, dtype=bool)
-    return (per_step <= req.global_batch) & (req.global_batch % np.maximum(per_step, 1) == 0)
+def whole_grad_accum(gpus, micro_batch, req: Requirements, evaluated: Mapping) -> np.ndarray:
+    """micro_batch x data-parallel ranks divides the global batch (grad_accum a whole number >= 1), and the
+    evaluated figures' layout (tp, pp, vp, cp, ep) keeps its own rules (planner.model.layout.legal: whole ranks,
+    a filled pipeline); for data parallelism that is micro_batch x GPUs dividing the global batch."""
+    d = layout.dims({**{k: evaluated[k] for k in ("tp", "pp", "vp", "cp", "ep")}, "gpus": gpus})
+    return layout.legal(d, gpus, micro_batch, req.global_batch)[0]
 
 
 def feasible(evaluated: Mapping, req: Requirements) -> np.ndarray:
