@@ -101,6 +101,7 @@ class Choice(_Frozen):
     vp: int = 1
     cp: int = 1
     ep: int = 1
+    pp_balanced: bool = Field(False, description="the embedding and the loss each take a layer's pipeline slot")
     dp: int = Field(0, description="data-parallel ranks: gpus / (tp x pp x cp)")
     sharding: str = ""
     layout: str = Field("", description="the parallel layout, e.g. TP 8 x PP 16 (VP 4) x CP 1 x EP 1")

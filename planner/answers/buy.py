@@ -19,7 +19,7 @@ from planner.inputs.scenario import Scenario
 from planner.model import binding, reliability
 from planner.model.calibration import Calibration
 from planner.model.layout import layout_name
-from planner.model.parallelism import LAYOUT
+from planner.model.parallelism import LAYOUT, LAYOUT_DEFAULTS
 from planner.model.sweep import bandwidth_table
 from planner.model.workload import Requirements, Training, scenario_training, whole_grad_accum
 from planner.optimize import buy, ranking
@@ -430,7 +430,7 @@ def _figures(rows: list[tuple[dict, int]], work: Training, calibration: Calibrat
 def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tuple[Choice, Metrics]:
     req = Requirements.of(scenario)
     gpus = nodes * int(row["gpus_per_node"])
-    lay = {k: int(row.get(k, 1)) for k in LAYOUT}
+    lay = {k: int(row.get(k, LAYOUT_DEFAULTS[k])) for k in LAYOUT}
     dp = gpus // (lay["tp"] * lay["pp"] * lay["cp"])
     accum = req.global_batch // (dp * int(row["micro_batch"])) if req.global_batch else None
     tiers = {1: ("leaf",), 2: ("leaf", "spine"), 3: ("leaf", "spine", "core")}.get(int(row["tier"]), ())
@@ -564,7 +564,7 @@ def _layout_note(row, head: Summary, work: Training, calibration: Calibration, r
     c, m = head.choice, head.metrics
     if c.tp * c.pp * c.cp * c.ep == 1:
         return f"layout: data parallelism over all {c.gpus} GPUs, the simplest that fits within 3% of the fastest."
-    ev = _figures([({**row, **dict.fromkeys(LAYOUT, 1)}, c.nodes)], work, calibration, req.confidence)[0]
+    ev = _figures([({**row, **LAYOUT_DEFAULTS}, c.nodes)], work, calibration, req.confidence)[0]
     if not ev["fits_memory"]:
         reason = (
             f"data parallelism alone does not fit ({ev['memory_per_gpu_gib']:.0f} GiB per GPU of "

@@ -643,15 +643,18 @@ BYTES_STATES_OFFLOADED = Constant(
 ACT_WORKING_BYTES = Constant(
     "activation_bytes_per_sbh",
     34.0,
-    "bytes per (token x hidden) for one live layer",
-    "Korthikanti et al. 2022, eq. 1: s*b*h*(34 + 5*a*s/h)",
+    "bytes per (token x hidden) for one live layer, where the model's shape is unknown",
+    "Korthikanti et al. 2022, eq. 1: s*b*h*(34 + 5*a*s/h), for GPT's plain 4h MLP, multi-head attention and "
+    "dropout; with the shape known the same count is taken term by term (planner.model.performance."
+    "activation_bytes_per_sbh): norms 4, attention 2 + 4q + 4qr (input, Q, K and V, output), MLP 2 + 6f/h gated "
+    "or 2 + 4f/h plain, no dropout masks (2026 recipes train without dropout)",
 )
-ACT_OP_SAC_BYTES = Constant(
-    "activation_bytes_per_sbh_op_sac",
-    17.0,
-    "bytes per (token x hidden) kept per layer",
+ACT_OP_SAC_SHARE = Constant(
+    "activation_share_op_sac",
+    0.5,
+    "share of a layer's activations kept",
     "estimate: torchtitan's per-op policy saves the attention output and every other matmul output and recomputes "
-    "the element-wise ops: about half of Korthikanti's 34 (github:pytorch/torchtitan "
+    "the element-wise ops: about half of a layer's (github:pytorch/torchtitan "
     "torchtitan/distributed/activation_checkpoint.py)",
 )
 ACT_ATTN_SCORES = Constant(
@@ -704,6 +707,16 @@ BYTES_ZERO1_SHARDED = Constant(
     12.0,
     "bytes per parameter, sharded over the data-parallel ranks",
     "fp32 master weights (4) and Adam's two moments (8): as BYTES_ZERO1_KEPT",
+)
+BYTES_ZERO2_KEPT = Constant(
+    "bytes_per_param_zero2_kept",
+    2.0,
+    "bytes per parameter on every data-parallel rank",
+    "ZeRO stage 2 (Rajbhandari et al. 2020 sec. 5.2, P_os+g): the bf16 weights stay whole, gathered once per "
+    "optimizer step and kept through its micro-steps; each micro-step's gradients are reduce-scattered into a "
+    "sharded accumulator, so the master weights, Adam moments and gradients (12 + 4 fp32, or 12 + 2) are sharded: "
+    "2 + 16/d. Llama 3's FSDP ('shards optimizer states and gradients, but for model shards we do not reshard "
+    "after forward', arXiv:2407.21783 sec. 3.3.2); FSDP's SHARD_GRAD_OP, Megatron-FSDP's optim_grads",
 )
 TP_COLLECTIVES_PER_LAYER_PASS = Constant(
     "tp_collectives_per_layer_pass",

@@ -23,7 +23,7 @@ from planner.cli.base import (
 FABRICS = ("ib", "roce", "spectrum-x", "efa", "tcpx", "tcp")
 STACKS = ("eager", "compile")
 PRECISIONS = ("bf16", "fp16", "fp8", "fp8-rowwise", "mxfp8", "fp4")
-SHARDINGS = ("full", "hybrid", "zero1", "none")
+SHARDINGS = ("full", "hybrid", "zero2", "zero1", "none")
 
 
 def workload_options(func):
@@ -96,6 +96,14 @@ def workload_options(func):
         click.option("--ep", type=click.IntRange(min=1, max=L.MAX_GPUS), help="Expert-parallel ranks (MoE)."),
         click.option("--tp-overlap", is_flag=True, help="TP communication overlapped (TE userbuffers, AsyncTP)."),
         click.option(
+            "--pp-balanced",
+            is_flag=True,
+            default=None,
+            help="With --pp: the embedding and the loss each take a layer's place in the pipeline split "
+            "(Megatron-Core account_for_embedding/loss_in_pipeline_split, Llama 3's); layers + 2 must divide "
+            "by pp x vp.",
+        ),
+        click.option(
             "--global-batch",
             type=click.IntRange(min=1, max=L.MAX_GRAD_ACCUM * L.MAX_GPUS),
             help="Sequences per optimizer step: sets grad_accum per layout (a pipeline needs it to be searched).",
@@ -146,7 +154,8 @@ def workload_options(func):
             "--sharding",
             type=click.Choice(SHARDINGS, case_sensitive=False),
             help="full (default; zero1 with megatron): parameters sharded over the data-parallel ranks; hybrid "
-            "(HSDP, FSDP): within shard groups, replicated across them; zero1: Megatron's distributed optimizer; "
+            "(HSDP, FSDP): within shard groups, replicated across them; zero2: ZeRO-2 (fsdp, megatron: weights kept "
+            "whole, gradients and optimizer states sharded); zero1: Megatron's distributed optimizer; "
             "none: DDP.",
         ),
         click.option(
@@ -166,7 +175,7 @@ def workload_options(func):
 def _workload(loaded, kw: dict):
     from types import SimpleNamespace
 
-    from planner.model.parallelism import GRAD_BYTES, LAYOUT, Parallelism, default_sharding
+    from planner.model.parallelism import GRAD_BYTES, LAYOUT, LAYOUT_DEFAULTS, Parallelism, default_sharding
     from planner.model.workload import training
 
     framework = kw["framework"].lower()
@@ -191,7 +200,7 @@ def _workload(loaded, kw: dict):
         sharding=(kw.pop("sharding") or default_sharding(SimpleNamespace(framework=framework))).lower(),
         shard_gpus=kw.pop("shard_gpus") or 0,
         tp_overlap=kw.pop("tp_overlap"),
-        **{k: kw.pop(k) or 1 for k in LAYOUT},
+        **{k: kw.pop(k) or LAYOUT_DEFAULTS[k] for k in LAYOUT},
     )
     return training(
         loaded,

@@ -88,9 +88,10 @@ class Workload(_Strict):
         description="With fp8 (tensorwise): FSDP2 all-gathers the weights in fp8, 1 byte each (torchao's default: "
         "off).",
     )
-    sharding: Literal["full", "hybrid", "zero1", "none"] | None = Field(
+    sharding: Literal["full", "hybrid", "zero2", "zero1", "none"] | None = Field(
         None,
         description="full: ZeRO-3 / FSDP over the data-parallel ranks; hybrid (HSDP, FSDP only): within groups; "
+        "zero2: ZeRO-2 (fsdp, megatron: weights kept whole, gradients and optimizer states sharded, Llama 3's); "
         "zero1: Megatron's distributed optimizer; none: DDP. Default: full, zero1 with framework megatron.",
     )
     shard_gpus: count(ge=1, le=L.MAX_GPUS) | None = Field(
@@ -116,6 +117,12 @@ class Workload(_Strict):
     vp: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="Virtual stages per pipeline rank.")
     cp: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="Context-parallel ranks (fixes the layout).")
     ep: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="Expert-parallel ranks (fixes the layout).")
+    pp_balanced: bool | None = Field(
+        None,
+        description="With a fixed pp: the embedding and the loss each take a layer's place in the pipeline split "
+        "(Megatron-Core account_for_embedding/loss_in_pipeline_split; layers + 2 must divide by pp x vp). The "
+        "search tries both splits.",
+    )
     tp_overlap: bool = Field(
         False, description="Tensor-parallel communication overlapped with the GEMMs (TE userbuffers, AsyncTP)."
     )
@@ -141,7 +148,7 @@ class Workload(_Strict):
     @property
     def fixed_layout(self) -> bool:
         """Whether the scenario fixes the parallel layout (any of tp, pp, vp, cp, ep given)."""
-        return any(getattr(self, k) is not None for k in ("tp", "pp", "vp", "cp", "ep"))
+        return any(getattr(self, k) is not None for k in ("tp", "pp", "vp", "cp", "ep", "pp_balanced"))
 
     @property
     def searches_layout(self) -> bool:

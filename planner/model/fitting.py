@@ -179,6 +179,7 @@ class Measurement(BaseModel):
     cp: Count = Field(1, ge=1, le=MAX_GPUS)
     ep: Count = Field(1, ge=1, le=MAX_GPUS)
     tp_overlap: bool = False
+    pp_balanced: bool = False
     experts: Count | None = Field(None, ge=1, description="routed experts per MoE layer")
     top_k: Count | None = Field(None, ge=1)
     expert_ffn: Count | None = Field(None, ge=1)

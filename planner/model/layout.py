@@ -19,10 +19,13 @@ from planner.assumptions import model as A
 
 def dims(c: dict) -> dict:
     """tp, pp, vp, cp, ep and the data-parallel degree dp = gpus / (tp pp cp) of each configuration, as floats,
-    and mp = tp pp cp: the GPUs one copy of the model is split over."""
+    mp = tp pp cp: the GPUs one copy of the model is split over, and pb: 1 where a pipeline counts the embedding
+    and the loss as a layer each in its split (pp_balanced, pipeline_split), else 0."""
     d = {k: np.asarray(c[k], float) for k in ("tp", "pp", "vp", "cp", "ep")}
     d["mp"] = d["tp"] * d["pp"] * d["cp"]
     d["dp"] = np.asarray(c["gpus"], float) / d["mp"]
+    balanced = np.asarray(c.get("pp_balanced", 0.0), float) > 0
+    d["pb"] = np.where(balanced & (d["pp"] > 1), 1.0, 0.0)
     return d
 
 
@@ -71,12 +74,32 @@ def local_params(params, expert_params, d: dict) -> tuple[np.ndarray, np.ndarray
     return dense / (d["tp"] * d["pp"]), expert_params / (d["ep"] * d["pp"])
 
 
-def stage_layers(layers, d: dict) -> np.ndarray:
-    """Layers of the slowest pipeline stage: ceil(L / (pp vp)) per virtual stage, vp of them (Megatron places
-    the remainder unevenly, as Llama 3 did with one layer fewer on the first and last stage; the pipeline runs at
-    its slowest stage). L / pp when the layers split evenly."""
+def pipeline_split(layers, head_layers, d: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The pipeline's slowest stage: (its transformer layers, 1 where it also runs the output layer and loss),
+    for `head_layers`, the output layer's work in layers. The pipeline runs at its slowest stage.
+
+    Plain split: ceil(L / (pp vp)) layers per virtual stage, vp of them per rank (an uneven split costs its
+    imbalance), and the last rank adds the output layer. Balanced (pb, Megatron-Core's
+    account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split, Llama 3's "we reduce one
+    Transformer layer each from the first and the last stages", arXiv:2407.21783 sec. 3.3.2): the embedding and
+    the loss each take a layer's place, u = (L + 2) / (pp vp) per virtual stage, so middle ranks run u vp layers
+    and the last u vp - 1 layers and the loss. Without a pipeline: every layer and the loss."""
+    L, head = np.asarray(layers, float), np.asarray(head_layers, float)
     chunks = d["pp"] * d["vp"]
-    return np.ceil(np.asarray(layers, float) / chunks - 1e-9) * d["vp"]
+    plain = np.ceil(L / chunks - 1e-9) * d["vp"]
+    units = np.ceil((L + 2.0) / chunks - 1e-9) * d["vp"]
+    head_heavier = head > 1.0  # the last rank (one layer fewer, and the loss) is then the slowest
+    balanced = np.asarray(d.get("pb", 0.0)) > 0
+    stage = np.where(balanced, np.where(head_heavier, units - 1.0, units), plain)
+    with_head = np.where(balanced, head_heavier.astype(float), 1.0)
+    return stage, np.broadcast_to(with_head, np.shape(stage)).astype(float)
+
+
+def balanced_split_fits(layers, d: dict) -> np.ndarray:
+    """Megatron-Core's rule for the balanced split: L + 2 divides into pp ranks and each rank's share into vp
+    virtual stages (transformer_config.py); a plain split takes any layer count."""
+    units = np.asarray(layers, float) + 2.0
+    return (np.asarray(d.get("pb", 0.0)) == 0) | (np.mod(units, d["pp"] * d["vp"]) == 0)
 
 
 def bubble(d: dict, micro_batches) -> np.ndarray:
@@ -86,29 +109,42 @@ def bubble(d: dict, micro_batches) -> np.ndarray:
     return (d["pp"] - 1.0) / (d["vp"] * m)
 
 
-def in_flight(d: dict, micro_batches) -> np.ndarray:
-    """Micro-batches whose activations the first pipeline stage holds at its peak, in units of one micro-batch
-    over the whole model's layers / pp: pp under 1F1B (at most m), times (1 + (pp-1)/(pp vp)) when interleaved
-    (Korthikanti et al. 2022, sec. 4.2.3)."""
+def held_layers(layers, d: dict, micro_batches) -> np.ndarray:
+    """Layers' worth of one micro-batch's activations the first pipeline rank holds at its peak, as Megatron-
+    Core's schedules run (megatron/core/pipeline_parallel/schedules.py, get_pp_rank_microbatches): 1F1B
+    holds min(m, pp) micro-batches of its L / pp layers; the interleaved schedule runs W = min(m vp, 2 (pp - 1)
+    + (vp - 1) pp + 1) virtual-stage forwards before its first backward (micro-batches in groups of pp, chunk by
+    chunk), which for m > pp is Korthikanti et al.'s (1 + (pp-1)/(pp vp)) pp micro-batches and for m = pp all
+    of them. Balanced: the rank's first chunk holds the embedding in a layer's place."""
+    L = np.asarray(layers, float)
     m = np.maximum(np.asarray(micro_batches, float), 1.0)
-    pp, vp = d["pp"], d["vp"]
-    interleave = np.where(vp > 1, 1.0 + (pp - 1.0) / (pp * vp), 1.0)
-    return np.minimum(pp, m) * interleave
+    pp, vp, pb = d["pp"], d["vp"], np.asarray(d.get("pb", 0.0), float)
+    chunks = pp * vp
+    per_chunk = np.where(pb > 0, np.ceil((L + 2.0) / chunks - 1e-9), L / chunks)
+    warmup = np.where(vp > 1, np.minimum(m * vp, 2.0 * (pp - 1.0) + (vp - 1.0) * pp + 1.0), np.minimum(m, pp))
+    # chunk 0's forwards among the first `warmup` (groups of pp micro-batches run chunk 0, then 1, ...)
+    first = np.where(vp > 1, np.floor(warmup / chunks) * pp + np.minimum(np.mod(warmup, chunks), pp), warmup)
+    return warmup * per_chunk - pb * first
 
 
 def states_bytes_per_param(sharding, offload, shard, grad_bytes=4.0) -> np.ndarray:
     """Bytes of model states per parameter a GPU holds, over the `shard` GPUs the states are split over:
-    ZeRO-3 / FSDP (full, hybrid) 16 / shard (4 with the optimizer offloaded); Megatron's distributed optimizer
-    (zero1) with fp32 gradients 6 + 12 / shard, with bf16 gradients 4 + 16 / shard (an fp32 copy of the
-    gradient shard joins the master weights and Adam moments); DDP (none) 18 or 20 (Megatron-LM
-    docs/source/api-guide/dist_optimizer.md table)."""
+    ZeRO-3 / FSDP (full, hybrid) 16 / shard (4 with the optimizer offloaded); ZeRO-2 (zero2) 2 + 16 / shard
+    with fp32 gradients, 2 + 14 / shard with bf16; Megatron's distributed optimizer (zero1) with fp32 gradients
+    6 + 12 / shard, with bf16 gradients 4 + 16 / shard (an fp32 copy of the gradient shard joins the master
+    weights and Adam moments); DDP (none) 18 or 20 (Megatron-LM docs/source/api-guide/dist_optimizer.md table)."""
     sharding, shard = np.asarray(sharding).astype(str), np.asarray(shard, float)
     sharded = np.where(np.asarray(offload).astype(str) == "none", A.BYTES_MODEL_STATES.value,
                        A.BYTES_STATES_OFFLOADED.value) / shard  # fmt: skip
     fp32_grads = np.asarray(grad_bytes, float) >= 4
     kept = np.where(fp32_grads, A.BYTES_ZERO1_KEPT.value, A.BYTES_ZERO1_KEPT.value - 2.0)
     split = np.where(fp32_grads, A.BYTES_ZERO1_SHARDED.value, A.BYTES_ZERO1_SHARDED.value + 4.0)
-    return np.select([sharding == "zero1", sharding == "none"], [kept + split / shard, kept + split], sharded)
+    zero2 = A.BYTES_ZERO2_KEPT.value + (A.BYTES_ZERO1_SHARDED.value + np.where(fp32_grads, 4.0, 2.0)) / shard
+    return np.select(
+        [sharding == "zero1", sharding == "zero2", sharding == "none"],
+        [kept + split / shard, zero2, kept + split],
+        sharded,
+    )
 
 
 # ---------------------------------------------------------------- the layouts the planner searches
@@ -123,7 +159,8 @@ def search_space(work, max_domain: int, pipelines: bool) -> list[dict]:
     first: tp a power of two dividing the heads and KV heads within the largest scale-up domain (the planner
     keeps TP inside one); pp a power of two leaving MIN_LAYERS_PER_STAGE layers per stage, with vp 1, 2, 4 or 8
     while each virtual stage keeps a layer (uneven stages cost their imbalance: stage_layers), only when `pipelines`
-    (a known global batch fixes the micro-batches a pipeline fills); cp from CP_MIN_SEQ-token sequences; ep a
+    (a known global batch fixes the micro-batches a pipeline fills), each also split balanced (pipeline_split)
+    where Megatron-Core allows it; cp from CP_MIN_SEQ-token sequences; ep a
     power of two dividing a MoE model's experts. Which of them fit a GPU count (gpus = tp pp cp dp, ep within
     dp cp tp) is the table's test, per node count."""
     layers = int(work.layers) if work.layers == work.layers else 1
@@ -137,10 +174,13 @@ def search_space(work, max_domain: int, pipelines: bool) -> list[dict]:
     out = []
     for tp in tps:
         for pp in pps:
-            vps = [1] + [v for v in (2, 4, 8) if pp > 1 and layers >= pp * v]
-            for vp in vps:
+            splits = [(1, 0)] + [(v, 0) for v in (2, 4, 8) if pp > 1 and layers >= pp * v]
+            splits += [(v, 1) for v in (1, 2, 4, 8) if pp > 1 and (layers + 2) % (pp * v) == 0]  # balanced
+            for vp, balanced in splits:
                 for cp in cps:
-                    out.extend({"tp": tp, "pp": pp, "vp": vp, "cp": cp, "ep": ep} for ep in eps)
+                    out.extend(
+                        {"tp": tp, "pp": pp, "vp": vp, "cp": cp, "ep": ep, "pp_balanced": balanced} for ep in eps
+                    )
     return out
 
 
@@ -166,8 +206,10 @@ def legal(d: dict, gpus, micro_batch, global_batch: int | None) -> tuple[np.ndar
 
 
 def complexity(d: dict) -> np.ndarray:
-    """The ordering of 'simpler' among layouts: model-parallel GPUs tp pp cp ep, then virtual stages."""
-    return np.asarray(d["tp"], float) * d["pp"] * d["cp"] * d["ep"] * 16 + np.asarray(d["vp"], float)
+    """The ordering of 'simpler' among layouts: model-parallel GPUs tp pp cp ep, then virtual stages, then a
+    plain pipeline split before a balanced one."""
+    balanced = np.asarray(d.get("pb", d.get("pp_balanced", 0.0)), float) > 0
+    return np.asarray(d["tp"], float) * d["pp"] * d["cp"] * d["ep"] * 16 + np.asarray(d["vp"], float) + 0.5 * balanced
 
 
 def choose(groups, tokens_per_s, ok, d: dict) -> np.ndarray:
@@ -195,7 +237,9 @@ def layout_name(row) -> str:
     dp = int(round(float(get("dp"))))
     if dims["tp"] * dims["pp"] * dims["cp"] * dims["ep"] == 1:
         return f"data parallel over DP {dp}"
-    vp = f" (VP {dims['vp']})" if dims["vp"] > 1 else ""
+    balanced = dims["pp"] > 1 and bool(get("pp_balanced") if "pp_balanced" in row else 0)
+    inside = [f"VP {dims['vp']}"] * (dims["vp"] > 1) + ["balanced"] * balanced
+    vp = f" ({', '.join(inside)})" if inside else ""
     return f"TP {dims['tp']} x PP {dims['pp']}{vp} x CP {dims['cp']} x EP {dims['ep']} over DP {dp}"
 
 
@@ -212,8 +256,13 @@ def model_problem(work) -> str:
     if heads and p.tp > 1 and (heads % p.tp or (kv and kv % p.tp)):
         return f"tp {p.tp} does not divide the model's {heads} heads and {kv} KV heads; use a divisor"
     layers = int(work.layers) if work.layers == work.layers else None
-    if layers is not None and p.pp * p.vp > layers:
+    if layers is not None and p.pp * p.vp > layers and not p.pp_balanced:
         return f"pp {p.pp} x vp {p.vp} stages for {layers} layers: every (virtual) stage needs a layer"
+    if layers is not None and p.pp_balanced and (layers + 2) % (p.pp * p.vp):
+        return (
+            f"pp_balanced: the {layers} layers + embedding + loss do not divide into pp {p.pp} x vp {p.vp} "
+            "virtual stages (Megatron-Core's rule); change pp or vp, or drop pp_balanced"
+        )
     return ""
 
 

@@ -26,10 +26,16 @@ STACKS = ("eager", "compile")
 PRECISIONS = ("bf16", "fp16", "fp8", "fp8-rowwise", "mxfp8", "fp4")  # of the linear layers' GEMMs
 LOW_PRECISIONS = ("fp8", "fp8-rowwise", "mxfp8", "fp4")
 SCALED_PRECISIONS = ("fp8-rowwise", "mxfp8")  # per-row or per-block scales: casts read and write more
-# full: ZeRO-3 / FSDP over the data-parallel ranks; hybrid: HSDP; zero1: Megatron's distributed optimizer (optimizer
-# states sharded, gradients reduce-scattered and weights gathered once per step); none: DDP (replicated states)
-SHARDINGS = ("full", "hybrid", "zero1", "none")
-LAYOUT = ("tp", "pp", "vp", "cp", "ep")  # tensor, pipeline (virtual stages per rank), context, expert
+# full: ZeRO-3 / FSDP over the data-parallel ranks; hybrid: HSDP; zero2: ZeRO-2 (weights kept whole between their
+# once-per-step gather, gradients reduce-scattered every micro-step; FSDP's SHARD_GRAD_OP, Megatron-FSDP's
+# optim_grads, Llama 3's); zero1: Megatron's distributed optimizer (optimizer states sharded, gradients
+# reduce-scattered and weights gathered once per step); none: DDP (replicated states)
+SHARDINGS = ("full", "hybrid", "zero2", "zero1", "none")
+PER_STEP_SHARDINGS = ("zero2", "zero1", "none")  # weights exchanged once per optimizer step, not per micro-step
+# tensor, pipeline (virtual stages per rank), context, expert; pp_balanced 1: the embedding and the loss each
+# take a layer's place in the pipeline split (planner.model.layout.pipeline_split)
+LAYOUT = ("tp", "pp", "vp", "cp", "ep", "pp_balanced")
+LAYOUT_DEFAULTS = {"tp": 1, "pp": 1, "vp": 1, "cp": 1, "ep": 1, "pp_balanced": 0}
 # FlashAttention-2 class (FA2, PyTorch SDPA's flash backend: what most measured runs used), FlashAttention-3 class
 # (FA3 on Hopper, FA4 / cuDNN on Blackwell), the Triton FlashAttention of 2022-23 (MPT's attn_impl triton), and
 # unfused attention (Megatron-LM 2021-22: the s x s scores materialised, soft-maxed by a fused kernel)
@@ -59,6 +65,7 @@ class Parallelism:
     cp: int = 1  # context-parallel ranks (ring attention over the sequence)
     ep: int = 1  # expert-parallel ranks of a MoE layer, within the data- and context-parallel ranks
     tp_overlap: bool = False  # tensor-parallel collectives overlapped with the GEMMs (TE userbuffers, AsyncTP)
+    pp_balanced: int = 0  # 1: the embedding and the loss each take a layer's place in the pipeline split
 
     def __post_init__(self):
         if isinstance(self.checkpointing, bool):  # older tables and scenarios: true / false
@@ -81,15 +88,23 @@ class Parallelism:
             )
 
     def _check_layout(self) -> None:
-        for name in LAYOUT:
+        for name in LAYOUT[:-1]:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UsageError(f"--{name} must be a whole number >= 1, got {value!r}")
+        object.__setattr__(self, "pp_balanced", int(bool(self.pp_balanced)))
         if self.vp > 1 and self.pp == 1:
             raise UsageError("--vp (virtual stages per pipeline rank) needs --pp >= 2")
+        if self.pp_balanced and self.pp == 1:
+            raise UsageError("--pp-balanced (embedding and loss as pipeline stages) needs --pp >= 2")
         if self.sharding in ("zero1", "none") and self.framework != "megatron":
             raise UsageError(
                 f"sharding {self.sharding} is Megatron's (distributed optimizer / DDP): set the framework to megatron"
+            )
+        if self.sharding == "zero2" and self.framework == "deepspeed":
+            raise UsageError(
+                "sharding zero2 is modelled for fsdp (SHARD_GRAD_OP) and megatron (Megatron-FSDP optim_grads); "
+                "DeepSpeed is modelled as ZeRO-3: set the framework to fsdp or megatron"
             )
         if self.model_parallel > 1 and self.framework == "deepspeed":
             raise UsageError(
@@ -154,7 +169,7 @@ class Parallelism:
         """A scenario's or fleet job's workload section (planner.inputs.scenario.Workload): gradients are
         reduced in grad_dtype, by default the training precision (bf16 for fp8 and fp4 training)."""
         grad = workload.grad_dtype or (workload.precision if workload.precision in GRAD_BYTES else "bf16")
-        layout = {k: getattr(workload, k, None) or 1 for k in LAYOUT}
+        layout = {k: getattr(workload, k, None) or LAYOUT_DEFAULTS[k] for k in LAYOUT}
         return cls.of_fields(workload, grad_bytes=GRAD_BYTES[grad], sharding=default_sharding(workload), **layout)
 
 

@@ -316,6 +316,7 @@ def memory_per_gpu_gib(
     expert_params=0.0,
     expert_shard=None,
     grad_bytes=4.0,
+    act_bytes_per_sbh=None,
 ):
     """Peak bytes per GPU, in GiB (`gpus`: the GPUs the states are sharded over; `layout_dims`: tp, pp, vp, cp,
     ep of planner.model.layout.dims, default all 1): this GPU's model states by sharding (less with the optimizer
@@ -323,7 +324,7 @@ def memory_per_gpu_gib(
     mode, split over tp x cp by sequence and context parallelism, over the pipeline's in-flight micro-batches)
     + live gathered weights (ZeRO-3 / FSDP) + logits + framework reserve. Compare with usable HBM."""
     params, gpus = np.asarray(params, float), np.asarray(gpus, float)
-    d = layout_dims or dict.fromkeys(("tp", "pp", "vp", "cp", "ep"), 1.0)
+    d = layout_dims or {**dict.fromkeys(("tp", "pp", "vp", "cp", "ep"), 1.0), "pb": 0.0}
     b, s, h, L = micro_batch, seq_len, np.asarray(hidden, float), np.asarray(layers, float)
     checkpointing = _checkpointing(checkpointing)
     dense, experts = layout.local_params(params, np.asarray(expert_params, float), d)
@@ -332,10 +333,11 @@ def memory_per_gpu_gib(
     states = states + experts * layout.states_bytes_per_param(sharding, offload, expert_shard, grad_bytes)
     states = states + np.where(hpz, 2.0 * params / scale_up_gpus, 0.0)  # hpZ: a bf16 copy per domain
     split = d["tp"] * d["cp"]  # sequence parallelism splits a layer's activations over tp, context over cp
-    held = L / d["pp"] * layout.in_flight(d, grad_accum)  # layers' worth of stored activations
-    layer_work = A.ACT_WORKING_BYTES.value * b * s * h / split
+    held = layout.held_layers(L, d, grad_accum)  # layers' worth of stored activations
+    per_sbh = A.ACT_WORKING_BYTES.value if act_bytes_per_sbh is None else np.asarray(act_bytes_per_sbh, float)
+    layer_work = per_sbh * b * s * h / split
     scores = np.where(flash_attention, 0.0, A.ACT_ATTN_SCORES.value * heads * s**2 * b / split)
-    op_saved = A.ACT_OP_SAC_BYTES.value * b * s * h / split
+    op_saved = A.ACT_OP_SAC_SHARE.value * layer_work
     activations = np.select(
         [checkpointing == "full", checkpointing == "selective", checkpointing == "op"],
         [2.0 * b * s * h / split * held + layer_work + scores, held * layer_work, held * op_saved + layer_work],
@@ -345,6 +347,21 @@ def memory_per_gpu_gib(
     live = np.where(gathered, 2.0 * np.minimum(2.0 * (dense + experts) * d["pp"] / L, A.MAX_LIVE_PARAMS.value), 0.0)
     logits = np.nan_to_num(A.LOGIT_BYTES.value * b * s * np.asarray(vocab, float) / split)
     return (states + activations + live + logits) / GIB + A.FRAMEWORK_RESERVE_GIB.value
+
+
+def activation_bytes_per_sbh(c: dict, moe: dict, kv_share) -> np.ndarray:
+    """Bytes one layer stores for its backward per token and hidden unit, counted as Korthikanti et al. 2022 count
+    GPT's 34 (sec. 4.1) but from this model's shape: two norm inputs (4), attention's input, Q, K, V and output
+    (2 + 2q + 4qr + 2q with FlashAttention, q the heads' width over h, r the KV heads' share), the MLP's input and
+    its hidden activations (gated: gate, up and their product, 6f/h; plain: 4f/h), a MoE layer's top-k permuted
+    copies of its input; no dropout masks. Without a shape: Korthikanti's 34."""
+    q, r = q_share(c), np.asarray(kv_share, float)
+    h = c["hidden"].astype(float)
+    f = np.asarray(moe["f_active"], float)
+    mlp = 2.0 + np.where(moe["gated"], 6.0, 4.0) * f / h
+    mlp = mlp + 2.0 * moe["top_k"] * moe["moe_layers"] / c["layers"].astype(float)
+    counted = 4.0 + 2.0 + 4.0 * q + 4.0 * q * r + mlp
+    return np.where(np.isfinite(counted), counted, A.ACT_WORKING_BYTES.value)
 
 
 def usable_hbm_gib(hbm_gib):
@@ -405,6 +422,7 @@ OPTIONAL = {
     "cp": 1,
     "ep": 1,
     "tp_overlap": False,
+    "pp_balanced": False,
     "experts": np.nan,
     "top_k": np.nan,
     "expert_ffn": np.nan,
@@ -457,6 +475,7 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     f, r, gated = block_shape(c["params"], c["layers"], c["hidden"], c["heads"], c["vocab"], c["ffn_hidden"],
                               c["kv_heads"])  # fmt: skip
     moe = layout.moe_shape(c, c["hidden"], f, gated)
+    d["stage_layers"], d["head_share"] = layout.pipeline_split(c["layers"], _head_layers(c, moe, r), d)
     tokens = c["micro_batch"] * c["seq_len"] / d["mp"]  # this GPU's share of one micro-batch
     active = moe["active_params"]
     width = attention_width(c)
@@ -474,9 +493,11 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
         c["heads"], c["vocab"], c["checkpointing"], flash, quant["hpz"], offload,
         sharding=c["sharding"].astype(str), layout_dims=d, grad_accum=c["grad_accum"],
         expert_params=moe["expert_params"], expert_shard=expert_shard, grad_bytes=c["grad_bytes"].astype(float),
+        act_bytes_per_sbh=activation_bytes_per_sbh(c, moe, r),
     )  # fmt: skip
-    head_tokens = tokens * d["pp"]  # the last stage computes the logits of its tp x cp share of the micro-batch
-    imbalance = layout.stage_layers(c["layers"], d) * d["pp"] / c["layers"]  # slowest stage / mean stage
+    # the slowest stage's loss over its tp x cp share of the micro-batch (where it runs the loss: pipeline_split)
+    head_tokens = tokens * d["pp"] * d["head_share"]
+    imbalance = d["stage_layers"] * d["pp"] / c["layers"]  # slowest stage / mean stage
     return {
         "columns": c,
         "keys": {k: c[k].astype(str) for k in ("framework", "fabric", "gpu", "architecture", "stack", "precision")},
@@ -565,6 +586,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
         "tp_bytes_per_domain_per_step": parts["tp_bytes_per_domain_per_step"],
         "tp_bytes_per_gpu_nvlink_per_step": parts["tp_bytes_per_gpu_nvlink_per_step"],
         **{k: c[k] for k in ("tp", "pp", "vp", "cp", "ep")},
+        "pp_balanced": parts["layout"]["pb"],
         "dp": parts["layout"]["dp"],
         "achieved_tflops_per_gpu": f_hw / t_step / 1e12,
         "mfu": f_model / t_step / peak,
@@ -624,7 +646,7 @@ def _operations(c: dict, tokens, shards, d: dict, shape, local, moe: dict) -> di
     shard, expert_shard = shards
     replicated = np.asarray(c["sharding"]).astype(str) == "none"
     optimizer = np.where(replicated, dense + experts, dense / shard + experts / expert_shard)
-    layers = layout.stage_layers(c["layers"], d) * d["pp"]  # the slowest stage's, as if every stage had them
+    layers = d["stage_layers"] * d["pp"]  # the slowest stage's, as if every stage had them
     expert_flops = (
         moe["moe_layers"]
         / c["layers"]
@@ -640,7 +662,7 @@ def _operations(c: dict, tokens, shards, d: dict, shape, local, moe: dict) -> di
         "lowp_peak_flops": peak_low * 1e12,
         "weight_bytes": weight_bytes,
         "gemm_width": width,
-        "gemm_logits_flops": np.asarray(tokens, float) * d["pp"] * 6.0 * c["hidden"] * np.nan_to_num(c["vocab"]),
+        "gemm_logits_flops": np.asarray(tokens, float) * d["pp"] * d["head_share"] * _logits_flops_per_token(c),
         "elementwise_bytes": np.asarray(tokens, float) * layers * (elementwise + permute) * (1.0 + recomputed / 3.0),
         "cast_inputs": inputs * layers / c["layers"] * passes * share,
         "optimizer_params": optimizer / np.maximum(c["grad_accum"].astype(float), 1),
@@ -654,6 +676,20 @@ def _operations(c: dict, tokens, shards, d: dict, shape, local, moe: dict) -> di
         * (1.0 + np.isin(c["checkpointing"], ["full", "selective"]) * 13.0 / 30.0),
         "moe_layer_passes": moe["moe_layers"] / c["layers"] * layers / d["pp"] * passes,
     }
+
+
+def _logits_flops_per_token(c: dict) -> np.ndarray:
+    """The output layer's GEMM per token, forward and backward: 6 h V."""
+    return 6.0 * c["hidden"] * np.nan_to_num(c["vocab"].astype(float))
+
+
+def _head_layers(c: dict, moe: dict, kv_share) -> np.ndarray:
+    """The output layer's GEMMs in units of one block's linear GEMMs (with the block's recomputed forward):
+    where it exceeds one layer a balanced pipeline's last rank is its slowest (layout.pipeline_split)."""
+    passes = 3.0 + (c["checkpointing"] == "full") + 0.5 * (c["checkpointing"] == "op")
+    block = linear_flops_per_token(c["hidden"], moe["f_active"], kv_share, moe["gated"], q_share(c)) * passes
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.nan_to_num(_logits_flops_per_token(c) / block, nan=0.0)
 
 
 def shard_group(c: dict, d: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -749,6 +785,7 @@ def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes, shards, d
     hierarchical = c["hierarchical"].astype(bool)
     gathers = bytes_per_param_per_step(**quant, grad_bytes=grad_bytes, weight_bytes=weight_bytes)
     once = np.where(sharding == "zero1", grad_bytes + 2.0, 2.0 * grad_bytes) / micro  # per optimizer step
+    once = np.where(sharding == "zero2", grad_bytes + 2.0 / micro, once)  # gradients every micro-step
     per_param = np.where(sharded, gathers, once)
     inside = scale_up_bytes_per_param(**quant, grad_bytes=grad_bytes, weight_bytes=weight_bytes)
     up_per_param = np.where(sharded, inside, once)
@@ -765,8 +802,10 @@ def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes, shards, d
     framework = c["framework"].astype(str)
     stage_layers = c["layers"] / d["pp"]
     bucket = np.maximum(A.MEGATRON_BUCKET_PARAMS.value, 1e6 * shard)  # Megatron: max(40M, 1M x dp)
-    buckets = np.ceil((dense + experts) / bucket) * np.where(sharding == "zero1", 2, 1)
-    collectives = np.where(sharded, collectives_per_step(framework, stage_layers, dense + experts), buckets / micro)
+    buckets = np.ceil((dense + experts) / bucket)
+    per_step = buckets * np.select([sharding == "zero1", sharding == "zero2"], [2.0 / micro, 1.0 + 1.0 / micro],
+                                   1.0 / micro)  # fmt: skip
+    collectives = np.where(sharded, collectives_per_step(framework, stage_layers, dense + experts), per_step)
     replicas = c["gpus"] / shard
     all_reduces = np.where(replicas > 1, c["layers"] + 1.0, 0.0) * (sharding == "hybrid")  # one per FSDP unit
     replica_domains = np.minimum(replicas, out.size)
@@ -824,7 +863,7 @@ def _model_parallel_traffic(c: dict, tiers: network.Tiers, d: dict, moe: dict) -
     domain = up.size
     b, s, h = c["micro_batch"].astype(float), c["seq_len"].astype(float), c["hidden"].astype(float)
     tp, pp, vp, cp, ep = d["tp"], d["pp"], d["vp"], d["cp"], d["ep"]
-    stage_layers = layout.stage_layers(c["layers"], d)
+    stage_layers = d["stage_layers"]
     passes = 2.0 + (c["checkpointing"] == "full")
     act = b * s / cp * h * A.ACTIVATION_P2P_BYTES.value  # one layer's activations on a TP group
     calls_tp = np.where(tp > 1, A.TP_COLLECTIVES_PER_LAYER_PASS.value * passes * stage_layers, 0.0)

@@ -21,7 +21,7 @@ from planner.catalog.load import Catalog
 from planner.hardware import pcie
 from planner.hardware.topology import domain_gbps
 from planner.model import layout
-from planner.model.parallelism import Parallelism
+from planner.model.parallelism import LAYOUT, Parallelism
 
 # Relative slack on floors (target, throughput): a configuration that meets one to 1e-9 meets it.
 TARGET_TOLERANCE = 1e-9
@@ -315,7 +315,7 @@ def whole_grad_accum(gpus, micro_batch, req: Requirements, evaluated: Mapping) -
     """micro_batch x data-parallel ranks divides the global batch (grad_accum a whole number >= 1), and the
     evaluated figures' layout (tp, pp, vp, cp, ep) keeps its own rules (planner.model.layout.legal: whole ranks,
     a filled pipeline); for data parallelism that is micro_batch x GPUs dividing the global batch."""
-    d = layout.dims({**{k: evaluated[k] for k in ("tp", "pp", "vp", "cp", "ep")}, "gpus": gpus})
+    d = layout.dims({**{k: evaluated[k] for k in LAYOUT}, "gpus": gpus})
     return layout.legal(d, gpus, micro_batch, req.global_batch)[0]
 
 

@@ -23,7 +23,13 @@ FABRIC_LABEL = {
     "none": "none",
 }
 FRAMEWORK_LABEL = {"deepspeed": "DeepSpeed ZeRO-3", "fsdp": "PyTorch FSDP", "megatron": "Megatron-Core"}
-SHARDING_WORDS = {"full": "fully sharded", "hybrid": "hybrid sharded", "zero1": "distributed optimizer", "none": "DDP"}
+SHARDING_WORDS = {
+    "full": "fully sharded",
+    "hybrid": "hybrid sharded",
+    "zero2": "ZeRO-2",
+    "zero1": "distributed optimizer",
+    "none": "DDP",
+}
 
 
 def _s(seconds: float) -> str:

@@ -296,6 +296,7 @@ def bom_csv(plan: Plan) -> str:
 SHARDING_LABEL = {
     "full": "parameters, gradients and optimizer states sharded (ZeRO-3 / FSDP)",
     "hybrid": "sharded within groups, replicated across them (HSDP)",
+    "zero2": "gradients and optimizer states sharded, weights kept whole (ZeRO-2)",
     "zero1": "optimizer states sharded (Megatron distributed optimizer)",
     "none": "replicated (DDP)",
 }

@@ -34,7 +34,7 @@ from planner.inputs.scenario import Scenario
 from planner.model import layout
 from planner.model import performance as perf
 from planner.model.calibration import Calibration
-from planner.model.parallelism import LAYOUT, precision_problem
+from planner.model.parallelism import LAYOUT, LAYOUT_DEFAULTS, PER_STEP_SHARDINGS, precision_problem
 from planner.model.workload import Requirements, Training, fast_enough, fits_memory, meets_target, scenario_training
 
 # A node's shape as the performance model sees it (the fleet's pools share it), then a performance key:
@@ -153,7 +153,7 @@ def micro_batches(columns: dict, work: Training) -> np.ndarray:
         return given
     d = layout.dims(columns)
     _, m = layout.legal(d, gpus, columns["micro_batch"], work.global_batch)
-    per_step = work.parallelism.sharding in ("zero1", "none")
+    per_step = work.parallelism.sharding in PER_STEP_SHARDINGS
     return np.where((d["mp"] * d["ep"] > 1) | per_step, m, given)
 
 
@@ -357,7 +357,7 @@ def _design_table(parts: Designs, scenario: Scenario) -> pd.DataFrame:
 
 def _given_layout(scenario: Scenario) -> pd.DataFrame:
     """The workload's own layout (1 where not given), as one row of LAYOUT columns."""
-    return pd.DataFrame([{k: getattr(scenario.workload, k, None) or 1 for k in LAYOUT}])
+    return pd.DataFrame([{k: getattr(scenario.workload, k, None) or LAYOUT_DEFAULTS[k] for k in LAYOUT}])
 
 
 def _with_micro_batches(
@@ -529,7 +529,7 @@ def legal_within(rows: pd.DataFrame, req: Requirements, lo: np.ndarray, hi: np.n
 def legal_nodes(row: dict, req: Requirements, top: int) -> np.ndarray | None:
     """The node counts up to `top` a row's layout and batch allow (planner.model.layout.legal), ascending;
     None when every count is (data parallelism without a global batch)."""
-    d = {k: float(row.get(k, 1)) for k in LAYOUT}
+    d = {k: float(row.get(k, LAYOUT_DEFAULTS[k])) for k in LAYOUT}
     if req.global_batch is None and d["tp"] * d["pp"] * d["cp"] * d["ep"] == 1:
         return None
     nodes = np.arange(1, max(top, 0) + 1, dtype=np.int64)
