@@ -309,6 +309,8 @@ def layout_text(c, m) -> str:
     parts = [f"{head}, {SHARDING_LABEL.get(c.sharding, c.sharding or 'sharded')}"]
     if c.pp > 1:
         parts.append(f"pipeline bubble {m.bubble * 100:.1f}%")
+    if c.pp > 1 and c.pp_balanced:
+        parts.append("balanced split: the embedding and the loss each take a layer's pipeline stage")
     if c.tp > 1:
         where = "inside the scale-up domain" if not m.tp_bytes_per_domain_per_step else "across domains"
         parts.append(f"TP {where} ({m.t_comm_tp_s * 1e3:.0f} ms exposed per micro-step)")
