@@ -460,6 +460,9 @@ def evaluate_arrays(
     return combine(decompose(columns, rows), calibration or Calibration.default(), confidence)
 
 
+KEYS = ("framework", "fabric", "gpu", "architecture", "stack", "precision")  # the columns looked up per value
+
+
 def decompose(columns: dict, rows: int | None = None) -> dict:
     """Everything about the configurations that does not depend on the calibration: FLOPs, bytes per tier,
     collective counts and their unscaled latency, kernel and offload times, memory, the pipeline's bubble.
@@ -500,7 +503,8 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     imbalance = d["stage_layers"] * d["pp"] / c["layers"]  # slowest stage / mean stage
     return {
         "columns": c,
-        "keys": {k: c[k].astype(str) for k in ("framework", "fabric", "gpu", "architecture", "stack", "precision")},
+        "keys": {k: c[k].astype(str) for k in KEYS},
+        "coded": {k: pd.factorize(np.asarray(c[k], dtype=object).astype(str)) for k in KEYS},  # once, not per lookup
         **ops,
         "layout": d,
         "bubble": layout.bubble(d, c["grad_accum"]),
@@ -522,7 +526,7 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
 
 def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> dict:
     """The step time and every figure from the calibration-independent parts and a calibration."""
-    c, keys = parts["columns"], parts["keys"]
+    c, keys = parts["columns"], parts["coded"]
     framework, fabric = keys["framework"], keys["fabric"]
     peak = c["peak_tflops"].astype(float) * 1e12
     f_hw, f_model, tokens = parts["hw_flops_per_gpu"], parts["model_flops_per_gpu"], parts["tokens_per_gpu"]
@@ -708,11 +712,11 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
     the architecture's efficiency (the low-precision share at its own peak), the causal attention core at
     FlashAttention's, element-wise ops, casts and the optimizer at the architecture's share of HBM bandwidth, and
     the host's kernel dispatch when it is slower than the GPU (eager PyTorch on small work)."""
-    c, keys = parts["columns"], parts["keys"]
-    arch, stack, precision = keys["architecture"], keys["stack"], keys["precision"]
+    c, keys, coded = parts["columns"], parts["keys"], parts["coded"]
+    arch, stack, precision = coded["architecture"], coded["stack"], keys["precision"]
     peak = c["peak_tflops"].astype(float) * 1e12
     hbm_peak = c["hbm_gb_per_s"].astype(float) * 1e9
-    ceiling = _per_value(arch, cal.gemm_efficiency_for) * _per_value(keys["framework"], cal.framework_efficiency_for)
+    ceiling = _per_value(arch, cal.gemm_efficiency_for) * _per_value(coded["framework"], cal.framework_efficiency_for)
     eta = ceiling * width_efficiency(parts["gemm_width"], peak, hbm_peak, cal.width_k)
     fp4 = precision == "fp4"
     peak_low = parts["lowp_peak_flops"]
@@ -913,9 +917,10 @@ def _broadcast(value, rows: int) -> np.ndarray:
     return np.full(rows, array.item(), dtype=array.dtype if array.dtype != object else object)
 
 
-def _per_value(keys: np.ndarray, lookup) -> np.ndarray:
-    """lookup(key) for each entry, computed once per distinct key (gpu names, fabrics, frameworks)."""
-    codes, unique = pd.factorize(np.asarray(keys, dtype=object).ravel())
+def _per_value(keys, lookup) -> np.ndarray:
+    """lookup(key) for each entry, computed once per distinct key (gpu names, fabrics, frameworks); `keys` an
+    array or its pd.factorize (codes, uniques), as decompose keeps them."""
+    codes, unique = keys if isinstance(keys, tuple) else pd.factorize(np.asarray(keys, dtype=object).ravel())
     return np.array([lookup(str(k)) for k in unique], dtype=float)[codes]
 
 
@@ -929,8 +934,10 @@ def _checkpointing(values) -> np.ndarray:
 def _groups(*columns) -> tuple[np.ndarray, list[tuple]]:
     """Each entry's group index and the distinct groups (tuples of the columns' values), by factorising each
     column and combining the codes (far cheaper than a MultiIndex)."""
-    arrays = np.broadcast_arrays(*(np.atleast_1d(np.asarray(c, dtype=object)) for c in columns))
-    codes, uniques = zip(*(pd.factorize(a) for a in arrays), strict=True)
+    coded = [c if isinstance(c, tuple) else None for c in columns]  # already factorised (decompose's "coded")
+    arrays = [np.atleast_1d(np.asarray(c, dtype=object)) for c, k in zip(columns, coded, strict=True) if k is None]
+    arrays = iter(np.broadcast_arrays(*arrays)) if arrays else iter(())
+    codes, uniques = zip(*(k if k is not None else pd.factorize(next(arrays)) for k in coded), strict=True)
     sizes = [max(len(u), 1) for u in uniques]
     keys, inverse = np.unique(np.ravel_multi_index(codes, sizes), return_inverse=True)
     indices = zip(*np.unravel_index(keys, sizes), strict=True)
@@ -946,7 +953,7 @@ def _per_group(arch, framework, fabric, lookup) -> np.ndarray:
 
 def _confidence_factor(cal: Calibration, arch, framework, fabric, confidence) -> np.ndarray:
     if confidence is None:
-        return np.ones(len(arch))
+        return np.ones(len(arch[0] if isinstance(arch, tuple) else arch))
     return _per_group(arch, framework, fabric, lambda a, w, f: cal.pessimistic_factor(a, w, f, confidence))
 
 
