@@ -205,36 +205,91 @@ def offering_shape(catalog: Catalog, row: CloudRow) -> dict:
 SCREEN_COUNTS = 10  # instance counts at which many layouts are screened before every count is evaluated
 
 
-def _evaluate(catalog, work, row: CloudRow, mb: int, counts: list[int], calibration, req, lay) -> pd.DataFrame:
-    """The model at each instance count, each at the layout the planner chooses for it (planner.model.layout
-    .choose over `lay`, the layouts tried: legal at that count and fitting; the first layout where none is).
-    With many counts, the layouts are first tried at SCREEN_COUNTS of them; those chosen there, and data
-    parallelism, are tried at every count."""
-    shape = offering_shape(catalog, row)
-    lay = lay[layout.tp_fits(lay["tp"].to_numpy(), shape["scale_up_gpus"])].reset_index(drop=True)  # TP tiles it
-    if len(lay) > 1 and len(counts) > SCREEN_COUNTS:
-        probe = sorted({counts[int(i)] for i in np.geomspace(1, len(counts), SCREEN_COUNTS).round() - 1})
-        ev = _evaluate(catalog, work, row, mb, probe, calibration, req, lay)  # every layout at the probes
-        kept = ev[[*LAYOUT]].drop_duplicates()
-        lay = pd.concat([lay.iloc[:1], kept], ignore_index=True).drop_duplicates(ignore_index=True)
-    n, k = len(counts), len(lay)
-    clusters = {
-        **shape,
-        "micro_batch": mb,
-        "scale_out_gbps": float(domain_gbps(row.internode_gbps or 1.0, row.gpus, shape["scale_up_gpus"])),
-        "fabric": multi_node_fabric(row) or "ib",  # single instance: no network term
-        "gpus": np.tile(np.asarray(counts) * row.gpus, k),
-        **{c: np.repeat(lay[c].to_numpy(), n) for c in LAYOUT},
+@dataclass(frozen=True)
+class _Job:
+    """One offering at one micro-batch: the instance counts to evaluate and the layouts to try (TP tiles the
+    instance's domain)."""
+
+    row: CloudRow
+    micro_batch: int
+    counts: list[int]
+    lay: pd.DataFrame
+
+
+def _job_arrays(jobs: list[_Job], counts_of, lay_of, shapes: dict) -> dict[str, np.ndarray]:
+    """One entry per (job, instance count, layout), in that order: the cluster's columns, `job` and `count`."""
+    counts = [np.asarray(counts_of(j, job), dtype=np.int64) for j, job in enumerate(jobs)]
+    lays = [lay_of(j, job) for j, job in enumerate(jobs)]
+    sizes = np.array([len(c) * len(lay) for c, lay in zip(counts, lays, strict=True)])
+    per_job = {
+        "job": np.arange(len(jobs)),
+        "micro_batch": np.array([job.micro_batch for job in jobs]),
+        "fabric": np.array([multi_node_fabric(job.row) or "ib" for job in jobs]),  # single instance: no network
+        "scale_out_gbps": np.array(
+            [
+                float(domain_gbps(job.row.internode_gbps or 1.0, job.row.gpus, shapes[id(job.row)]["scale_up_gpus"]))
+                for job in jobs
+            ]
+        ),
     }
+    for key in shapes[id(jobs[0].row)]:
+        values = [shapes[id(job.row)][key] for job in jobs]
+        per_job[key] = np.array(values, dtype=object if any(v is None for v in values) else None)
+    out = {k: np.repeat(v, sizes) for k, v in per_job.items()}
+    out["count"] = np.concatenate([np.repeat(c, len(lay)) for c, lay in zip(counts, lays, strict=True)])
+    out["gpus"] = out["count"] * np.repeat([job.row.gpus for job in jobs], sizes)
+    for c in LAYOUT:
+        out[c] = np.concatenate([np.tile(lay[c].to_numpy(), len(n)) for n, lay in zip(counts, lays, strict=True)])
+    return out
+
+
+def _chosen(arrays: dict, work, calibration, req) -> dict:
+    """Per (job, instance count) the layout the planner chooses (planner.model.layout.choose over the entries:
+    legal at that count and fitting; the first entry where none is)."""
+    clusters = {c: v for c, v in arrays.items() if c not in ("job", "count")}
     clusters["grad_accum"] = buy_table.micro_batches(clusters, work)
-    if k > 1:  # the choice on bare arrays; the full table for the chosen rows only
-        arrays = perf.evaluate_arrays({**work.perf_columns(), **clusters}, calibration, n * k, req.confidence)
-        ok = fits_memory(arrays) & whole_grad_accum(clusters["gpus"], mb, req, {**arrays, "gpus": clusters["gpus"]})
-        group = np.tile(np.arange(n), k)
-        chosen = layout.choose(group, arrays["tokens_per_s"], ok, {c: clusters[c] for c in LAYOUT})
-        at = np.where(chosen >= 0, chosen, np.arange(n))
-        clusters = {c: (v[at] if isinstance(v, np.ndarray) and v.shape == (n * k,) else v) for c, v in clusters.items()}
-    return perf.evaluate(perf_frame(work, clusters), calibration, req.confidence)
+    figures = perf.evaluate_arrays({**work.perf_columns(), **clusters}, calibration, len(arrays["job"]), req.confidence)
+    mb = clusters["micro_batch"]
+    ok = fits_memory(figures) & whole_grad_accum(clusters["gpus"], mb, req, {**figures, "gpus": clusters["gpus"]})
+    group = np.cumsum(np.r_[True, (np.diff(arrays["job"]) != 0) | (np.diff(arrays["count"]) != 0)]) - 1
+    chosen = layout.choose(group, figures["tokens_per_s"], ok, {c: clusters[c] for c in LAYOUT})
+    first = np.unique(group, return_index=True)[1]
+    at = np.where(chosen >= 0, chosen, first)
+    return {k: v[at] for k, v in {**arrays, "grad_accum": clusters["grad_accum"]}.items()}
+
+
+def _probe_counts(counts: list[int]) -> list[int]:
+    """SCREEN_COUNTS of the instance counts, geometrically spaced."""
+    return sorted({counts[int(i)] for i in np.geomspace(1, len(counts), SCREEN_COUNTS).round() - 1})
+
+
+def _evaluate_jobs(catalog, work, jobs: list[_Job], calibration, req) -> list[pd.DataFrame]:
+    """The model at each job's instance counts, each at the layout the planner chooses for it, all offerings in
+    one evaluation. With many counts and layouts, the layouts are first tried at SCREEN_COUNTS of the counts;
+    those chosen there, and the first (data parallelism), are tried at every count."""
+    if not jobs:
+        return []
+    shapes = {id(job.row): offering_shape(catalog, job.row) for job in jobs}
+    lays = []
+    for job in jobs:
+        domain = shapes[id(job.row)]["scale_up_gpus"]
+        lays.append(job.lay[layout.tp_fits(job.lay["tp"].to_numpy(), domain)].reset_index(drop=True))
+    screened = [j for j, job in enumerate(jobs) if len(lays[j]) > 1 and len(job.counts) > SCREEN_COUNTS]
+    if screened:
+        probes = {j: _probe_counts(jobs[j].counts) for j in screened}
+        sub = [jobs[j] for j in screened]
+        arrays = _job_arrays(sub, lambda i, job: probes[screened[i]], lambda i, job: lays[screened[i]], shapes)
+        picked = pd.DataFrame(_chosen(arrays, work, calibration, req))
+        for i, j in enumerate(screened):
+            kept = picked.loc[picked["job"] == i, list(LAYOUT)].drop_duplicates()
+            lays[j] = pd.concat([lays[j].iloc[:1], kept], ignore_index=True).drop_duplicates(ignore_index=True)
+    every = _job_arrays(jobs, lambda j, job: job.counts, lambda j, job: lays[j], shapes)
+    chosen = _chosen(every, work, calibration, req)
+    jobs_of = chosen.pop("job")
+    chosen.pop("count")
+    ev = perf.evaluate(perf_frame(work, chosen), calibration, req.confidence)
+    bounds = np.searchsorted(jobs_of, np.arange(len(jobs) + 1))  # entries are in job order
+    return [ev.iloc[bounds[j] : bounds[j + 1]].reset_index(drop=True) for j in range(len(jobs))]
 
 
 def build_options(
@@ -243,7 +298,7 @@ def build_options(
     """Feasible options, and each excluded offering with the reason."""
     work = scenario_training(catalog, scenario)
     req = Requirements.of(scenario)
-    options, excluded = [], []
+    options, excluded, priced, jobs = [], [], [], []
     for row in offerings(catalog, scenario):
         prices = [p for p in scenario.cloud.pricing if hourly_rate(row, p) is not None]
         if not prices:
@@ -252,7 +307,13 @@ def build_options(
         if prices == ["spot"] and scenario.cloud.spot_share_max < 1:
             excluded.append(_excluded(row, "spot pricing only, but spot_share_max < 1 keeps some instances off spot"))
             continue
-        found, reasons = _options_of(catalog, scenario, work, req, row, calibration)
+        row_jobs, reasons = _jobs_of(scenario, work, req, row)
+        priced.append((row, row_jobs, reasons))
+        jobs += row_jobs
+    evaluated = dict(zip(map(id, jobs), _evaluate_jobs(catalog, work, jobs, calibration, req), strict=True))
+    for row, row_jobs, reasons in priced:
+        found, more = _options_of(row_jobs, [evaluated[id(j)] for j in row_jobs], req)
+        reasons = reasons + more
         found = [o for o in (_with_variants(o, scenario, work.params, req) for o in found) if o.counts]
         if not found and not reasons:
             reasons = [_terms_reason(row, scenario)]
@@ -331,7 +392,8 @@ def _terms_reason(row: CloudRow, scenario: Scenario) -> str:
     return "deadline: too slow once interruptions (goodput) and the schedule margin are counted"
 
 
-def _options_of(catalog, scenario, work, req: Requirements, row: CloudRow, calibration):
+def _jobs_of(scenario, work, req: Requirements, row: CloudRow) -> tuple[list[_Job], list[str]]:
+    """The (micro-batch, instance counts, layouts) to evaluate for one offering, or why there are none."""
     cap = quota(scenario.cloud, row) if multi_node_fabric(row) else min(1, quota(scenario.cloud, row))
     counts = list(range(1, cap + 1))
     if req.gpus is not None:
@@ -339,13 +401,18 @@ def _options_of(catalog, scenario, work, req: Requirements, row: CloudRow, calib
         counts = [int(fixed)] if fixed.is_integer() and 1 <= fixed <= cap else []
     if not counts:
         return [], ["GPU count not reachable in whole instances within quota"]
-    options, reasons = [], []
     lay = buy_table.layouts(work, scenario, row.scale_up_domain)
     if not layout.tp_fits(lay["tp"].to_numpy(), row.scale_up_domain).any():  # a fixed tp this domain cannot hold
         tp = int(lay["tp"].iloc[0])
         return [], [f"layout: tp {tp} does not fit the instance's {row.scale_up_domain}-GPU NVLink domain"]
-    for mb in scenario.workload.micro_batches:
-        ev = _evaluate(catalog, work, row, mb, counts, calibration, req, lay)
+    return [_Job(row, mb, counts, lay) for mb in scenario.workload.micro_batches], []
+
+
+def _options_of(jobs: list[_Job], evaluated: list[pd.DataFrame], req: Requirements):
+    """The offering's options (one per micro-batch with a feasible count) and why the others have none."""
+    options, reasons = [], []
+    for job, ev in zip(jobs, evaluated, strict=True):
+        counts, mb, row = job.counts, job.micro_batch, job.row
         good = [c for c, keep in zip(counts, feasible(ev, req), strict=True) if keep]
         if not good:
             reasons.append(_why_not(ev, req, row, mb))
