@@ -91,8 +91,8 @@ def pipeline_split(layers, head_layers, d: dict) -> tuple[np.ndarray, np.ndarray
     head_heavier = head > 1.0  # the last rank (one layer fewer, and the loss) is then the slowest
     balanced = np.asarray(d.get("pb", 0.0)) > 0
     stage = np.where(balanced, np.where(head_heavier, units - 1.0, units), plain)
-    with_head = np.where(balanced, head_heavier.astype(float), 1.0)
-    return stage, np.broadcast_to(with_head, np.shape(stage)).astype(float)
+    with_head = np.where(balanced, head_heavier.astype(float, copy=False), 1.0)
+    return stage, np.broadcast_to(with_head, np.shape(stage)).astype(float, copy=False)
 
 
 def balanced_split_fits(layers, d: dict) -> np.ndarray:
@@ -133,8 +133,8 @@ def states_bytes_per_param(sharding, offload, shard, grad_bytes=4.0) -> np.ndarr
     with fp32 gradients, 2 + 14 / shard with bf16; Megatron's distributed optimizer (zero1) with fp32 gradients
     6 + 12 / shard, with bf16 gradients 4 + 16 / shard (an fp32 copy of the gradient shard joins the master
     weights and Adam moments); DDP (none) 18 or 20 (Megatron-LM docs/source/api-guide/dist_optimizer.md table)."""
-    sharding, shard = np.asarray(sharding).astype(str), np.asarray(shard, float)
-    sharded = np.where(np.asarray(offload).astype(str) == "none", A.BYTES_MODEL_STATES.value,
+    sharding, shard = np.asarray(sharding).astype(str, copy=False), np.asarray(shard, float)
+    sharded = np.where(np.asarray(offload).astype(str, copy=False) == "none", A.BYTES_MODEL_STATES.value,
                        A.BYTES_STATES_OFFLOADED.value) / shard  # fmt: skip
     fp32_grads = np.asarray(grad_bytes, float) >= 4
     kept = np.where(fp32_grads, A.BYTES_ZERO1_KEPT.value, A.BYTES_ZERO1_KEPT.value - 2.0)

@@ -47,7 +47,7 @@ def tiers(columns: dict) -> Tiers:
     model learns the topology."""
     gpus = np.asarray(columns["gpus"])
     domain = np.asarray(columns["scale_up_gpus"])
-    fabric = np.asarray(columns["fabric"]).astype(str)
+    fabric = np.asarray(columns["fabric"]).astype(str, copy=False)
     scale_up = Tier(
         "scale-up",
         domain,

@@ -233,17 +233,21 @@ def attention_width(c: dict) -> np.ndarray:
     """The width the attention scores are computed at, per token: the hidden size, or heads x head_dim where a
     model gives a head width (Qwen3, GPT-OSS: wider than hidden / heads); for MLA (DeepSeek, Kimi) the mean of
     the query-key width (head_dim + rope_head_dim) and the value width (head_dim), per head."""
-    head = c["head_dim"].astype(float)
-    rope = np.nan_to_num(c["rope_head_dim"].astype(float))
-    return np.where(np.isnan(head), c["hidden"].astype(float), c["heads"].astype(float) * (head + rope / 2.0))
+    head = c["head_dim"].astype(float, copy=False)
+    rope = np.nan_to_num(c["rope_head_dim"].astype(float, copy=False))
+    return np.where(
+        np.isnan(head),
+        c["hidden"].astype(float, copy=False),
+        c["heads"].astype(float, copy=False) * (head + rope / 2.0),
+    )
 
 
 def q_share(c: dict) -> np.ndarray:
     """The heads' total width over the hidden size, for the QKV and output projections: heads x head_dim / h where
     a head width is given, 1 for MLA (its low-rank projections are counted as MHA's, an approximation)."""
-    head = c["head_dim"].astype(float)
-    mla = ~np.isnan(c["rope_head_dim"].astype(float))
-    share = c["heads"].astype(float) * head / c["hidden"].astype(float)
+    head = c["head_dim"].astype(float, copy=False)
+    mla = ~np.isnan(c["rope_head_dim"].astype(float, copy=False))
+    share = c["heads"].astype(float, copy=False) * head / c["hidden"].astype(float, copy=False)
     return np.where(np.isnan(head) | mla, 1.0, share)
 
 
@@ -343,7 +347,9 @@ def memory_per_gpu_gib(
         [2.0 * b * s * h / split * held + layer_work + scores, held * layer_work, held * op_saved + layer_work],
         held * (layer_work + scores),
     )  # selective recomputes the scores; op saves half the matmul outputs and recomputes one layer's rest
-    gathered = np.isin(np.asarray(sharding).astype(str), ("full", "hybrid"))  # ZeRO-3 / FSDP gather each block
+    gathered = np.isin(
+        np.asarray(sharding).astype(str, copy=False), ("full", "hybrid")
+    )  # ZeRO-3 / FSDP gather each block
     live = np.where(gathered, 2.0 * np.minimum(2.0 * (dense + experts) * d["pp"] / L, A.MAX_LIVE_PARAMS.value), 0.0)
     logits = np.nan_to_num(A.LOGIT_BYTES.value * b * s * np.asarray(vocab, float) / split)
     return (states + activations + live + logits) / GIB + A.FRAMEWORK_RESERVE_GIB.value
@@ -356,10 +362,10 @@ def activation_bytes_per_sbh(c: dict, moe: dict, kv_share) -> np.ndarray:
     its hidden activations (gated: gate, up and their product, 6f/h; plain: 4f/h), a MoE layer's top-k permuted
     copies of its input; no dropout masks. Without a shape: Korthikanti's 34."""
     q, r = q_share(c), np.asarray(kv_share, float)
-    h = c["hidden"].astype(float)
+    h = c["hidden"].astype(float, copy=False)
     f = np.asarray(moe["f_active"], float)
     mlp = 2.0 + np.where(moe["gated"], 6.0, 4.0) * f / h
-    mlp = mlp + 2.0 * moe["top_k"] * moe["moe_layers"] / c["layers"].astype(float)
+    mlp = mlp + 2.0 * moe["top_k"] * moe["moe_layers"] / c["layers"].astype(float, copy=False)
     counted = 4.0 + 2.0 + 4.0 * q + 4.0 * q * r + mlp
     return np.where(np.isfinite(counted), counted, A.ACT_WORKING_BYTES.value)
 
@@ -470,7 +476,7 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     one pipeline on this GPU: its 1/(tp pp cp) share of the micro-batch's work (the last stage's vocabulary
     work whole, as the pipeline runs at its slowest stage)."""
     rows = rows if rows is not None else max(np.size(v) for v in columns.values())
-    c = {k: _broadcast(columns.get(k, OPTIONAL.get(k)), rows) for k in (*REQUIRED, *OPTIONAL)}
+    c = {k: _typed(k, _broadcast(columns.get(k, OPTIONAL.get(k)), rows)) for k in (*REQUIRED, *OPTIONAL)}
     _fill_architecture(c)
     c["checkpointing"] = _checkpointing(c["checkpointing"])
     tiers = network.tiers(c)
@@ -484,27 +490,29 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     width = attention_width(c)
     f_model = model_flops_per_gpu(active, tokens, c["layers"], width, c["seq_len"])
     recompute = recompute_flops_per_gpu(active, tokens, c["layers"], width, c["seq_len"], c["checkpointing"])
-    quant = {k: c[k].astype(bool) for k in ("qwz", "hpz", "qgz")}
-    offload = c["offload"].astype(str)
+    quant = {k: c[k].astype(bool, copy=False) for k in ("qwz", "hpz", "qgz")}
+    offload = c["offload"].astype(str, copy=False)
     shard, expert_shard = shard_group(c, d)
     local = layout.local_params(c["params"], moe["expert_params"], d)
     ops = _operations(c, tokens, (shard, expert_shard), d, (moe["f_active"], r, moe["gated"]), local, moe)
     offload_args = (c["params"], shard, c["gpus_per_host"], offload, c["grad_accum"])
-    flash = c["flash_attention"].astype(bool) & (c["attention_kernel"].astype(str) != "unfused")
+    flash = c["flash_attention"].astype(bool, copy=False) & (c["attention_kernel"].astype(str, copy=False) != "unfused")
     memory = memory_per_gpu_gib(
         c["params"], shard, c["scale_up_gpus"], c["micro_batch"], c["seq_len"], c["layers"], c["hidden"],
         c["heads"], c["vocab"], c["checkpointing"], flash, quant["hpz"], offload,
-        sharding=c["sharding"].astype(str), layout_dims=d, grad_accum=c["grad_accum"],
-        expert_params=moe["expert_params"], expert_shard=expert_shard, grad_bytes=c["grad_bytes"].astype(float),
-        act_bytes_per_sbh=activation_bytes_per_sbh(c, moe, r),
+        sharding=c["sharding"].astype(str, copy=False), layout_dims=d, grad_accum=c["grad_accum"],
+        expert_params=moe["expert_params"], expert_shard=expert_shard,
+        grad_bytes=c["grad_bytes"].astype(float, copy=False), act_bytes_per_sbh=activation_bytes_per_sbh(c, moe, r),
     )  # fmt: skip
     # the slowest stage's loss over its tp x cp share of the micro-batch (where it runs the loss: pipeline_split)
     head_tokens = tokens * d["pp"] * d["head_share"]
     imbalance = d["stage_layers"] * d["pp"] / c["layers"]  # slowest stage / mean stage
     return {
         "columns": c,
-        "keys": {k: c[k].astype(str) for k in KEYS},
-        "coded": {k: pd.factorize(np.asarray(c[k], dtype=object).astype(str)) for k in KEYS},  # once, not per lookup
+        "keys": {k: c[k].astype(str, copy=False) for k in KEYS},
+        "coded": {
+            k: pd.factorize(np.asarray(c[k], dtype=object).astype(str, copy=False)) for k in KEYS
+        },  # once, not per lookup
         **ops,
         "layout": d,
         "bubble": layout.bubble(d, c["grad_accum"]),
@@ -528,7 +536,7 @@ def combine(parts: dict, cal: Calibration, confidence: float | None = None) -> d
     """The step time and every figure from the calibration-independent parts and a calibration."""
     c, keys = parts["columns"], parts["coded"]
     framework, fabric = keys["framework"], keys["fabric"]
-    peak = c["peak_tflops"].astype(float) * 1e12
+    peak = c["peak_tflops"].astype(float, copy=False) * 1e12
     f_hw, f_model, tokens = parts["hw_flops_per_gpu"], parts["model_flops_per_gpu"], parts["tokens_per_gpu"]
     times = compute_times(parts, cal)
     t_comp = times["t_compute_s"]
@@ -616,7 +624,7 @@ def tensor_parallel_s(parts: dict, eta_net, cal: Calibration) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         net = np.where(parts["tp_bytes_per_domain_per_step"] > 0, parts["t_tp_network_line_s"] / eta_net, 0.0)
     t = np.maximum(net, parts["t_tp_nvlink_s"]) + parts["t_tp_latency_unscaled_s"] * cal.latency_scale
-    hidden = np.where(parts["columns"]["tp_overlap"].astype(bool), A.TP_OVERLAP_HIDDEN.value, 0.0)
+    hidden = np.where(parts["columns"]["tp_overlap"].astype(bool, copy=False), A.TP_OVERLAP_HIDDEN.value, 0.0)
     return t * (1.0 - hidden)
 
 
@@ -636,19 +644,24 @@ def _operations(c: dict, tokens, shards, d: dict, shape, local, moe: dict) -> di
     qs = q_share(c)
     per_token = linear_flops_per_token(c["hidden"], f, r, gated, qs)
     inputs = np.asarray(tokens, float) * c["layers"] * block_inputs_per_token(c["hidden"], f)
-    elementwise = elementwise_bytes_per_token(c["hidden"], f, r, gated, c["stack"].astype(str))
+    elementwise = elementwise_bytes_per_token(c["hidden"], f, r, gated, c["stack"].astype(str, copy=False))
     permute = moe["moe_layers"] / c["layers"] * moe["top_k"] * c["hidden"] * A.MOE_PERMUTE_BYTES.value
     recomputed = np.isin(c["checkpointing"], ["full", "selective", "op"])  # all re-run the element-wise forward
-    precision = c["precision"].astype(str)
+    precision = c["precision"].astype(str, copy=False)
     share = lowp_share(c["hidden"], f, r, gated, precision, qs)
-    peak_low = np.where(precision == "fp4", c["peak_fp4_tflops"].astype(float), c["peak_fp8_tflops"].astype(float))
+    peak_low = np.where(
+        precision == "fp4",
+        c["peak_fp4_tflops"].astype(float, copy=False),
+        c["peak_fp8_tflops"].astype(float, copy=False),
+    )
     share = np.where(np.isnan(peak_low), 0.0, share)  # no low-precision tensor cores: everything runs in bf16
-    weight_bytes = gathered_weight_bytes(c["params"], c["layers"], c["hidden"], f, r, gated, share,
-                                         c["fp8_allgather"].astype(bool), c["framework"].astype(str))  # fmt: skip
+    fp8_gather, framework = c["fp8_allgather"].astype(bool, copy=False), c["framework"].astype(str, copy=False)
+    weight_bytes = gathered_weight_bytes(c["params"], c["layers"], c["hidden"], f, r, gated, share, fp8_gather,
+                                         framework)  # fmt: skip
     width = gemm_width(c["hidden"], d["tp"], moe)
     dense, experts = local
     shard, expert_shard = shards
-    replicated = np.asarray(c["sharding"]).astype(str) == "none"
+    replicated = np.asarray(c["sharding"]).astype(str, copy=False) == "none"
     optimizer = np.where(replicated, dense + experts, dense / shard + experts / expert_shard)
     layers = d["stage_layers"] * d["pp"]  # the slowest stage's, as if every stage had them
     expert_flops = (
@@ -657,7 +670,7 @@ def _operations(c: dict, tokens, shards, d: dict, shape, local, moe: dict) -> di
         * moe["top_k"]
         * 6.0
         * c["hidden"]
-        * np.nan_to_num(c["expert_ffn"].astype(float))
+        * np.nan_to_num(c["expert_ffn"].astype(float, copy=False))
     )  # per token per layer, forward: the routed experts' gated MLPs
     return {
         "expert_share": np.where(moe["moe"], np.minimum(1.0, expert_flops / per_token), 0.0),
@@ -669,7 +682,7 @@ def _operations(c: dict, tokens, shards, d: dict, shape, local, moe: dict) -> di
         "gemm_logits_flops": np.asarray(tokens, float) * d["pp"] * d["head_share"] * _logits_flops_per_token(c),
         "elementwise_bytes": np.asarray(tokens, float) * layers * (elementwise + permute) * (1.0 + recomputed / 3.0),
         "cast_inputs": inputs * layers / c["layers"] * passes * share,
-        "optimizer_params": optimizer / np.maximum(c["grad_accum"].astype(float), 1),
+        "optimizer_params": optimizer / np.maximum(c["grad_accum"].astype(float, copy=False), 1),
         "block_passes": layers / d["pp"] * passes,
         # unfused attention: score elements per GPU (heads / tp of s x s per sequence; a recomputed forward adds
         # its 13 of UNFUSED_SCORE_BYTES' 30)
@@ -684,7 +697,7 @@ def _operations(c: dict, tokens, shards, d: dict, shape, local, moe: dict) -> di
 
 def _logits_flops_per_token(c: dict) -> np.ndarray:
     """The output layer's GEMM per token, forward and backward: 6 h V."""
-    return 6.0 * c["hidden"] * np.nan_to_num(c["vocab"].astype(float))
+    return 6.0 * c["hidden"] * np.nan_to_num(c["vocab"].astype(float, copy=False))
 
 
 def _head_layers(c: dict, moe: dict, kv_share) -> np.ndarray:
@@ -702,8 +715,12 @@ def shard_group(c: dict, d: dict | None = None) -> tuple[np.ndarray, np.ndarray]
     over the expert-data-parallel ranks dp x cp x tp / ep."""
     d = d or layout.dims(c)
     ranks = d["dp"] * d["cp"]
-    group = np.where(c["shard_gpus"].astype(float) > 0, c["shard_gpus"].astype(float), c["scale_up_gpus"])
-    dense = np.where(c["sharding"].astype(str) == "hybrid", np.minimum(group, ranks), ranks).astype(float)
+    group = np.where(
+        c["shard_gpus"].astype(float, copy=False) > 0, c["shard_gpus"].astype(float, copy=False), c["scale_up_gpus"]
+    )
+    dense = np.where(c["sharding"].astype(str, copy=False) == "hybrid", np.minimum(group, ranks), ranks).astype(
+        float, copy=False
+    )
     return dense, np.maximum(1.0, ranks * d["tp"] / d["ep"])
 
 
@@ -714,8 +731,8 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
     the host's kernel dispatch when it is slower than the GPU (eager PyTorch on small work)."""
     c, keys, coded = parts["columns"], parts["keys"], parts["coded"]
     arch, stack, precision = coded["architecture"], coded["stack"], keys["precision"]
-    peak = c["peak_tflops"].astype(float) * 1e12
-    hbm_peak = c["hbm_gb_per_s"].astype(float) * 1e9
+    peak = c["peak_tflops"].astype(float, copy=False) * 1e12
+    hbm_peak = c["hbm_gb_per_s"].astype(float, copy=False) * 1e9
     ceiling = _per_value(arch, cal.gemm_efficiency_for) * _per_value(coded["framework"], cal.framework_efficiency_for)
     eta = ceiling * width_efficiency(parts["gemm_width"], peak, hbm_peak, cal.width_k)
     fp4 = precision == "fp4"
@@ -729,7 +746,7 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
         t_low = np.nan_to_num(linear * share * moe / (peak_low * eta * ratio))
     t_gemm = (linear * (1 - share) * moe + parts["gemm_logits_flops"]) / (peak * eta) + t_low
     attention = _per_value(arch, cal.attention_efficiency_for)
-    kernel = c["attention_kernel"].astype(str)
+    kernel = c["attention_kernel"].astype(str, copy=False)
     kernel_ratio = np.select(
         [kernel == "triton", kernel == "fa3"], [cal.triton_attention_ratio, cal.fa3_attention_ratio], 1.0
     )
@@ -749,7 +766,7 @@ def compute_times(parts: dict, cal: Calibration) -> dict:
     scaled = np.isin(precision, (*SCALED_PRECISIONS, "fp4"))
     cast_bytes = cal.cast_bytes * np.where(scaled, A.SCALED_CAST_FACTOR.value, 1.0)
     t_cast = parts["cast_inputs"] * np.where(share > 0, cast_bytes, 0.0) / hbm
-    t_optimizer = parts["optimizer_params"] * np.where(c["offload"].astype(str) == "none", 1.0, 0.0)
+    t_optimizer = parts["optimizer_params"] * np.where(c["offload"].astype(str, copy=False) == "none", 1.0, 0.0)
     t_optimizer = t_optimizer * A.OPTIMIZER_BYTES.value / hbm
     t_gpu = t_gemm + t_attention + t_elementwise + t_cast + t_optimizer + parts["t_kernel_s"]
     kernels = _per_value(stack, lambda s: A.KERNELS_PER_LAYER[s].value)
@@ -781,12 +798,12 @@ def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes, shards, d
     Each group's placement (planner.model.layout.placement) says which bytes leave the domain."""
     up, out = tiers.scale_up, tiers.scale_out
     domain = up.size
-    grad_bytes = c["grad_bytes"].astype(float)
+    grad_bytes = c["grad_bytes"].astype(float, copy=False)
     shard, expert_shard = shards
-    sharding = c["sharding"].astype(str)
+    sharding = c["sharding"].astype(str, copy=False)
     sharded = np.isin(sharding, ("full", "hybrid"))
-    micro = np.maximum(c["grad_accum"].astype(float), 1.0)
-    hierarchical = c["hierarchical"].astype(bool)
+    micro = np.maximum(c["grad_accum"].astype(float, copy=False), 1.0)
+    hierarchical = c["hierarchical"].astype(bool, copy=False)
     gathers = bytes_per_param_per_step(**quant, grad_bytes=grad_bytes, weight_bytes=weight_bytes)
     once = np.where(sharding == "zero1", grad_bytes + 2.0, 2.0 * grad_bytes) / micro  # per optimizer step
     once = np.where(sharding == "zero2", grad_bytes + 2.0 / micro, once)  # gradients every micro-step
@@ -803,7 +820,7 @@ def _traffic(c: dict, tiers: network.Tiers, quant: dict, weight_bytes, shards, d
     mp = _model_parallel_traffic(c, tiers, d, moe)
     v_domain = dp_out + mp["cp_out"] + mp["pp_out"]
     v_gpu = dp_up + ex_up + mp["cp_up"] + mp["pp_up"]
-    framework = c["framework"].astype(str)
+    framework = c["framework"].astype(str, copy=False)
     stage_layers = c["layers"] / d["pp"]
     bucket = np.maximum(A.MEGATRON_BUCKET_PARAMS.value, 1e6 * shard)  # Megatron: max(40M, 1M x dp)
     buckets = np.ceil((dense + experts) / bucket)
@@ -865,7 +882,11 @@ def _model_parallel_traffic(c: dict, tiers: network.Tiers, d: dict, moe: dict) -
     Latency: NCCL's ring model per call (an all-to-all priced as one ring pass; a send as a two-rank ring)."""
     up, out = tiers.scale_up, tiers.scale_out
     domain = up.size
-    b, s, h = c["micro_batch"].astype(float), c["seq_len"].astype(float), c["hidden"].astype(float)
+    b, s, h = (
+        c["micro_batch"].astype(float, copy=False),
+        c["seq_len"].astype(float, copy=False),
+        c["hidden"].astype(float, copy=False),
+    )
     tp, pp, vp, cp, ep = d["tp"], d["pp"], d["vp"], d["cp"], d["ep"]
     stage_layers = d["stage_layers"]
     passes = 2.0 + (c["checkpointing"] == "full")
@@ -874,7 +895,7 @@ def _model_parallel_traffic(c: dict, tiers: network.Tiers, d: dict, moe: dict) -
     tp_members, tp_spans, _ = layout.placement(tp, 1, domain)
     tp_ring = calls_tp * act * (tp - 1) / tp
     tp_out = np.where(tp_spans > 1, domain * tp_ring / tp_members, 0.0)  # a TP group larger than a domain
-    kv_share = np.nan_to_num(c["kv_heads"].astype(float) / c["heads"].astype(float), nan=1.0)
+    kv_share = np.nan_to_num(c["kv_heads"].astype(float, copy=False) / c["heads"].astype(float, copy=False), nan=1.0)
     kv_block = 2.0 * b * s / cp * h * q_share(c) * kv_share / tp * A.ACTIVATION_P2P_BYTES.value
     cp_calls = np.where(cp > 1, (cp - 1) * (3.0 + (c["checkpointing"] == "full")) * stage_layers, 0.0)
     cp_per_rank = cp_calls * kv_block
@@ -910,6 +931,26 @@ def _model_parallel_traffic(c: dict, tiers: network.Tiers, d: dict, moe: dict) -
     }
 
 
+TEXT_COLUMNS = ("framework", "fabric", "gpu", "architecture", "stack", "precision", "sharding", "offload",
+                "attention_kernel")  # fmt: skip
+
+
+def _typed(name: str, array: np.ndarray) -> np.ndarray:
+    """A column in the dtype the model reads it as, converted once (text as str; numbers a table holds as
+    objects, None for missing, as float), so that the model's many astype calls copy nothing."""
+    if name in TEXT_COLUMNS and array.dtype == object:  # by its distinct values: a few per table
+        codes, uniques = pd.factorize(array, use_na_sentinel=False)
+        return np.asarray(uniques, dtype=str)[codes] if len(uniques) else array.astype(str)
+    if name in TEXT_COLUMNS:
+        return array.astype(str, copy=False)
+    if array.dtype == object and name != "checkpointing":
+        try:
+            return array.astype(float)
+        except (TypeError, ValueError):
+            return array
+    return array
+
+
 def _broadcast(value, rows: int) -> np.ndarray:
     array = np.asarray(value)
     if array.ndim:
@@ -928,7 +969,7 @@ def _checkpointing(values) -> np.ndarray:
     """Checkpointing as "full" / "selective" / "op" / "none" (True and False from older tables: full / none)."""
     array = np.asarray(values, dtype=object)
     mapped = np.where(array == True, "full", np.where(array == False, "none", array))  # noqa: E712
-    return mapped.astype(str) if mapped.ndim else np.asarray(str(mapped))
+    return mapped.astype(str, copy=False) if mapped.ndim else np.asarray(str(mapped))
 
 
 def _groups(*columns) -> tuple[np.ndarray, list[tuple]]:
@@ -971,21 +1012,23 @@ def _fill_architecture(c: dict) -> None:
     """Unknown layers/hidden/heads are estimated from P (GPT-3 proportions: h = 128 L, P ~ 12 L h^2), so
     attention FLOPs, latency and memory are always counted; unknown HBM and host bandwidths come from the
     GPU (the column's default), an unknown host size is one scale-up domain."""
-    layers = c["layers"].astype(float)
+    layers = c["layers"].astype(float, copy=False)
     c["layers"] = np.where(np.isnan(layers), estimated_layers(c["params"]), layers)
-    hidden = c["hidden"].astype(float)
+    hidden = c["hidden"].astype(float, copy=False)
     c["hidden"] = np.where(np.isnan(hidden), c["layers"] * A.ASPECT_RATIO.value, hidden)
-    heads = c["heads"].astype(float)
+    heads = c["heads"].astype(float, copy=False)
     c["heads"] = np.where(np.isnan(heads), np.maximum(1, np.round(c["hidden"] / 128)), heads)
-    c["vocab"] = c["vocab"].astype(float)
-    host = c["host_gbps"].astype(float)
-    default_host = _per_value(c["gpu"].astype(str), lambda g: A.PCIE_X16_GBPS[A.GPU_PCIE_GEN.get(g, 5)].value)
+    c["vocab"] = c["vocab"].astype(float, copy=False)
+    host = c["host_gbps"].astype(float, copy=False)
+    default_host = _per_value(
+        c["gpu"].astype(str, copy=False), lambda g: A.PCIE_X16_GBPS[A.GPU_PCIE_GEN.get(g, 5)].value
+    )
     c["host_gbps"] = np.where(np.isnan(host), default_host, host)
-    dram = c["host_dram_gb_per_s"].astype(float)
+    dram = c["host_dram_gb_per_s"].astype(float, copy=False)
     c["host_dram_gb_per_s"] = np.where(np.isnan(dram), A.HOST_DRAM_GB_PER_S.value, dram)
-    per_host = c["gpus_per_host"].astype(float)
+    per_host = c["gpus_per_host"].astype(float, copy=False)
     c["gpus_per_host"] = np.where(np.isnan(per_host), c["scale_up_gpus"], per_host)  # a host is a domain
-    c["hbm_gb_per_s"] = c["hbm_gb_per_s"].astype(float)
+    c["hbm_gb_per_s"] = c["hbm_gb_per_s"].astype(float, copy=False)
 
 
 def _binding(f: dict) -> np.ndarray:

@@ -18,7 +18,7 @@ excludes every larger one: the priced table is exact, and the MILP needs only th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -300,6 +300,16 @@ def node_bounds(
     `previous`: the table of these keys under a requirement that differed only in its throughput (a goodput
     pass), whose memory and target bounds hold as they are, and whose speed bound, for a need no larger, is a
     lower bound."""
+    if work.offload == "none":  # the host's PCIe and DRAM matter to offload alone: keys equal but for them, once
+        codes = keys.groupby([c for c in (*KEY, "single") if c not in HOST_COLUMNS], dropna=False, sort=False)
+        codes = codes.ngroup().to_numpy()
+        first = np.unique(codes, return_index=True)[1]
+        if len(first) < len(keys):
+            if previous is not None:
+                previous = replace(previous, bounds=previous.bounds.iloc[first].reset_index(drop=True))
+            distinct = node_bounds(keys.iloc[first].reset_index(drop=True), work, req, max_nodes, calibration, previous)
+            figures = distinct.drop(columns=[*KEY, "single"]).iloc[codes].reset_index(drop=True)
+            return pd.concat([keys.reset_index(drop=True), figures], axis=1)
     known = previous.bounds if previous is not None else None
     single = keys["single"].to_numpy()
     per_node = keys["gpus_per_node"].to_numpy(dtype=np.int64)
