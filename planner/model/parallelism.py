@@ -31,7 +31,6 @@ SCALED_PRECISIONS = ("fp8-rowwise", "mxfp8")  # per-row or per-block scales: cas
 # optim_grads, Llama 3's); zero1: Megatron's distributed optimizer (optimizer states sharded, gradients
 # reduce-scattered and weights gathered once per step); none: DDP (replicated states)
 SHARDINGS = ("full", "hybrid", "zero2", "zero1", "none")
-PER_STEP_SHARDINGS = ("zero2", "zero1", "none")  # weights exchanged once per optimizer step, not per micro-step
 # tensor, pipeline (virtual stages per rank), context, expert; pp_balanced 1: the embedding and the loss each
 # take a layer's place in the pipeline split (planner.model.layout.pipeline_split)
 LAYOUT = ("tp", "pp", "vp", "cp", "ep", "pp_balanced")

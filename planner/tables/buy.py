@@ -34,7 +34,7 @@ from planner.inputs.scenario import Scenario
 from planner.model import layout
 from planner.model import performance as perf
 from planner.model.calibration import Calibration
-from planner.model.parallelism import LAYOUT, LAYOUT_DEFAULTS, PER_STEP_SHARDINGS, precision_problem
+from planner.model.parallelism import LAYOUT, LAYOUT_DEFAULTS, precision_problem
 from planner.model.workload import Requirements, Training, fast_enough, fits_memory, meets_target, scenario_training
 
 # A node's shape as the performance model sees it (the fleet's pools share it), then a performance key:
@@ -143,18 +143,17 @@ def evaluate_at(keys, nodes, work: Training, calibration: Calibration, confidenc
 
 
 def micro_batches(columns: dict, work: Training) -> np.ndarray:
-    """Micro-batches per optimizer step of each configuration with a parallel layout or a per-step data-parallel
-    exchange (Megatron's distributed optimizer, DDP): global_batch / (dp x micro_batch), which a pipeline's
-    bubble and a once-per-step exchange depend on; ZeRO-3 / FSDP data parallelism keeps the training's
-    grad_accum (its traffic is per micro-step)."""
+    """Micro-batches per optimizer step of each configuration: with a global batch, global_batch / (dp x
+    micro_batch) (planner.model.layout.legal: unrounded where it is not whole, which only legal configurations
+    are ever priced at), which a pipeline's bubble, a once-per-step exchange and the optimizer step's share of a
+    micro-step depend on; without one, the training's grad_accum. The one rule of plan, cloud, fleet and predict
+    (predict's _with_accum)."""
     gpus = np.asarray(columns["gpus"])
     given = np.broadcast_to(np.asarray(work.grad_accum, dtype=float), gpus.shape)
     if work.global_batch is None:
         return given
-    d = layout.dims(columns)
-    _, m = layout.legal(d, gpus, columns["micro_batch"], work.global_batch)
-    per_step = work.parallelism.sharding in PER_STEP_SHARDINGS
-    return np.where((d["mp"] * d["ep"] > 1) | per_step, m, given)
+    _, m = layout.legal(layout.dims(columns), gpus, columns["micro_batch"], work.global_batch)
+    return m
 
 
 def layouts(work: Training, scenario: Scenario, max_domain: int) -> pd.DataFrame:
