@@ -163,14 +163,14 @@ def _timetable(ws: Worksheet, plan: FleetPlan) -> None:
     row = title(ws, "Training timetable", "each run holds its nodes for whole quarters; the chart is a Gantt chart")
     periods = plan.periods
     names = ["Job", "Where", "Nodes", "GPUs", "TFLOPs/GPU", "Days of compute", "Done by", "Deadline",
-             "Quarters late", "Start (quarters in)", "Quarters held"]  # fmt: skip
+             "Quarters late", "Start (quarters in)", "Quarters held", "Parallel layout"]  # fmt: skip
     header(ws, row, names + periods)
     first = row + 1
     for i, r in enumerate(plan.jobs, start=first):
         start = periods.index(r.start)
         values = [r.job, r.where, r.nodes, r.gpus, r.achieved_tflops_per_gpu, r.days, r.finish_date, r.deadline,
-                  r.late_periods, start, len(r.periods)]  # fmt: skip
-        formats = [None, None, NUM0, NUM0, NUM1, NUM0, None, None, NUM0, NUM0, NUM0]
+                  r.late_periods, start, len(r.periods), r.layout or "data parallel"]  # fmt: skip
+        formats = [None, None, NUM0, NUM0, NUM1, NUM0, None, None, NUM0, NUM0, NUM0, None]
         for col, (value, fmt) in enumerate(zip(values, formats, strict=True), start=1):
             put(ws, i, col, value, fmt)
         late_from = periods.index(r.deadline) + 1
@@ -198,7 +198,7 @@ def _timetable(ws: Worksheet, plan: FleetPlan) -> None:
         chart.height, chart.width = max(7.0, 3 + 1.4 * len(plan.jobs)), 24
         ws.add_chart(chart, f"A{last + 3}")
     ws.freeze_panes = ws.cell(first, 2)
-    _fit(ws, {1: 22, 2: 40, 3: 7, 4: 7, 5: 11, 6: 10, 7: 12, 8: 10, 9: 9, 10: 10, 11: 10})
+    _fit(ws, {1: 22, 2: 40, 3: 7, 4: 7, 5: 11, 6: 10, 7: 12, 8: 10, 9: 9, 10: 10, 11: 10, 12: 30})
     for j in range(len(periods)):
         ws.column_dimensions[get_column_letter(len(names) + 1 + j)].width = 8
     print_setup(ws)

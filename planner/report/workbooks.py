@@ -188,8 +188,8 @@ def _cost_over_time(ws: Worksheet, choice: CloudChoice, basis: str) -> None:
     title(
         ws,
         "Cost over time of the chosen option",
-        f"{choice.instances} x {choice.provider} {choice.instance} ({', '.join(choice.pricing_mix)}); "
-        "the rates (B4, B5) are inputs",
+        f"{choice.instances} x {choice.provider} {choice.instance} ({', '.join(choice.pricing_mix)}), "
+        f"{choice.layout or 'data parallel'} at micro-batch {choice.micro_batch}; the rates (B4, B5) are inputs",
     )
     put(ws, 4, 1, "USD per hour, billed by the hour")
     put(ws, 4, 2, hourly, USD).fill = INPUT_FILL
