@@ -15,6 +15,7 @@ from planner.base.errors import InfeasibleError, SolverError
 from planner.base.units import SECONDS_PER_DAY, format_count, format_usd
 from planner.catalog.load import Catalog
 from planner.hardware import bom, costing, layout, pcie
+from planner.hardware.designs import Designs
 from planner.inputs.scenario import Scenario
 from planner.model import binding, reliability
 from planner.model.calibration import Calibration
@@ -42,7 +43,8 @@ def run(
     progress: Progress = lambda _: None,
 ) -> Plan:
     progress("building candidate configurations")
-    sized, table = sized_candidates(catalog, scenario, calibration)
+    parts = cand.part_designs(catalog, scenario)
+    sized, table = sized_candidates(catalog, scenario, calibration, parts)
     feasible = table.feasible
     if feasible.empty:
         raise InfeasibleError("\n".join(explain_infeasible(scenario, calibration, table)))
@@ -54,7 +56,8 @@ def run(
         raise SolverError("the MILP found no plan although feasible candidates exist; report this as a bug")
     row = _clean(pool.iloc[sol.k])
     _check_against_table(sol, feasible.iloc[0])
-    listed = _listed(feasible, row, alternatives) | {"per_gpu": per_gpu_rows(catalog, scenario, calibration, feasible)}
+    per_gpu = per_gpu_rows(catalog, scenario, calibration, feasible, parts)
+    listed = _listed(feasible, row, alternatives) | {"per_gpu": per_gpu}
     summarize = _Summaries(catalog, scenario, calibration, table.training, [(row, sol.nodes), *_listed_rows(listed)])
     head, head_lines = summarize(row, sol.nodes, "chosen")
     _check_cost(sol, head)
@@ -92,15 +95,16 @@ def run(
 
 
 def sized_candidates(
-    catalog: Catalog, scenario: Scenario, calibration: Calibration
+    catalog: Catalog, scenario: Scenario, calibration: Calibration, parts: Designs | None = None
 ) -> tuple[Scenario, cand.Candidates]:
     """The candidate table of a deadline run sized for its goodput at the plan's own node count (goodput
     falls as nodes are added): plan at goodput g(N) until the cheapest plan's node count N' is no larger
-    than N, so g(N') >= g(N) and it meets the deadline. Returns the scenario with its goodput resolved."""
+    than N, so g(N') >= g(N) and it meets the deadline. Returns the scenario with its goodput resolved. `parts`:
+    the scenario's designs, when already built."""
+    parts = parts or cand.part_designs(catalog, scenario)  # goodput changes the need, not the hardware
     if not reliability.applies(scenario) or scenario.reliability.goodput is not None:
-        return scenario, cand.build(catalog, scenario, calibration)
+        return scenario, cand.build(catalog, scenario, calibration, parts)
     params = scenario_training(catalog, scenario).params
-    parts = cand.part_designs(catalog, scenario)  # goodput changes the need, not the hardware
     fraction, sized_for, table = 1.0, None, None
     while True:
         resolved = reliability.with_goodput(scenario, fraction)
@@ -131,7 +135,7 @@ def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, l
 
 
 def per_gpu_rows(
-    catalog: Catalog, scenario: Scenario, calibration: Calibration, feasible: pd.DataFrame
+    catalog: Catalog, scenario: Scenario, calibration: Calibration, feasible: pd.DataFrame, parts: Designs
 ) -> list[tuple[str, dict]]:
     """(GPU, its best row) for each GPU with a plan, cheapest first, when more than one has one. A deadline
     is met at the goodput of each GPU's own plan size (more nodes, more interruptions), so each GPU whose best
@@ -144,12 +148,20 @@ def per_gpu_rows(
     chosen = feasible.iloc[0]["gpu"]  # the plan itself, sized by its own goodput: the row the table shows for it
     for gpu in [g for g in best if g != chosen] if resized else []:
         alone = scenario.model_copy(update={"constraints": scenario.constraints.model_copy(update={"gpus": [gpu]})})
-        own = sized_candidates(catalog, alone, calibration)[1].feasible
+        own = sized_candidates(catalog, alone, calibration, _designs_of(parts, catalog, alone))[1].feasible
         if own.empty:
             del best[gpu]
         else:
             best[gpu] = _clean(own.iloc[0])
     return sorted(best.items(), key=lambda item: item[1]["objective_usd"]) if len(best) > 1 else []
+
+
+def _designs_of(parts: Designs, catalog: Catalog, scenario: Scenario) -> Designs:
+    """The designs of the servers `scenario` allows, from designs built for a superset of them (a design is one
+    server's: filtering equals designing those servers alone)."""
+    names = {s.name for s in cand.allowed_servers(catalog, scenario)}
+    keep = lambda frame: frame[frame["server"].isin(names)].reset_index(drop=True) if len(frame) else frame  # noqa: E731
+    return Designs(keep(parts.configs), keep(parts.multi), keep(parts.single))
 
 
 def unmeasured_gpu_notes(catalog: Catalog, calibration: Calibration, row, per_gpu: list[tuple[str, dict]]) -> list[str]:
