@@ -102,6 +102,7 @@ class Choice(_Frozen):
     cp: int = 1
     ep: int = 1
     pp_balanced: bool = Field(False, description="the embedding and the loss each take a layer's pipeline slot")
+    checkpointing: str = Field("", description="activation recompute: full, selective, op or none")
     dp: int = Field(0, description="data-parallel ranks: gpus / (tp x pp x cp)")
     sharding: str = ""
     layout: str = Field("", description="the parallel layout, e.g. TP 8 x PP 16 (VP 4) x CP 1 x EP 1")
@@ -253,6 +254,7 @@ class CloudChoice(_Frozen):
     usd_per_instance_h: dict[str, float] = Field(default_factory=dict, description="hourly rate per pricing model")
     layout: str = Field("", description="the parallel layout the planner chose, e.g. TP 8 x PP 4 x CP 1 x EP 1")
     grad_accum: float | None = Field(None, description="micro-batches per optimizer step at that layout")
+    checkpointing: str = Field("", description="activation recompute: full, selective, op or none")
 
 
 class RankedOffering(_Frozen):
@@ -445,6 +447,7 @@ class FleetJobRun(_Frozen):
     deadline: str
     late_periods: int
     layout: str = Field("", description="the parallel layout the planner chose for the run")
+    checkpointing: str = Field("", description="activation recompute: full, selective, op or none")
     achieved_tflops_per_gpu: float
     tokens_per_s: float
     days: float = Field(description="days of compute the run needs at this size")

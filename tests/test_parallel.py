@@ -461,3 +461,55 @@ def test_a_layout_the_model_cannot_hold_is_refused_in_one_line(run, extra, messa
     args = ["predict", "--model", "Llama-3-8B", "--gpu", "H100", "--gpus", "64", "--gpus-per-node", "8"]
     result = run(*args, "--node-gbps", "400", "--fabric", "ib", "--framework", "megatron", "--micro-batch", "1", *extra)
     assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
+
+
+def test_recompute_search_finds_llama3s_no_recompute_and_says_why(run, write):
+    """checkpointing search on Llama 3's question: no recompute fits with TP 8 and a pipeline, so the
+    planner takes it and says so; a TFLOPs/GPU target is refused with the search (it counts recomputed FLOPs)."""
+    scenario = SCENARIO.format(name="405B", model="Llama-3.1-405B", seq=8192, batch=2048, ckpt="search", gpus=16384,
+                               target=300, gpu="H100")  # fmt: skip
+    refused = run("plan", str(write("target.yaml", scenario)), "-q")
+    assert refused.exit_code != 0 and "min_tokens_per_s" in refused.output and "Traceback" not in refused.output
+    plan = _plan(run, write("405b.yaml", scenario.replace("target_tflops: 300\n", "")))
+    c = plan["choice"]
+    assert c["checkpointing"] == "none" and c["tp"] == 8 and c["pp"] > 1
+    assert any(w.startswith("recompute: none; the activations fit") for w in plan["why"])
+
+
+FIXED_RATE = """
+name: 70B at a fixed rate
+workload:
+  model: Llama-3-70B
+  seq_len: 8192
+  micro_batches: [1]
+  global_batch: 512
+  checkpointing: {ckpt}
+  framework: {framework}
+requirement:
+  min_tokens_per_s: 400000
+objective:
+  kind: capex
+constraints:
+  gpus: [H100]
+  fabrics: [ib]
+  max_nodes: 128
+"""
+
+
+@pytest.mark.parametrize(
+    "framework,modes", [("megatron", ("none", "selective", "full")), ("fsdp", ("none", "op", "full"))]
+)
+def test_recompute_search_equals_the_best_fixed_mode(run, write, framework, modes):
+    """The search is exact: its plan costs what the cheapest of the plans with each mode fixed costs (70B at
+    400k tokens/s on H100: the modes need different node counts and networks)."""
+    fixed = []
+    for mode in modes:
+        result = run("plan", str(write(f"{mode}.yaml", FIXED_RATE.format(ckpt=mode, framework=framework))), "--json")
+        if result.exit_code == 0:
+            plan = json.loads(result.stdout)
+            fixed.append((round(plan["cost"]["capex_usd"], 2), plan["choice"]["nodes"], mode))
+    searched = _plan(run, write("search.yaml", FIXED_RATE.format(ckpt="search", framework=framework)))
+    assert len({cost for cost, _, _ in fixed}) > 1, f"the modes cost alike: the test cannot tell them apart {fixed}"
+    cost, nodes, mode = min(fixed)
+    assert searched["cost"]["capex_usd"] == pytest.approx(cost)
+    assert searched["choice"]["checkpointing"] in {m for c, _, m in fixed if c == cost}

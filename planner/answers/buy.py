@@ -20,7 +20,7 @@ from planner.inputs.scenario import Scenario
 from planner.model import binding, reliability
 from planner.model.calibration import Calibration
 from planner.model.layout import layout_name
-from planner.model.parallelism import LAYOUT, LAYOUT_DEFAULTS
+from planner.model.parallelism import LAYOUT, LAYOUT_DEFAULTS, RECOMPUTE_SEARCH
 from planner.model.sweep import bandwidth_table
 from planner.model.workload import Requirements, Training, scenario_training, whole_grad_accum
 from planner.optimize import buy, ranking
@@ -471,6 +471,7 @@ def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tu
         grad_accum=accum,
         fabric_text=cand.fabric_text(row),
         **lay,
+        checkpointing=str(row.get("checkpointing", work.parallelism.checkpointing)),
         dp=dp,
         sharding=work.parallelism.sharding,
         layout=layout_name({**lay, "dp": dp}),
@@ -553,6 +554,8 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
         )
     if scenario.workload.searches_layout:
         notes.append(_layout_note(row, head, work, calibration, Requirements.of(scenario)))
+    if work.searches_recompute:
+        notes.append(_recompute_note(row, head, work, calibration, Requirements.of(scenario)))
     tokens = int(row["micro_batch"]) * work.seq_len
     extrapolated = calibration.extrapolation_note(work.framework, tokens, head.choice.nodes > 1)
     if extrapolated:
@@ -590,6 +593,23 @@ def _layout_note(row, head: Summary, work: Training, calibration: Calibration, r
     where = f"; TP {c.tp} inside the {int(row['scale_up_gpus'])}-GPU NVLink domain" if c.tp > 1 else ""
     bubble = f"; pipeline bubble {m.bubble:.1%}" if c.pp > 1 else ""
     return f"layout {c.layout}: {reason}{where}{bubble}."
+
+
+def _recompute_note(row, head: Summary, work: Training, calibration: Calibration, req: Requirements) -> str:
+    """Why the chosen activation-recompute mode (checkpointing search): none fits (at what memory), or how much
+    memory the next lighter mode would need at the chosen layout and size."""
+    c = head.choice
+    modes = RECOMPUTE_SEARCH[work.framework]
+    lighter = modes[: modes.index(c.checkpointing)] if c.checkpointing in modes else ()
+    if not lighter:
+        return f"recompute: none; the activations fit ({head.metrics.memory_per_gpu_gib:.0f} GiB per GPU)."
+    ev = _figures([({**row, "checkpointing": lighter[-1]}, c.nodes)], work, calibration, req.confidence)[0]
+    why_not = (
+        f"{lighter[-1]} would need {ev['memory_per_gpu_gib']:.0f} GiB per GPU of {ev['usable_hbm_gib']:.0f} usable"
+        if not ev["fits_memory"]
+        else f"{lighter[-1]} fits but is not faster here"
+    )
+    return f"recompute: {c.checkpointing}, the least of {', '.join(modes)} that fits; {why_not}."
 
 
 def nic_note(

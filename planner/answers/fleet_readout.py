@@ -227,6 +227,7 @@ def _jobs(m: milp.Model) -> list[FleetJobRun]:
                 deadline=d.labels[int(job["deadline"]) - 1],
                 late_periods=int(col["late"]),
                 layout=str(opt.get("layout", "")),
+                checkpointing=str(opt.get("checkpointing", "")),
                 achieved_tflops_per_gpu=float(opt["tflops"]),
                 tokens_per_s=float(opt["tokens_per_s"]),
                 days=float(opt["days"]),

@@ -135,6 +135,7 @@ def describe(o: RentOption, n: int, v: Variant, mix: dict, scenario: Scenario, s
         usd_per_instance_h={pricing_label(o.row, p): hourly_rate(o.row, p) for p in mix},
         layout=layout_name(f),
         grad_accum=float(f["grad_accum"]),
+        checkpointing=str(f["checkpointing"]),
     )
 
 

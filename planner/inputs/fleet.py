@@ -32,6 +32,7 @@ from planner.inputs.scenario import (
     field_message,
     location_part,
     read_yaml,
+    recompute_target_problem,
     validation_messages,
 )
 from planner.inputs.scenario import _Strict as _PlanStrict
@@ -90,6 +91,13 @@ class TrainingJob(_Strict):
         None, description="Cost per period finished after the deadline (none: the deadline is hard)."
     )
     max_nodes: Nodes | None = Field(None, ge=1, description="Most nodes the run may use.")
+
+    @model_validator(mode="after")
+    def _recompute_compared_on_tokens(self) -> TrainingJob:
+        problem = recompute_target_problem(self.workload, self.target_tflops)
+        if problem:
+            raise ValueError(problem + " (the job's tokens and deadline are its throughput)")
+        return self
 
 
 PerGPU = Annotated[float, Field(gt=0, le=L.MAX_QUANTITY["count"])]

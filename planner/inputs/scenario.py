@@ -97,10 +97,12 @@ class Workload(_Strict):
     shard_gpus: count(ge=1, le=L.MAX_GPUS) | None = Field(
         None, description="GPUs per shard group with hybrid sharding (default: the scale-up domain)."
     )
-    checkpointing: bool | Literal["full", "selective", "op", "none"] = Field(
+    checkpointing: bool | Literal["full", "selective", "op", "none", "search"] = Field(
         "full",
         description="Activation checkpointing: full, selective (attention core only), op (torchtitan's per-op "
-        "policy: every second matmul re-run) or none (true = full).",
+        "policy: every second matmul re-run) or none (true = full); search: the planner chooses per candidate "
+        "(none, selective or full with megatron; none, op or full with fsdp; none or full with deepspeed), the "
+        "fastest that fits.",
     )
     framework: Literal["deepspeed", "fsdp", "megatron"] = Field(
         "deepspeed",
@@ -451,6 +453,13 @@ class Scenario(_Strict):
         return self.as_of or dt.date.today()
 
     @model_validator(mode="after")
+    def _recompute_compared_on_tokens(self) -> Scenario:
+        problem = recompute_target_problem(self.workload, self.target_tflops)
+        if problem:
+            raise ValueError(problem + " (requirement.min_tokens_per_s, or tokens with days)")
+        return self
+
+    @model_validator(mode="after")
     def _bounded_search(self) -> Scenario:
         """Each micro-batch and oversubscription ratio multiplies the candidates the plan searches (4 x 4
         takes ~10 s, 8 x 8 minutes): their product is capped."""
@@ -462,6 +471,17 @@ class Scenario(_Strict):
                 f"{L.MAX_SEARCH_PAIRS}: allow fewer"
             )
         return self
+
+
+def recompute_target_problem(workload: Workload, target_tflops: float | None) -> str:
+    """A TFLOPs/GPU target counts recomputed FLOPs (hardware FLOPs, as DeepSpeed reports): with the recompute
+    mode searched it would credit the modes that repeat work, so the search asks for a throughput instead."""
+    if workload.checkpointing == "search" and target_tflops:
+        return (
+            "workload.checkpointing search with target_tflops: a TFLOPs/GPU target counts the recomputed FLOPs and "
+            "would favour recompute; drop target_tflops and state a throughput, or fix workload.checkpointing"
+        )
+    return ""
 
 
 def apply_overrides(data: dict, overrides: dict[str, object], keep_none: bool = False) -> dict:

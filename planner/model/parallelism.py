@@ -35,6 +35,12 @@ SHARDINGS = ("full", "hybrid", "zero2", "zero1", "none")
 # take a layer's place in the pipeline split (planner.model.layout.pipeline_split)
 LAYOUT = ("tp", "pp", "vp", "cp", "ep", "pp_balanced")
 LAYOUT_DEFAULTS = {"tp": 1, "pp": 1, "vp": 1, "cp": 1, "ep": 1, "pp_balanced": 0}
+# what the planner chooses per candidate: the layout and, with workload.checkpointing search, the recompute mode
+SEARCHED = (*LAYOUT, "checkpointing")
+# the activation-recompute modes searched per framework, least recompute first: Megatron's selective (the
+# attention core), torchtitan's per-op policy (op), DeepSpeed's full or none
+RECOMPUTE_SEARCH = {"megatron": ("none", "selective", "full"), "fsdp": ("none", "op", "full"),
+                    "deepspeed": ("none", "full")}  # fmt: skip
 # FlashAttention-2 class (FA2, PyTorch SDPA's flash backend: what most measured runs used), FlashAttention-3 class
 # (FA3 on Hopper, FA4 / cuDNN on Blackwell), the Triton FlashAttention of 2022-23 (MPT's attn_impl triton), and
 # unfused attention (Megatron-LM 2021-22: the s x s scores materialised, soft-maxed by a fused kernel)
@@ -169,7 +175,10 @@ class Parallelism:
         reduced in grad_dtype, by default the training precision (bf16 for fp8 and fp4 training)."""
         grad = workload.grad_dtype or (workload.precision if workload.precision in GRAD_BYTES else "bf16")
         layout = {k: getattr(workload, k, None) or LAYOUT_DEFAULTS[k] for k in LAYOUT}
-        return cls.of_fields(workload, grad_bytes=GRAD_BYTES[grad], sharding=default_sharding(workload), **layout)
+        # checkpointing "search": each candidate takes its own mode (tables.buy.layouts); full until then
+        recompute = {"checkpointing": "full"} if getattr(workload, "checkpointing", None) == "search" else {}
+        sharding = default_sharding(workload)
+        return cls.of_fields(workload, grad_bytes=GRAD_BYTES[grad], sharding=sharding, **layout, **recompute)
 
 
 def default_sharding(source) -> str:

@@ -61,6 +61,7 @@ class Training:
     grad_accum: int = 1
     model_name: str | None = None
     global_batch: int | None = None  # sequences per optimizer step, when known: a pipeline's micro-batches follow
+    searches_recompute: bool = False  # the planner chooses the activation-recompute mode per candidate
 
     @property
     def framework(self) -> str:
@@ -150,7 +151,7 @@ def scenario_training(catalog: Catalog, scenario) -> Training:
             "workload.seq_len is required with workload.params (with workload.model the model's "
             "own seq_len is the default)"
         )
-    return training(
+    work = training(
         catalog,
         params=w.params,
         model=w.model,
@@ -159,6 +160,7 @@ def scenario_training(catalog: Catalog, scenario) -> Training:
         parallelism=Parallelism.of_workload(w),
         global_batch=w.global_batch,
     )
+    return dataclasses.replace(work, searches_recompute=w.checkpointing == "search")
 
 
 @dataclass(frozen=True)

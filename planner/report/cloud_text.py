@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from planner.base.units import format_usd
+from planner.report.plan_text import RECOMPUTE_WORDS
 from planner.report.terminal import format_table
 from planner.results import BuyVsRent, CloudPlan
 
@@ -13,10 +14,11 @@ def render(result: CloudPlan) -> str:
     if c:
         mix = ", ".join(f"{k} {v}" for k, v in c.pricing_mix.items())
         days = f", {c.days:.1f} days" if c.days is not None else ""
+        recompute = RECOMPUTE_WORDS.get(c.checkpointing, c.checkpointing)
         out += [
             f"  choice   {c.instances} x {c.provider} {c.instance} ({c.region}): {c.gpus} x {c.gpu}, "
             f"micro-batch {c.micro_batch}, pricing {mix}",
-            *([f"           layout {c.layout}"] if c.layout else []),
+            *([f"           layout {c.layout}, {recompute}"] if c.layout else []),
             f"           {c.tflops_per_gpu:.1f} TFLOPs/GPU, {c.tokens_per_s:,.0f} tokens/s{days}, "
             f"{format_usd(c.usd_per_h)}/h, {result.cost_basis} {format_usd(c.cost_usd)}",
             *_schedule(c),

@@ -15,6 +15,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__
 from planner.assumptions import model as A
+from planner.report.plan_text import RECOMPUTE_WORDS
 from planner.report.xlsx import (
     NUM0,
     NUM1,
@@ -168,8 +169,9 @@ def _timetable(ws: Worksheet, plan: FleetPlan) -> None:
     first = row + 1
     for i, r in enumerate(plan.jobs, start=first):
         start = periods.index(r.start)
+        used = f"{r.layout or 'data parallel'}, {RECOMPUTE_WORDS.get(r.checkpointing, r.checkpointing)}"
         values = [r.job, r.where, r.nodes, r.gpus, r.achieved_tflops_per_gpu, r.days, r.finish_date, r.deadline,
-                  r.late_periods, start, len(r.periods), r.layout or "data parallel"]  # fmt: skip
+                  r.late_periods, start, len(r.periods), used]  # fmt: skip
         formats = [None, None, NUM0, NUM0, NUM1, NUM0, None, None, NUM0, NUM0, NUM0, None]
         for col, (value, fmt) in enumerate(zip(values, formats, strict=True), start=1):
             put(ws, i, col, value, fmt)

@@ -302,11 +302,21 @@ SHARDING_LABEL = {
 }
 
 
+RECOMPUTE_WORDS = {
+    "none": "no activation recompute",
+    "selective": "selective recompute (the attention core)",
+    "op": "per-op recompute (every second matmul)",
+    "full": "full activation recompute",
+}
+
+
 def layout_text(c, m) -> str:
     """The chosen parallel layout, the data-parallel ranks and their sharding, the pipeline's bubble and which
     traffic crosses which tier per micro-step."""
     head = c.layout or f"data parallel over DP {c.gpus}"
     parts = [f"{head}, {SHARDING_LABEL.get(c.sharding, c.sharding or 'sharded')}"]
+    if c.checkpointing:
+        parts.append(RECOMPUTE_WORDS.get(c.checkpointing, c.checkpointing))
     if c.pp > 1:
         parts.append(f"pipeline bubble {m.bubble * 100:.1f}%")
     if c.pp > 1 and c.pp_balanced:

@@ -34,7 +34,14 @@ from planner.inputs.scenario import Scenario
 from planner.model import layout
 from planner.model import performance as perf
 from planner.model.calibration import Calibration
-from planner.model.parallelism import LAYOUT, LAYOUT_DEFAULTS, precision_problem
+from planner.model.parallelism import (
+    LAYOUT,
+    LAYOUT_DEFAULTS,
+    RECOMPUTE_SEARCH,
+    SEARCHED,
+    Parallelism,
+    precision_problem,
+)
 from planner.model.workload import Requirements, Training, fast_enough, fits_memory, meets_target, scenario_training
 
 # A node's shape as the performance model sees it (the fleet's pools share it), then a performance key:
@@ -54,13 +61,13 @@ NODE_SHAPE = [
     "host_gbps",
     "host_dram_gb_per_s",
 ]
-KEY = [*NODE_SHAPE, "micro_batch", *LAYOUT, "node_gbps_eff", "fabric"]
+KEY = [*NODE_SHAPE, "micro_batch", *SEARCHED, "node_gbps_eff", "fabric"]
 HOST_COLUMNS = ("gpus_per_host", "host_gbps", "host_dram_gb_per_s")  # what only optimizer offload reads
 # A single node has no network: its performance key is the node at a nominal 1 Gbps of IB (no traffic crosses it).
 SINGLE_NODE_GBPS, SINGLE_NODE_FABRIC = 1.0, "ib"
 # A distinct configuration (what alternatives and no-good cuts tell apart): tiers are variants of one; a
 # rail-optimised fabric is a configuration of its own.
-GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "micro_batch", *LAYOUT]
+GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "micro_batch", *SEARCHED]
 
 
 @dataclass(frozen=True)
@@ -129,7 +136,7 @@ def evaluate_at(keys, nodes, work: Training, calibration: Calibration, confidenc
     """The model for each key (a frame, or its KEY columns as arrays: key_arrays) at `nodes` nodes (array or
     scalar): the arrays of perf.evaluate_arrays (at the pessimistic outcome of `confidence` when given)."""
     # a layout column absent from the keys (the fleet's, the explanations') is the training's own
-    columns = {c: np.asarray(keys[c]) for c in KEY if c not in LAYOUT or c in keys}
+    columns = {c: np.asarray(keys[c]) for c in KEY if c not in SEARCHED or c in keys}
     node_gbps = columns.pop("node_gbps_eff")
     columns["scale_out_gbps"] = domain_gbps(node_gbps, columns["gpus_per_node"], columns["scale_up_gpus"])
     columns["gpus"] = np.asarray(nodes, dtype=np.int64) * columns["gpus_per_node"].astype(np.int64)
@@ -157,22 +164,28 @@ def micro_batches(columns: dict, work: Training) -> np.ndarray:
 
 
 def layouts(work: Training, scenario: Scenario, max_domain: int) -> pd.DataFrame:
-    """The parallel layouts every candidate is tried with (one row each, columns LAYOUT): the planner's search
+    """The parallel layouts every candidate is tried with (one row each, columns SEARCHED): the planner's search
     space (planner.model.layout.search_space) up to the largest scale-up domain allowed, or the workload's own
     (checked against the model and the batch; whether a domain holds its tp is each candidate's test,
-    _inside_domain)."""
+    _inside_domain); each at the workload's checkpointing mode, or with checkpointing search at every mode of
+    RECOMPUTE_SEARCH for its framework (the fastest that fits wins, as a layout does)."""
     if scenario.workload.searches_layout:
         space = layout.search_space(work, max_domain, pipelines=work.global_batch is not None)
-        return pd.DataFrame(space, columns=list(LAYOUT))
-    problem = layout.model_problem(work)
-    if problem:
-        raise ScenarioError(f"workload.{problem}")
-    if work.parallelism.pp > 1 and work.global_batch is None:
-        raise ScenarioError(
-            f"workload.pp {work.parallelism.pp} needs workload.global_batch: the micro-batches per step a pipeline "
-            "fills follow from it"
-        )
-    return _given_layout(scenario)
+        table = pd.DataFrame(space, columns=list(LAYOUT)).assign(checkpointing=work.parallelism.checkpointing)
+    else:
+        problem = layout.model_problem(work)
+        if problem:
+            raise ScenarioError(f"workload.{problem}")
+        if work.parallelism.pp > 1 and work.global_batch is None:
+            raise ScenarioError(
+                f"workload.pp {work.parallelism.pp} needs workload.global_batch: the micro-batches per step a "
+                "pipeline fills follow from it"
+            )
+        table = _given_layout(scenario)
+    if not work.searches_recompute:
+        return table
+    modes = pd.DataFrame({"checkpointing": RECOMPUTE_SEARCH[work.framework]})
+    return table.drop(columns="checkpointing").merge(modes, how="cross")
 
 
 def network_key(single, node_gbps_eff, fabric) -> tuple[np.ndarray, np.ndarray]:
@@ -365,8 +378,9 @@ def _design_table(parts: Designs, scenario: Scenario) -> pd.DataFrame:
 
 
 def _given_layout(scenario: Scenario) -> pd.DataFrame:
-    """The workload's own layout (1 where not given), as one row of LAYOUT columns."""
-    return pd.DataFrame([{k: getattr(scenario.workload, k, None) or LAYOUT_DEFAULTS[k] for k in LAYOUT}])
+    """The workload's own layout (1 where not given) and checkpointing mode, as one row of SEARCHED columns."""
+    given = {k: getattr(scenario.workload, k, None) or LAYOUT_DEFAULTS[k] for k in LAYOUT}
+    return pd.DataFrame([given | {"checkpointing": Parallelism.of_workload(scenario.workload).checkpointing}])
 
 
 def _with_micro_batches(
@@ -415,7 +429,7 @@ def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calib
     extreme = (gbps == network.transform("min").to_numpy()) | (gbps == network.transform("max").to_numpy())
     probe = keys[extreme].drop_duplicates([c for c in [*KEY, "single"] if c not in HOST_COLUMNS])
     probe = probe.reset_index(drop=True)
-    base = probe.groupby([c for c in KEY if c not in LAYOUT] + ["single"], dropna=False, sort=False).ngroup()
+    base = probe.groupby([c for c in KEY if c not in SEARCHED] + ["single"], dropna=False, sort=False).ngroup()
     if req.gpus is None:
         counts = np.unique(np.clip(np.round(np.geomspace(1, max(max_nodes, 1), SCREEN_COUNTS)), 1, max_nodes))
         rows = np.repeat(np.arange(len(probe)), len(counts))
@@ -445,9 +459,9 @@ def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calib
     keep[rows[order[(rank < SCREEN_KEEP) & fits[order]]]] = True
     least = np.lexsort((np.asarray(ev["memory_per_gpu_gib"], float), group))
     keep[rows[least[np.r_[True, np.diff(group[least]) != 0]]]] = True
-    kept = probe.loc[keep, [*shape, *LAYOUT]].drop_duplicates()
+    kept = probe.loc[keep, [*shape, *SEARCHED]].drop_duplicates()
     flat = (keys["tp"] * keys["pp"] * keys["cp"] * keys["ep"]).to_numpy() == 1
-    marked = keys.merge(kept.assign(_kept=True), on=[*shape, *LAYOUT], how="left")["_kept"].notna().to_numpy()
+    marked = keys.merge(kept.assign(_kept=True), on=[*shape, *SEARCHED], how="left")["_kept"].notna().to_numpy()
     return keys[marked | flat].reset_index(drop=True)
 
 
@@ -464,7 +478,7 @@ def _performance_keys(
     configuration gives, whether or not a switch and link connect it (the explanations of an empty table need
     the bounds of every speed), plus the single-node key of each server."""
     c = scenario.constraints
-    servers = servers[["server", *(k for k in KEY if k not in ("micro_batch", *LAYOUT, "node_gbps_eff", "fabric"))]]
+    servers = servers[["server", *(k for k in KEY if k not in ("micro_batch", *SEARCHED, "node_gbps_eff", "fabric"))]]
     parts = [servers.assign(node_gbps_eff=SINGLE_NODE_GBPS, fabric=SINGLE_NODE_FABRIC, single=True)]
     if not configs.empty:
         multi = configs.merge(servers, on="server")
@@ -477,7 +491,7 @@ def _performance_keys(
     keys = pd.concat(parts, ignore_index=True)
     keys["node_gbps_eff"] = keys["node_gbps_eff"].astype(float).round(9)
     # distinct networks first, then the (distinct) micro-batch x layout rows: the product is distinct as it is
-    keys = keys[[c for c in KEY if c not in ("micro_batch", *LAYOUT)] + ["single"]].drop_duplicates(ignore_index=True)
+    keys = keys[[c for c in KEY if c not in ("micro_batch", *SEARCHED)] + ["single"]].drop_duplicates(ignore_index=True)
     batches = pd.DataFrame({"micro_batch": scenario.workload.micro_batches}).drop_duplicates()
     keys = keys.merge(batches.merge(_given_layout(scenario) if lay is None else lay, how="cross"), how="cross")
     return keys.loc[_inside_domain(keys), [*KEY, "single"]].reset_index(drop=True)
@@ -752,7 +766,7 @@ def build(
     else:
         keys, table = previous.bounds[[*KEY, "single"]], previous.designs
     bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration, previous)
-    allowed = keys[[*NODE_SHAPE, "micro_batch", *LAYOUT]].drop_duplicates(ignore_index=True)
+    allowed = keys[[*NODE_SHAPE, "micro_batch", *SEARCHED]].drop_duplicates(ignore_index=True)
     profiles, profile_of = _profiles(table)
     rows = _node_range(_attach_bounds(_with_micro_batches(profiles, scenario, lay, allowed), bounds), req)
     if len(lay) > 1:
@@ -760,13 +774,13 @@ def build(
     rows = _per_design(rows, profile_of)
     # the wide columns only for the rows that have a node range (a few hundred of thousands)
     wide = table.iloc[rows["design"].to_numpy()].reset_index(drop=True)
-    wide = wide.assign(**{c: rows[c].to_numpy() for c in ("micro_batch", *LAYOUT, "n_lo", "n_hi")})
+    wide = wide.assign(**{c: rows[c].to_numpy() for c in ("micro_batch", *SEARCHED, "n_lo", "n_hi")})
     priced = _price(wide[COLUMNS], scenario)
     priced = priced.sort_values(["objective_usd", "capex_usd", "power_w"], kind="stable", ignore_index=True)
     return Candidates(priced, bounds, work, req, table)
 
 
-PROFILE = [*(c for c in KEY if c not in ("micro_batch", *LAYOUT)), "single", "cap_lo", "capacity", "rack_fits"]
+PROFILE = [*(c for c in KEY if c not in ("micro_batch", *SEARCHED)), "single", "cap_lo", "capacity", "rack_fits"]
 
 
 def _profiles(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:

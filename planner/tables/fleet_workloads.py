@@ -131,7 +131,8 @@ def options(catalog, fleet: Fleet, jobs, pools, cloud, calibration, source: str)
         frames.append(found.assign(j=j))
     if not frames:
         return pd.DataFrame(columns=["k", "j", "kind", "resource", "n", "micro_batch", "tokens_per_s", "tflops",
-                                     "periods", "days", "cloud_usd", "gpus_per_node", "layout"])  # fmt: skip
+                                     "periods", "days", "cloud_usd", "gpus_per_node", "layout",
+                                     "checkpointing"])  # fmt: skip
     options = pd.concat(frames, ignore_index=True)
     options.insert(0, "k", np.arange(len(options)))
     return options
@@ -172,7 +173,7 @@ def _job_options(best: pd.DataFrame, tokens: float, window: int, cloud: pd.DataF
             chosen.append(rows[eligible][np.argmin(bill[eligible])])
     picked = best.loc[list(dict.fromkeys(chosen))]
     return picked[["kind", "resource", "n", "micro_batch", "tokens_per_s", "tflops", "periods", "days",
-                   "cloud_usd", "gpus_per_node", "layout"]].reset_index(drop=True)  # fmt: skip
+                   "cloud_usd", "gpus_per_node", "layout", "checkpointing"]].reset_index(drop=True)  # fmt: skip
 
 
 def training_bill(row: CloudRow, instances: int, hours: float, terms) -> float:

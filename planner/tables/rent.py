@@ -34,7 +34,7 @@ from planner.inputs.scenario import CloudOptions, Scenario
 from planner.model import layout, reliability
 from planner.model import performance as perf
 from planner.model.calibration import Calibration
-from planner.model.parallelism import LAYOUT
+from planner.model.parallelism import LAYOUT, SEARCHED
 from planner.model.workload import (
     Requirements,
     feasible,
@@ -238,7 +238,7 @@ def _job_arrays(jobs: list[_Job], counts_of, lay_of, shapes: dict) -> dict[str, 
     out = {k: np.repeat(v, sizes) for k, v in per_job.items()}
     out["count"] = np.concatenate([np.repeat(c, len(lay)) for c, lay in zip(counts, lays, strict=True)])
     out["gpus"] = out["count"] * np.repeat([job.row.gpus for job in jobs], sizes)
-    for c in LAYOUT:
+    for c in SEARCHED:
         out[c] = np.concatenate([np.tile(lay[c].to_numpy(), len(n)) for n, lay in zip(counts, lays, strict=True)])
     return out
 
@@ -281,7 +281,7 @@ def _evaluate_jobs(catalog, work, jobs: list[_Job], calibration, req) -> list[pd
         arrays = _job_arrays(sub, lambda i, job: probes[screened[i]], lambda i, job: lays[screened[i]], shapes)
         picked = pd.DataFrame(_chosen(arrays, work, calibration, req))
         for i, j in enumerate(screened):
-            kept = picked.loc[picked["job"] == i, list(LAYOUT)].drop_duplicates()
+            kept = picked.loc[picked["job"] == i, list(SEARCHED)].drop_duplicates()
             lays[j] = pd.concat([lays[j].iloc[:1], kept], ignore_index=True).drop_duplicates(ignore_index=True)
     every = _job_arrays(jobs, lambda j, job: job.counts, lambda j, job: lays[j], shapes)
     chosen = _chosen(every, work, calibration, req)
