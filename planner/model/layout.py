@@ -110,21 +110,32 @@ def bubble(d: dict, micro_batches) -> np.ndarray:
 
 
 def held_layers(layers, d: dict, micro_batches) -> np.ndarray:
-    """Layers' worth of one micro-batch's activations the first pipeline rank holds at its peak, as Megatron-
-    Core's schedules run (megatron/core/pipeline_parallel/schedules.py, get_pp_rank_microbatches): 1F1B
-    holds min(m, pp) micro-batches of its L / pp layers; the interleaved schedule runs W = min(m vp, 2 (pp - 1)
-    + (vp - 1) pp + 1) virtual-stage forwards before its first backward (micro-batches in groups of pp, chunk by
-    chunk), which for m > pp is Korthikanti et al.'s (1 + (pp-1)/(pp vp)) pp micro-batches and for m = pp all
-    of them. Balanced: the rank's first chunk holds the embedding in a layer's place."""
+    """Layers' worth of one micro-batch's activations the most loaded pipeline rank holds at its peak, as
+    Megatron-Core's schedules run (megatron/core/pipeline_parallel/schedules.py, get_pp_rank_microbatches): rank r
+    runs W_r virtual-stage forwards before its first backward and holds W_r + 1 at the peak, in groups of pp
+    micro-batches chunk by chunk: 1F1B min(m, pp - r), interleaved min(m vp, 2 (pp - 1 - r) + (vp - 1) pp + 1),
+    which for rank 0 and m > pp is Korthikanti et al.'s (1 + (pp-1)/(pp vp)) pp micro-batches and for m = pp all
+    of them. Plain split: rank 0 holds the most. Balanced: rank 0's first chunk holds the embedding in a layer's
+    place, so rank 1 (two forwards fewer, every chunk whole; when pp = 2 also the last rank, whose last chunk
+    holds the loss) can hold more; the larger of the two is the peak (checked against a simulation of the
+    schedule over pp 2-16, vp 1-8, m pp-4pp)."""
     L = np.asarray(layers, float)
     m = np.maximum(np.asarray(micro_batches, float), 1.0)
     pp, vp, pb = d["pp"], d["vp"], np.asarray(d.get("pb", 0.0), float)
     chunks = pp * vp
     per_chunk = np.where(pb > 0, np.ceil((L + 2.0) / chunks - 1e-9), L / chunks)
-    warmup = np.where(vp > 1, np.minimum(m * vp, 2.0 * (pp - 1.0) + (vp - 1.0) * pp + 1.0), np.minimum(m, pp))
-    # chunk 0's forwards among the first `warmup` (groups of pp micro-batches run chunk 0, then 1, ...)
-    first = np.where(vp > 1, np.floor(warmup / chunks) * pp + np.minimum(np.mod(warmup, chunks), pp), warmup)
-    return warmup * per_chunk - pb * first
+
+    def warmup(rank):
+        interleaved = np.minimum(m * vp, 2.0 * (pp - 1.0 - rank) + (vp - 1.0) * pp + 1.0)
+        return np.where(vp > 1, interleaved, np.minimum(m, pp - rank))
+
+    def forwards_of_chunk(w, chunk):  # among the first w forwards, those of virtual stage `chunk`
+        return np.where(vp > 1, np.floor(w / chunks) * pp + np.clip(np.mod(w, chunks) - chunk * pp, 0.0, pp), w)
+
+    w0, w1 = warmup(0.0), warmup(1.0)
+    rank0 = w0 * per_chunk - pb * forwards_of_chunk(w0, 0.0)
+    rank1 = w1 * per_chunk - np.where(pp == 2, pb * forwards_of_chunk(w1, vp - 1.0), 0.0)
+    return np.where(pp > 1, np.maximum(rank0, np.where(pb > 0, rank1, 0.0)), rank0)
 
 
 def states_bytes_per_param(sharding, offload, shard, grad_bytes=4.0) -> np.ndarray:

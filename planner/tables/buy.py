@@ -221,9 +221,20 @@ def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=No
 
 
 def _memory_bound(keys, lo, hi, work, calibration) -> np.ndarray:
-    """The smallest node count whose memory fits (hi + 1 when none): memory per GPU is A/n + B (sharded
-    states, and terms the GPU count does not change), so two evaluations give A and B per key, the bound
-    is ceil(A / ((usable - B) G)), and one more evaluation settles rounding."""
+    """The smallest node count whose memory fits (hi + 1 when none). Without a pipeline memory per GPU is
+    A/n + B (sharded states, and terms the GPU count does not change), so two evaluations give A and B per key,
+    the bound is ceil(A / ((usable - B) G)), and one more evaluation settles rounding. A pipeline's held
+    activations follow its micro-batches per step, global_batch / (dp micro_batch), which fall as n grows
+    (layout.held_layers): memory still falls with n, not as A/n + B, so those keys are bisected."""
+    pipelined = keys["pp"].to_numpy(float) > 1 if "pp" in keys else np.zeros(len(keys), dtype=bool)
+    if pipelined.any():
+        out = np.empty(len(keys), dtype=np.int64)
+        out[pipelined] = _bisect(keys[pipelined], lo[pipelined], hi[pipelined], fits_memory, work, calibration,
+                                 False)  # fmt: skip
+        if (~pipelined).any():
+            flat = ~pipelined
+            out[flat] = _memory_bound(keys[flat], lo[flat], hi[flat], work, calibration)
+        return out
     one, two = (evaluate_at(keys, nodes, work, calibration) for nodes in (1, 2))
     per_node = keys["gpus_per_node"].to_numpy(dtype=float)
     m1, m2 = np.asarray(one["memory_per_gpu_gib"]), np.asarray(two["memory_per_gpu_gib"])
