@@ -121,9 +121,9 @@ class Workload(_Strict):
     ep: count(ge=1, le=L.MAX_GPUS) | None = Field(None, description="Expert-parallel ranks (fixes the layout).")
     pp_balanced: bool | None = Field(
         None,
-        description="With a fixed pp: the embedding and the loss each take a layer's place in the pipeline split "
-        "(Megatron-Core account_for_embedding/loss_in_pipeline_split; layers + 2 must divide by pp x vp). The "
-        "search tries both splits.",
+        description="true (fixes the layout, with pp): the embedding and the loss each take a layer's place in the "
+        "pipeline split (Megatron-Core account_for_embedding/loss_in_pipeline_split; layers + 2 must divide by pp x "
+        "vp); false: the search tries plain splits only; not given: the search tries both.",
     )
     tp_overlap: bool = Field(
         False, description="Tensor-parallel communication overlapped with the GEMMs (TE userbuffers, AsyncTP)."
@@ -150,7 +150,7 @@ class Workload(_Strict):
     @property
     def fixed_layout(self) -> bool:
         """Whether the scenario fixes the parallel layout (any of tp, pp, vp, cp, ep given)."""
-        return any(getattr(self, k) is not None for k in ("tp", "pp", "vp", "cp", "ep", "pp_balanced"))
+        return any(getattr(self, k) is not None for k in ("tp", "pp", "vp", "cp", "ep")) or bool(self.pp_balanced)
 
     @property
     def searches_layout(self) -> bool:

@@ -271,8 +271,8 @@ def model_problem(work) -> str:
         return f"pp {p.pp} x vp {p.vp} stages for {layers} layers: every (virtual) stage needs a layer"
     if layers is not None and p.pp_balanced and (layers + 2) % (p.pp * p.vp):
         return (
-            f"pp_balanced: the {layers} layers + embedding + loss do not divide into pp {p.pp} x vp {p.vp} "
-            "virtual stages (Megatron-Core's rule); change pp or vp, or drop pp_balanced"
+            f"pp {p.pp} x vp {p.vp} with pp_balanced: the {layers} layers + embedding + loss do not divide into "
+            "that many virtual stages (Megatron-Core's rule); change pp or vp, or drop pp_balanced"
         )
     return ""
 

@@ -101,7 +101,7 @@ class Parallelism:
         if self.vp > 1 and self.pp == 1:
             raise UsageError("--vp (virtual stages per pipeline rank) needs --pp >= 2")
         if self.pp_balanced and self.pp == 1:
-            raise UsageError("--pp-balanced (embedding and loss as pipeline stages) needs --pp >= 2")
+            raise UsageError("pp_balanced (--pp-balanced: the embedding and loss as pipeline stages) needs pp >= 2")
         if self.sharding in ("zero1", "none") and self.framework != "megatron":
             raise UsageError(
                 f"sharding {self.sharding} is Megatron's (distributed optimizer / DDP): set the framework to megatron"

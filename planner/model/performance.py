@@ -943,7 +943,7 @@ def _typed(name: str, array: np.ndarray) -> np.ndarray:
         return np.asarray(uniques, dtype=str)[codes] if len(uniques) else array.astype(str)
     if name in TEXT_COLUMNS:
         return array.astype(str, copy=False)
-    if array.dtype == object and name != "checkpointing":
+    if array.dtype == object and name != "checkpointing" and not isinstance(OPTIONAL.get(name), bool):
         try:
             return array.astype(float)
         except (TypeError, ValueError):

@@ -172,6 +172,8 @@ def layouts(work: Training, scenario: Scenario, max_domain: int) -> pd.DataFrame
     if scenario.workload.searches_layout:
         space = layout.search_space(work, max_domain, pipelines=work.global_batch is not None)
         table = pd.DataFrame(space, columns=list(LAYOUT)).assign(checkpointing=work.parallelism.checkpointing)
+        if getattr(scenario.workload, "pp_balanced", None) is False:  # plain pipeline splits only
+            table = table[table["pp_balanced"] == 0].reset_index(drop=True)
     else:
         problem = layout.model_problem(work)
         if problem:
@@ -184,7 +186,8 @@ def layouts(work: Training, scenario: Scenario, max_domain: int) -> pd.DataFrame
         table = _given_layout(scenario)
     if not work.searches_recompute:
         return table
-    modes = pd.DataFrame({"checkpointing": RECOMPUTE_SEARCH[work.framework]})
+    # the heaviest recompute first: where nothing fits, the first row (layout.choose's fallback) needs least memory
+    modes = pd.DataFrame({"checkpointing": RECOMPUTE_SEARCH[work.framework][::-1]})
     return table.drop(columns="checkpointing").merge(modes, how="cross")
 
 

@@ -298,20 +298,20 @@ def build_options(
     """Feasible options, and each excluded offering with the reason."""
     work = scenario_training(catalog, scenario)
     req = Requirements.of(scenario)
-    options, excluded, priced, jobs = [], [], [], []
-    for row in offerings(catalog, scenario):
+    options, excluded, priced, jobs = [], {}, [], []  # excluded by offering index: reported in catalog order
+    for i, row in enumerate(offerings(catalog, scenario)):
         prices = [p for p in scenario.cloud.pricing if hourly_rate(row, p) is not None]
         if not prices:
-            excluded.append(_excluded(row, "no price for the allowed pricing models"))
+            excluded[i] = _excluded(row, "no price for the allowed pricing models")
             continue
         if prices == ["spot"] and scenario.cloud.spot_share_max < 1:
-            excluded.append(_excluded(row, "spot pricing only, but spot_share_max < 1 keeps some instances off spot"))
+            excluded[i] = _excluded(row, "spot pricing only, but spot_share_max < 1 keeps some instances off spot")
             continue
         row_jobs, reasons = _jobs_of(scenario, work, req, row)
-        priced.append((row, row_jobs, reasons))
+        priced.append((i, row, row_jobs, reasons))
         jobs += row_jobs
     evaluated = dict(zip(map(id, jobs), _evaluate_jobs(catalog, work, jobs, calibration, req), strict=True))
-    for row, row_jobs, reasons in priced:
+    for i, row, row_jobs, reasons in priced:
         found, more = _options_of(row_jobs, [evaluated[id(j)] for j in row_jobs], req)
         reasons = reasons + more
         found = [o for o in (_with_variants(o, scenario, work.params, req) for o in found) if o.counts]
@@ -319,8 +319,8 @@ def build_options(
             reasons = [_terms_reason(row, scenario)]
         options += found
         if not found:
-            excluded.append(_excluded(row, _one_reason_per_kind(reasons)))
-    return options, excluded
+            excluded[i] = _excluded(row, _one_reason_per_kind(reasons))
+    return options, [excluded[i] for i in sorted(excluded)]
 
 
 def _with_variants(o: RentOption, scenario: Scenario, params: float, req: Requirements) -> RentOption:
