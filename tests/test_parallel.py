@@ -523,3 +523,13 @@ def test_recompute_search_equals_the_best_fixed_mode(run, write, framework, mode
     cost, nodes, mode = min(fixed)
     assert searched["cost"]["capex_usd"] == pytest.approx(cost)
     assert searched["choice"]["checkpointing"] in {m for c, _, m in fixed if c == cost}
+
+
+def test_communication_advice_names_the_frameworks_own_remedy():
+    """ZeRO++ is DeepSpeed's: a Megatron or FSDP step waiting on the network is not told to use it."""
+    from planner.model import binding
+
+    for framework, own in (("deepspeed", "ZeRO++"), ("fsdp", "hybrid sharding"), ("megatron", "NVLink domain")):
+        for verdict in ("compute", "bandwidth"):
+            text = binding.advice(verdict, 0.3, 1.0, framework=framework)
+            assert own in text and (framework == "deepspeed") == ("ZeRO++" in text), (framework, text)

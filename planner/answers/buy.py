@@ -845,7 +845,7 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
         ]
     return [
         "the node range that meets the target holds too few GPUs for memory or the deadline in every "
-        "configuration; lower target_tflops or allow ZeRO++ or faster NICs"
+        f"configuration; lower target_tflops, or allow {binding.remedy(work.framework)}"
     ]
 
 

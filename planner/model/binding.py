@@ -40,7 +40,22 @@ def label(binding: str, t_comm_exposed_s: float, t_step_s: float) -> str:
 RANK_LOOP_SHARE = 0.25
 
 
-def advice(binding: str, t_comm_exposed_s: float, t_step_s: float, rank_loop_s=0.0, latency_s=0.0) -> str:
+# what saves communication besides a faster network, per framework (ZeRO++ is DeepSpeed's alone)
+SOFTWARE_REMEDY = {
+    "deepspeed": "ZeRO++",
+    "fsdp": "hybrid sharding (HSDP) or an fp8 all-gather",
+    "megatron": "a layout with more of its traffic inside the NVLink domain",
+}
+
+
+def remedy(framework: str) -> str:
+    """'a faster network or <the framework's own>'."""
+    own = SOFTWARE_REMEDY.get(framework)
+    return f"a faster network or {own}" if own else "a faster network"
+
+
+def advice(binding: str, t_comm_exposed_s: float, t_step_s: float, rank_loop_s=0.0, latency_s=0.0,
+           framework: str = "deepspeed") -> str:  # fmt: skip
     """The verdict with what it means for buying bandwidth."""
     share = exposed_share(t_comm_exposed_s, t_step_s)
     if binding == "memory":
@@ -50,10 +65,10 @@ def advice(binding: str, t_comm_exposed_s: float, t_step_s: float, rank_loop_s=0
     if binding == "compute":
         return (
             f"compute is the longer phase, but {share:.0%} of the step ({t_comm_exposed_s:.3g} s of "
-            f"{t_step_s:.3g} s) waits on communication: a faster network or ZeRO++ could save up to that"
+            f"{t_step_s:.3g} s) waits on communication: {remedy(framework)} could save up to that"
         )
     what = {
-        "bandwidth": "a faster node link or ZeRO++ helps",
+        "bandwidth": f"{remedy(framework)} helps",
         "latency": "many small collectives; larger micro-batches or fewer nodes help",
         "nvlink": "intra-node traffic takes longest",
     }.get(binding, "")

@@ -143,7 +143,12 @@ def explain(r: dict, calibration_source: str) -> str:
             "binding",
             "",
             binding.advice(
-                r["binding"], r["t_comm_exposed_s"], r["t_step_s"], r["t_comm_rank_loop_s"], r["t_comm_latency_s"]
+                r["binding"],
+                r["t_comm_exposed_s"],
+                r["t_step_s"],
+                r["t_comm_rank_loop_s"],
+                r["t_comm_latency_s"],
+                str(r["framework"]),
             ),
         ),
         "",
