@@ -228,16 +228,9 @@ def _memory_bound(keys, lo, hi, work, calibration) -> np.ndarray:
     A/n + B (sharded states, and terms the GPU count does not change), so two evaluations give A and B per key,
     the bound is ceil(A / ((usable - B) G)), and one more evaluation settles rounding. A pipeline's held
     activations follow its micro-batches per step, global_batch / (dp micro_batch), which fall as n grows
-    (layout.held_layers): memory still falls with n, not as A/n + B, so those keys are bisected."""
-    pipelined = keys["pp"].to_numpy(float) > 1 if "pp" in keys else np.zeros(len(keys), dtype=bool)
-    if pipelined.any():
-        out = np.empty(len(keys), dtype=np.int64)
-        out[pipelined] = _bisect(keys[pipelined], lo[pipelined], hi[pipelined], fits_memory, work, calibration,
-                                 False)  # fmt: skip
-        if (~pipelined).any():
-            flat = ~pipelined
-            out[flat] = _memory_bound(keys[flat], lo[flat], hi[flat], work, calibration)
-        return out
+    (layout.held_layers): memory still falls with n, by no less than A/n + B fitted where the activations are
+    at their most, so that estimate is an upper bound; a pipelined key is bisected below it where one node
+    fewer still fits, and over its whole range where the estimate finds none."""
     one, two = (evaluate_at(keys, nodes, work, calibration) for nodes in (1, 2))
     per_node = keys["gpus_per_node"].to_numpy(dtype=float)
     m1, m2 = np.asarray(one["memory_per_gpu_gib"]), np.asarray(two["memory_per_gpu_gib"])
@@ -251,7 +244,17 @@ def _memory_bound(keys, lo, hi, work, calibration) -> np.ndarray:
     if inside.any():  # rounding: the model itself decides at the estimate
         fits = fits_memory(evaluate_at(keys[inside], nodes[inside], work, calibration))
         nodes[np.flatnonzero(inside)[~fits]] += 1
-    return np.where(nodes > hi, hi + 1, nodes)
+    nodes = np.where(nodes > hi, hi + 1, nodes)
+    pipelined = keys["pp"].to_numpy(float) > 1 if "pp" in keys else np.zeros(len(keys), dtype=bool)
+    below = pipelined & (nodes > lo)
+    if below.any():  # one node fewer than the estimate (or the last count) still fits: bisect beneath it
+        at = np.flatnonzero(below)
+        fewer = fits_memory(evaluate_at(keys.iloc[at], np.minimum(nodes[at], hi[at] + 1) - 1, work, calibration))
+        at = at[fewer]
+        if at.size:
+            top = np.minimum(nodes[at], hi[at] + 1) - 1
+            nodes[at] = _bisect(keys.iloc[at], lo[at], top, fits_memory, work, calibration, False)
+    return nodes
 
 
 def _scan_target(keys, lo, hi, req, work, calibration, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
