@@ -47,9 +47,8 @@ def test_slowest_stage_sets_the_pace():
     assert split(126, vp=np.array(8.0), pb=np.array(1.0)) == [8, 0]
     assert split(126, head=2.4, vp=np.array(8.0), pb=np.array(1.0)) == [7, 1]  # a small model's large vocabulary
     assert split(126, pp=np.array(1.0), vp=np.array(1.0)) == [126, 1]
-    assert list(layout.balanced_split_fits(126, {**d, "vp": np.array([8.0, 4.0, 3.0]), "pb": np.ones(3)})) == [
-        True, True, False,
-    ]  # fmt: skip
+    assert [layout.balanced_split_legal(126, 16, vp) for vp in (8, 4, 3)] == [True, True, False]
+    assert not layout.balanced_split_legal(126, 1, 1)
 
 
 def test_placement_of_strided_groups():

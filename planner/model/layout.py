@@ -95,11 +95,10 @@ def pipeline_split(layers, head_layers, d: dict) -> tuple[np.ndarray, np.ndarray
     return stage, np.broadcast_to(with_head, np.shape(stage)).astype(float, copy=False)
 
 
-def balanced_split_fits(layers, d: dict) -> np.ndarray:
-    """Megatron-Core's rule for the balanced split: L + 2 divides into pp ranks and each rank's share into vp
-    virtual stages (transformer_config.py); a plain split takes any layer count."""
-    units = np.asarray(layers, float) + 2.0
-    return (np.asarray(d.get("pb", 0.0)) == 0) | (np.mod(units, d["pp"] * d["vp"]) == 0)
+def balanced_split_legal(layers: int, pp: int, vp: int) -> bool:
+    """Megatron-Core's rule for the balanced split (transformer_config.py): a pipeline, and L + 2 dividing into
+    pp ranks and each rank's share into vp virtual stages; a plain split takes any layer count."""
+    return pp > 1 and (layers + 2) % (pp * vp) == 0
 
 
 def bubble(d: dict, micro_batches) -> np.ndarray:
@@ -169,7 +168,7 @@ def search_space(work, max_domain: int, pipelines: bool) -> list[dict]:
     """The legal (tp, pp, vp, cp, ep) of a training job (a Training), each a dict, the data-parallel layout
     first: tp a power of two dividing the heads and KV heads within the largest scale-up domain (the planner
     keeps TP inside one); pp a power of two leaving MIN_LAYERS_PER_STAGE layers per stage, with vp 1, 2, 4 or 8
-    while each virtual stage keeps a layer (uneven stages cost their imbalance: stage_layers), only when `pipelines`
+    while each virtual stage keeps a layer (uneven stages cost their imbalance: pipeline_split), only when `pipelines`
     (a known global batch fixes the micro-batches a pipeline fills), each also split balanced (pipeline_split)
     where Megatron-Core allows it; cp from CP_MIN_SEQ-token sequences; ep a
     power of two dividing a MoE model's experts. Which of them fit a GPU count (gpus = tp pp cp dp, ep within
@@ -186,7 +185,7 @@ def search_space(work, max_domain: int, pipelines: bool) -> list[dict]:
     for tp in tps:
         for pp in pps:
             splits = [(1, 0)] + [(v, 0) for v in (2, 4, 8) if pp > 1 and layers >= pp * v]
-            splits += [(v, 1) for v in (1, 2, 4, 8) if pp > 1 and (layers + 2) % (pp * v) == 0]  # balanced
+            splits += [(v, 1) for v in (1, 2, 4, 8) if balanced_split_legal(layers, pp, v)]
             for vp, balanced in splits:
                 for cp in cps:
                     out.extend(
@@ -269,7 +268,7 @@ def model_problem(work) -> str:
     layers = int(work.layers) if work.layers == work.layers else None
     if layers is not None and p.pp * p.vp > layers and not p.pp_balanced:
         return f"pp {p.pp} x vp {p.vp} stages for {layers} layers: every (virtual) stage needs a layer"
-    if layers is not None and p.pp_balanced and (layers + 2) % (p.pp * p.vp):
+    if layers is not None and p.pp_balanced and not balanced_split_legal(layers, p.pp, p.vp):
         return (
             f"pp {p.pp} x vp {p.vp} with pp_balanced: the {layers} layers + embedding + loss do not divide into "
             "that many virtual stages (Megatron-Core's rule); change pp or vp, or drop pp_balanced"
