@@ -348,3 +348,34 @@ def test_six_providers_sell_multi_node_clusters_and_a_neocloud_can_win():
     )))  # fmt: skip
     choice = cloud.run(load_catalog(), sc, CAL).choice
     assert choice.provider not in ("AWS", "Azure", "GCP", "OCI"), choice.provider
+
+
+CLOUD_405B = """
+name: 405B rented on AWS
+workload:
+  model: Llama-3.1-405B
+  seq_len: 8192
+  micro_batches: [1, 2]
+  global_batch: 2048
+  framework: deepspeed
+requirement:
+  tokens: 1T
+  days: 60
+cloud:
+  providers: [AWS]
+  pricing: [ondemand]
+  max_instances: 256
+  quota: {p5.48xlarge: 128}
+"""
+
+
+def test_exclusion_reasons_name_the_nearest_miss(run, write):
+    """405B with DeepSpeed on AWS: p5 fits at micro-batch 1 and is too slow within its quota of 128, so memory
+    (micro-batch 2 does not fit) is not its reason; p5en is fast enough only from 190 instances, beyond the 128 a
+    global batch of 2048 allows at micro-batch 2 (2048 / (8 x 2)), and at micro-batch 1 the deadline fails once
+    goodput is counted: the reason says both, without a count range that cannot exist."""
+    plan = json.loads(run("cloud", str(write("c405.yaml", CLOUD_405B)), "--json", "-q").stdout)
+    reasons = {e["instance"]: e["reason"] for e in plan["excluded"]}
+    assert reasons["p5.48xlarge"].startswith("deadline") and "memory" not in reasons["p5.48xlarge"]
+    assert "at most 128 keep a whole micro-batch per GPU" in reasons["p5en.48xlarge"]
+    assert "goodput" in reasons["p5en.48xlarge"] and " up " not in reasons["p5en.48xlarge"]

@@ -312,11 +312,10 @@ def build_options(
         jobs += row_jobs
     evaluated = dict(zip(map(id, jobs), _evaluate_jobs(catalog, work, jobs, calibration, req), strict=True))
     for i, row, row_jobs, reasons in priced:
-        found, more = _options_of(row_jobs, [evaluated[id(j)] for j in row_jobs], req)
-        reasons = reasons + more
-        found = [o for o in (_with_variants(o, scenario, work.params, req) for o in found) if o.counts]
-        if not found and not reasons:
-            reasons = [_terms_reason(row, scenario)]
+        fast, more = _options_of(row_jobs, [evaluated[id(j)] for j in row_jobs], req)
+        found = [o for o in (_with_variants(o, scenario, work.params, req) for o in fast) if o.counts]
+        # a micro-batch fast enough whose pricing terms or goodput then fail is the offering's nearest miss
+        reasons = reasons + ([_terms_reason(row, scenario)] if fast and not found else []) + more
         options += found
         if not found:
             excluded[i] = _excluded(row, _one_reason_per_kind(reasons))
@@ -425,11 +424,15 @@ def _options_of(jobs: list[_Job], evaluated: list[pd.DataFrame], req: Requiremen
 
 def _one_reason_per_kind(reasons: list[str]) -> str:
     """Micro-batches fail for the same kind of reason: keep one per kind, the most telling: the largest
-    micro-batch for bandwidth and memory (the best it gets), the smallest for a global batch (most instances)."""
+    micro-batch for bandwidth (the best it gets), the smallest for memory and a global batch (the least memory,
+    the most instances). Memory is a reason only where no micro-batch fits: one that fits fails for another
+    reason, which is why the offering is out."""
+    if any(not r.startswith("memory") for r in reasons):
+        reasons = [r for r in reasons if not r.startswith("memory")]
     by_kind: dict[str, str] = {}
     for reason in reasons:
         kind = reason.split(":")[0]
-        if not (kind.startswith("global batch") and kind in by_kind):
+        if not ((kind.startswith("global batch") or kind == "memory") and kind in by_kind):
             by_kind[kind] = reason
     return "; ".join(by_kind.values()) or "no feasible configuration"
 
@@ -458,10 +461,18 @@ def _why_not(ev: pd.DataFrame, req: Requirements, row: CloudRow, mb: int) -> str
         if single:
             return f"{what}: single instance only, too slow for the deadline"
         return (
-            f"deadline: at most {ev['tokens_per_s'].max():,.0f} tokens/s within quota < {req.tokens_per_s:,.0f} needed"
+            f"deadline: at most {ev.loc[fits & fast, 'tokens_per_s'].max():,.0f} tokens/s within quota (where the "
+            f"model fits and meets the target) < {req.tokens_per_s:,.0f} needed"
         )
     smallest = int(ev.loc[fits & fast & speed, "gpus"].min()) // row.gpus
+    most = req.global_batch // (row.gpus * mb)  # beyond it a step has less than one micro-batch per GPU
+    if smallest > most:
+        return (
+            f"global batch {req.global_batch}: {smallest} instances or more are fast enough, but at micro-batch {mb} "
+            f"at most {most} keep a whole micro-batch per GPU per step ({req.global_batch} / ({row.gpus} GPUs x "
+            f"{mb})); a smaller micro-batch or a larger global batch"
+        )
     return (
-        f"global batch {req.global_batch}: no instance count from {smallest} up gives a whole grad_accum at "
-        f"micro-batch {mb} (at most {req.global_batch // (row.gpus * mb)} instances)"
+        f"global batch {req.global_batch}: no instance count from {smallest} to {most} gives a whole grad_accum at "
+        f"micro-batch {mb}"
     )
