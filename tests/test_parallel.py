@@ -532,3 +532,16 @@ def test_communication_advice_names_the_frameworks_own_remedy():
         for verdict in ("compute", "bandwidth"):
             text = binding.advice(verdict, 0.3, 1.0, framework=framework)
             assert own in text and (framework == "deepspeed") == ("ZeRO++" in text), (framework, text)
+
+
+def test_a_plan_without_a_global_batch_warns_when_its_batch_exceeds_any_published(run):
+    """The 70B/15T example sets no global batch: the plan's micro-batch x ranks x seq_len per step is above Llama 3
+    405B's 16.8M tokens (2,048 x 8,192), the largest published dense batch, and the plan says so; a plan with a
+    global batch does not."""
+    plan = json.loads(run("plan", "examples/gpu-choice-70b-15t.yaml", "--json", "-q").stdout)
+    c = plan["choice"]
+    tokens = c["micro_batch"] * (c["dp"] or c["gpus"]) * 8192
+    warned = [w for w in plan["why"] if w.startswith("no global batch given")]
+    assert (tokens > 2048 * 8192) == bool(warned) and warned, tokens
+    batched = json.loads(run("plan", "examples/llama-70b-h100.yaml", "--json", "-q").stdout)
+    assert not any(w.startswith("no global batch given") for w in batched["why"])

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from planner.assumptions import hardware as H
+from planner.assumptions import model as A
 from planner.base.errors import InfeasibleError, SolverError
 from planner.base.units import SECONDS_PER_DAY, format_count, format_usd
 from planner.catalog.load import Catalog
@@ -552,6 +553,16 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
             )
             + f" x grad_accum {head.choice.grad_accum}."
         )
+    elif not work.is_moe:
+        ranks, published = head.choice.dp or head.choice.gpus, A.DENSE_BATCH_TOKENS_PUBLISHED.value
+        step_tokens = int(row["micro_batch"]) * ranks * work.seq_len
+        if step_tokens > published:
+            notes.append(
+                f"no global batch given: each step trains micro-batch {int(row['micro_batch'])} x {ranks} ranks x "
+                f"{work.seq_len} tokens = {step_tokens / 1e6:.1f}M tokens, above the largest published dense "
+                f"pre-training batch ({published / 1e6:.1f}M, Llama 3 405B): whether it converges is not known; set "
+                "workload.global_batch to plan the batch you would train with."
+            )
     if scenario.workload.searches_layout:
         notes.append(_layout_note(row, head, work, calibration, Requirements.of(scenario)))
     if work.searches_recompute:

@@ -749,6 +749,14 @@ MEGATRON_BUCKET_PARAMS = Constant(
     "Megatron-Core DDP bucket_size default max(40,000,000, 1,000,000 x dp) (megatron/core/distributed/"
     "distributed_data_parallel.py)",
 )
+DENSE_BATCH_TOKENS_PUBLISHED = Constant(
+    "dense_batch_tokens_published",
+    2048 * 8192,
+    "tokens per optimizer step",
+    "the largest batch a published dense pre-training run used: Llama 3 405B's final 2,048 sequences of 8,192 "
+    "tokens (arXiv:2407.21783 sec. 3.4.1 and Table 4: 4M, then 8M, then 16M tokens). Above it a plan's batch is "
+    "not known to converge, and a plan without a global batch says so",
+)
 LAYOUT_SIMPLICITY_MARGIN = Constant(
     "layout_simplicity_margin",
     0.03,
