@@ -4,6 +4,7 @@ hand, the layout rules, the planner's choice of layout, and the trends a better 
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -545,3 +546,16 @@ def test_a_plan_without_a_global_batch_warns_when_its_batch_exceeds_any_publishe
     assert (tokens > 2048 * 8192) == bool(warned) and warned, tokens
     batched = json.loads(run("plan", "examples/llama-70b-h100.yaml", "--json", "-q").stdout)
     assert not any(w.startswith("no global batch given") for w in batched["why"])
+
+
+def test_a_global_batch_that_no_node_count_splits_is_named_with_the_batch_that_would_run(run):
+    """The README's Llama example at --confidence 0.9 (issue 29): the deadline needs more nodes than global batch
+    1024 fills at any micro-batch, so the error names the batch as the cause and a batch that runs; planning with
+    that batch succeeds at the node count it names."""
+    failed = run("plan", "examples/llama-70b-h100.yaml", "--confidence", "0.9", "-q")
+    assert failed.exit_code == 1 and "global batch 1024 is the cause" in failed.output
+    suggested = re.search(r"a global batch of (\d+) \(.*\) would run at (\d+) nodes", failed.output)
+    assert suggested, failed.output
+    batch, nodes = suggested.groups()
+    plan = _plan(run, "examples/llama-70b-h100.yaml", "--confidence", "0.9", "--set", f"workload.global_batch={batch}")
+    assert plan["choice"]["nodes"] == int(nodes)

@@ -839,10 +839,7 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
         ]
     if (keys["n_lo"] <= keys["n_hi"]).any():
         if req.global_batch:
-            return [
-                f"global batch {req.global_batch} leaves no node count with a whole grad_accum inside the feasible "
-                "range; allow more micro_batches or change global_batch"
-            ]
+            return [_batch_reason(keys[keys["n_lo"] <= keys["n_hi"]], req, scenario, work)]
         reach = scenario.cabling
         runs = (
             f" at node_leaf_reach_m {reach.node_leaf_reach_m:g} m"
@@ -858,6 +855,42 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
         "the node range that meets the target holds too few GPUs for memory or the deadline in every "
         f"configuration; lower target_tflops, or allow {binding.remedy(work.framework)}"
     ]
+
+
+def _batch_reason(keys: pd.DataFrame, req: Requirements, scenario: Scenario, work: Training) -> str:
+    """The global batch as the cause: memory, target and deadline leave a node range, but no count in it splits the
+    batch into whole micro-batches per data-parallel rank (a pipeline: at least pp, a multiple of pp when
+    interleaved). Named with the smallest global batch that would run at some configuration's first count (with
+    a deadline, the count that still meets it at that size's goodput: a node range found before the goodput
+    passes is a few nodes short), and the counts the given batch allows beside that configuration's range."""
+    batch = int(req.global_batch)
+    lo = keys["n_lo"].to_numpy(np.int64)
+    if reliability.applies(scenario) and scenario.reliability.goodput is None:
+        fraction = np.array([reliability.goodput(scenario.reliability, work.params, int(n)).fraction for n in lo])
+        lo = np.minimum(np.ceil(lo / fraction).astype(np.int64), keys["n_hi"].to_numpy(np.int64))
+    ranks = lo * keys["gpus_per_node"].to_numpy(np.int64)
+    split = (keys["tp"] * keys["pp"] * keys["cp"]).to_numpy(np.int64)
+    pp, vp = keys["pp"].to_numpy(np.int64), keys["vp"].to_numpy(np.int64)
+    per_step = np.where(ranks % split == 0, ranks // split, 0) * keys["micro_batch"].to_numpy(np.int64)
+    k = -(-batch // np.maximum(per_step, 1))  # micro-batches per rank per step holding at least the batch
+    k = np.where(pp > 1, np.maximum(k, pp), k)
+    k = np.where((pp > 1) & (vp > 1), -(-k // pp) * pp, k)
+    needed = np.where(per_step > 0, k * per_step, np.iinfo(np.int64).max)
+    i = int(np.lexsort((lo, needed))[0])
+    row = keys.iloc[i].to_dict()
+    first, last = int(lo[i]), int(row["n_hi"])
+    legal = cand.legal_nodes(row, req, max(last * 4, last + 64))
+    legal = [int(n) for n in legal] if legal is not None else []
+    beside = [n for n in legal if n < first][-1:] + [n for n in legal if n > last][:1]
+    allowed = " and ".join(f"{n} nodes" for n in beside) or "no node count"
+    micro = int(row["micro_batch"])
+    steps = f"{int(k[i])} micro-batch{'es' if k[i] > 1 else ''} of {micro}"
+    return (
+        f"global batch {batch} is the cause: memory, target and deadline (at its goodput) allow {first}-{last} "
+        f"nodes of {int(row['gpus_per_node'])} {row['gpu']} at micro-batch {micro}, but the batch splits into whole "
+        f"micro-batches per data-parallel rank only at {allowed}; a global batch of {int(needed[i])} ({steps} on "
+        f"each of {int(per_step[i]) // micro} ranks) would run at {first} nodes"
+    )
 
 
 def _memory_reason(keys: pd.DataFrame, work: Training, calibration: Calibration) -> str:
