@@ -826,7 +826,7 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
             f"target {req.target_tflops:g} TFLOPs/GPU is unreachable with this catalog: the highest where the model "
             f"fits is {best['achieved_tflops_per_gpu']:.1f} ({best['gpu']}, {where}, micro-batch "
             f"{int(best['micro_batch'])}), limited by {best['binding']}; lower target_tflops, or allow larger "
-            "micro_batches, ZeRO++ (qwz/hpz/qgz) or faster NICs"
+            f"micro_batches or {binding.remedy(work.framework)}"
         ]
     if req.tokens_per_s is not None and (keys["n_speed_min"] > keys["range_hi"]).all():
         top = cand.evaluate_at(keys, keys["range_hi"].to_numpy(), work, calibration, req.confidence)
