@@ -559,3 +559,17 @@ def test_a_global_batch_that_no_node_count_splits_is_named_with_the_batch_that_w
     batch, nodes = suggested.groups()
     plan = _plan(run, "examples/llama-70b-h100.yaml", "--confidence", "0.9", "--set", f"workload.global_batch={batch}")
     assert plan["choice"]["nodes"] == int(nodes)
+
+
+def test_the_cli_and_scenario_copies_of_the_model_choices_match():
+    """perf_cmd keeps the choice lists without importing the model, the scenario as Literals: they must equal
+    planner.model.parallelism's (a sharding or precision added there and not here would be refused at the door)."""
+    import typing
+
+    from planner.cli import perf_cmd
+    from planner.inputs.scenario import Workload
+    from planner.model import parallelism as P
+
+    assert perf_cmd.SHARDINGS == P.SHARDINGS and perf_cmd.PRECISIONS == P.PRECISIONS and perf_cmd.STACKS == P.STACKS
+    sharding = typing.get_args(Workload.model_fields["sharding"].annotation)[0]
+    assert set(typing.get_args(sharding)) == set(P.SHARDINGS)

@@ -222,11 +222,12 @@ def complexity(d: dict) -> np.ndarray:
     return np.asarray(d["tp"], float) * d["pp"] * d["cp"] * d["ep"] * 16 + np.asarray(d["vp"], float) + 0.5 * balanced
 
 
-def choose(groups, tokens_per_s, ok, d: dict) -> np.ndarray:
+def choose(groups, tokens_per_s, ok, d: dict, fallback_first: bool = False) -> np.ndarray:
     """The layout each group of candidates (one hardware configuration at one size) takes: among its `ok`
     candidates (legal, fitting), the simplest (complexity) whose throughput is within LAYOUT_SIMPLICITY_MARGIN of
-    the fastest; the index of the chosen row per group, in the order of np.unique(groups), -1 where none is ok.
-    The one rule of buying, renting and predicting."""
+    the fastest; the index of the chosen row per group, in the order of np.unique(groups), -1 where none is ok
+    (with `fallback_first`, the group's first row: what renting and the fleet report a size by when nothing
+    runs there). The one rule of buying, renting and predicting."""
     groups, tokens, ok = np.asarray(groups), np.asarray(tokens_per_s, float), np.asarray(ok, bool)
     keys, inverse = np.unique(groups, return_inverse=True)
     best = np.full(len(keys), -np.inf)
@@ -236,6 +237,8 @@ def choose(groups, tokens_per_s, ok, d: dict) -> np.ndarray:
     chosen = np.full(len(keys), -1)
     for i in order[near[order]][::-1]:  # the first in order wins: walk backwards, overwrite
         chosen[inverse[i]] = i
+    if fallback_first:
+        chosen = np.where(chosen >= 0, chosen, np.unique(groups, return_index=True)[1])
     return chosen
 
 

@@ -330,9 +330,7 @@ def node_bounds(
     pass), whose memory and target bounds hold as they are, and whose speed bound, for a need no larger, is a
     lower bound."""
     if work.offload == "none":  # the host's PCIe and DRAM matter to offload alone: keys equal but for them, once
-        codes = keys.groupby([c for c in (*KEY, "single") if c not in HOST_COLUMNS], dropna=False, sort=False)
-        codes = codes.ngroup().to_numpy()
-        first = np.unique(codes, return_index=True)[1]
+        codes, first = _distinct(keys, [c for c in (*KEY, "single") if c not in HOST_COLUMNS])
         if len(first) < len(keys):
             if previous is not None:
                 previous = replace(previous, bounds=previous.bounds.iloc[first].reset_index(drop=True))
@@ -551,8 +549,7 @@ def legal_within(rows: pd.DataFrame, req: Requirements, lo: np.ndarray, hi: np.n
     new_lo, new_hi = lo.copy(), np.zeros_like(hi)
     top = int(hi.max()) if len(hi) else 0
     values = rows[shape].astype(np.int64)
-    codes = values.groupby(shape, sort=False).ngroup().to_numpy()
-    firsts = np.unique(codes, return_index=True)[1]
+    codes, firsts = _distinct(values, shape)
     for g, i in enumerate(firsts):
         legal = legal_nodes(values.iloc[i].to_dict(), req, top)
         at = codes == g
@@ -805,9 +802,15 @@ def _profiles(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     shape, its network, the fabric's node limits), and each design's profile: designs that differ in their
     switches' and links' prices alone (most of them) share one, so the micro-batch x layout rows, their bounds and
     the layout choice are computed once per profile (exactly the same rows, a tenth of the work)."""
-    codes = table.groupby(PROFILE, dropna=False, sort=False).ngroup().to_numpy()
-    first = np.unique(codes, return_index=True)[1]  # ngroup numbers profiles in order of first appearance
+    codes, first = _distinct(table, PROFILE)
     return table.iloc[first].reset_index(drop=True), codes
+
+
+def _distinct(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's code among the distinct value tuples of `columns` (numbered in order of first appearance, NaN a
+    value like any other) and the first row of each code."""
+    codes = frame.groupby(columns, dropna=False, sort=False).ngroup().to_numpy()
+    return codes, np.unique(codes, return_index=True)[1]
 
 
 def _per_design(rows: pd.DataFrame, profile_of: np.ndarray) -> pd.DataFrame:

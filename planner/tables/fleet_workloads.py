@@ -101,9 +101,10 @@ def _performance(work, req: Requirements, resources: pd.DataFrame, micro_batches
     grid["meets_target"] = meets_target(ev, req)
     grid["dp"] = ev["dp"]
     group = grid.groupby(["kind", "resource", "n"], sort=True).ngroup().to_numpy()
-    chosen = choose(group, grid["tokens_per_s"].to_numpy(), ok, {k: grid[k].to_numpy() for k in LAYOUT})
-    first = np.unique(group, return_index=True)[1]  # nothing fits at that size: its first row, at 0 tokens/s
-    best = grid.iloc[np.where(chosen >= 0, chosen, first)].copy()
+    # nothing fits at a size: its first row, at 0 tokens/s
+    dims = {k: grid[k].to_numpy() for k in LAYOUT}
+    chosen = choose(group, grid["tokens_per_s"].to_numpy(), ok, dims, fallback_first=True)
+    best = grid.iloc[chosen].copy()
     best["layout"] = [layout_name(row) for row in best[[*LAYOUT, "dp"]].to_dict("records")]
     return best.sort_values(["kind", "resource", "n"]).reset_index(drop=True), grid
 

@@ -252,9 +252,7 @@ def _chosen(arrays: dict, work, calibration, req) -> dict:
     mb = clusters["micro_batch"]
     ok = fits_memory(figures) & whole_grad_accum(clusters["gpus"], mb, req, {**figures, "gpus": clusters["gpus"]})
     group = np.cumsum(np.r_[True, (np.diff(arrays["job"]) != 0) | (np.diff(arrays["count"]) != 0)]) - 1
-    chosen = layout.choose(group, figures["tokens_per_s"], ok, {c: clusters[c] for c in LAYOUT})
-    first = np.unique(group, return_index=True)[1]
-    at = np.where(chosen >= 0, chosen, first)
+    at = layout.choose(group, figures["tokens_per_s"], ok, {c: clusters[c] for c in LAYOUT}, fallback_first=True)
     return {k: v[at] for k, v in {**arrays, "grad_accum": clusters["grad_accum"]}.items()}
 
 
