@@ -563,10 +563,11 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
                 f"pre-training batch ({published / 1e6:.1f}M, Llama 3 405B): whether it converges is not known; set "
                 "workload.global_batch to plan the batch you would train with."
             )
+    req = Requirements.of(scenario)
     if scenario.workload.searches_layout:
-        notes.append(_layout_note(row, head, work, calibration, Requirements.of(scenario)))
+        notes.append(_layout_note(row, head, work, calibration, req))
     if work.searches_recompute:
-        notes.append(_recompute_note(row, head, work, calibration, Requirements.of(scenario)))
+        notes.append(_recompute_note(row, head, work, calibration, req))
     tokens = int(row["micro_batch"]) * work.seq_len
     extrapolated = calibration.extrapolation_note(work.framework, tokens, head.choice.nodes > 1)
     if extrapolated:

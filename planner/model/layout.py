@@ -177,7 +177,7 @@ def search_space(work, max_domain: int, pipelines: bool) -> list[dict]:
     heads = int(work.heads) if work.heads == work.heads else 1
     kv = int(work.kv_heads) if work.kv_heads == work.kv_heads else heads
     experts = int(work.experts) if work.experts == work.experts and work.experts > 0 else 1
-    tps = [t for t in POWERS if t <= max_domain and heads % t == 0 and kv % t == 0]  # each domain's own: fits()
+    tps = [t for t in POWERS if t <= max_domain and heads % t == 0 and kv % t == 0]  # per domain: tp_fits
     pps = [p for p in POWERS if p == 1 or (pipelines and layers // p >= MIN_LAYERS_PER_STAGE)]
     cps = [c for c in POWERS if c == 1 or (work.seq_len >= CP_MIN_SEQ and work.seq_len // c >= 4096)]
     eps = [e for e in POWERS if experts % e == 0]

@@ -507,12 +507,11 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     # the slowest stage's loss over its tp x cp share of the micro-batch (where it runs the loss: pipeline_split)
     head_tokens = tokens * d["pp"] * d["head_share"]
     imbalance = d["stage_layers"] * d["pp"] / c["layers"]  # slowest stage / mean stage
+    keys = {k: c[k].astype(str, copy=False) for k in KEYS}
     return {
         "columns": c,
-        "keys": {k: c[k].astype(str, copy=False) for k in KEYS},
-        "coded": {
-            k: pd.factorize(np.asarray(c[k], dtype=object).astype(str, copy=False)) for k in KEYS
-        },  # once, not per lookup
+        "keys": keys,
+        "coded": {k: pd.factorize(v) for k, v in keys.items()},  # once, not per lookup
         **ops,
         "layout": d,
         "bubble": layout.bubble(d, c["grad_accum"]),
