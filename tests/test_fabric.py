@@ -17,20 +17,21 @@ def test_one_switch_when_endpoints_fit():
 
 
 def test_two_tier_non_blocking_by_hand():
-    # 192 endpoints on 36-port switches: 18 down per leaf -> 11 leaves; 11*18 uplinks over 36-port spines -> 6
+    # 192 endpoints on 36-port switches: 18 down per leaf -> 11 leaves, 10 full (18 uplinks each) and the last
+    # serving 12 ports with 12 uplinks: 192 uplinks over 36-port spines -> 6
     s = fabric.size(192, 2, 36, 1, 1.0)
-    assert s.by_tier == {"leaf": 11, "spine": 6} and s.uplinks == 198
+    assert s.by_tier == {"leaf": 11, "spine": 6} and s.uplinks == 10 * 18 + 12
     # the largest two-tier fabric: p leaves of p/2 down ports = p^2/2 endpoints
     assert fabric.size(64 * 32, 2, 64, 1, 1.0).by_tier == {"leaf": 64, "spine": 32}
     assert fabric.size(64 * 32 + 1, 2, 64, 1, 1.0) is None
 
 
 def test_three_tier_by_hand():
-    # 5000 endpoints, 64 ports: 157 leaves (32 down), 157*32 uplinks into aggregation (32 down) -> 157,
-    # 157*32 core links over 64-port cores -> 79
+    # 5000 endpoints, 64 ports: 157 leaves (32 down; 156 full, the last 8 ports with 8 uplinks), 5000 uplinks
+    # into aggregation (32 down) -> 157, 157*32 core links over 64-port cores -> 79
     s = fabric.size(5000, 3, 64, 1, 1.0)
     assert s.by_tier == {"leaf": 157, "spine": 157, "core": 79}
-    assert s.uplinks == 157 * 32 + 157 * 32
+    assert s.uplinks == (156 * 32 + 8) + 157 * 32
     assert fabric.max_down_ports(3, 64, 1.0) == 64**3 // 4
 
 
@@ -115,3 +116,34 @@ def test_tco_prices_the_watts_of_a_link():
     assert node_link(optics, "ib", 400, 400, 1, 3.0)[2] == "AOC AOC400"  # capex: the cheaper cable
     # over a TCO horizon 12 W cost more than the $20 saved: the DAC wins
     assert node_link(optics, "ib", 400, 400, 1, 3.0, usd_per_w=10.0)[2] == "DAC DAC400"
+
+
+def test_uplinks_follow_the_ports_used():
+    """A leaf's uplinks follow its used down-ports at o:1 in whole cages (fabric.uplinks_for), by hand."""
+    # 2:1 on 64 ports in twin-port cages: d = 42, u = 22; 16 used ports need 16 * 22 / 42 = 8.4 -> 9 -> 10
+    assert fabric.leaf_split(64, 2.0, 2) == (42, 22)
+    assert int(fabric.uplinks_for(16, 42, 22, 2)) == 10 and int(fabric.uplinks_for(42, 42, 22, 2)) == 22
+    # 100 endpoints on 64-port leaves at 2:1 (d 42): 2 full leaves (22 up each) and 16 ports (10 up)
+    s = fabric.size(100, 2, 64, 1, 2.0, ports_per_cage=2)
+    assert s.by_tier["leaf"] == 3 and s.uplinks == 22 + 22 + 10
+    # top of rack: 4 nodes x 8 ports per rack on 128-port leaves (d 64 at 1:1): one leaf per rack, 32 used,
+    # 32 uplinks, not 64; 8 racks -> 8 leaves, 256 uplinks, 2 spines
+    tor = fabric.Topology(tor=True, rack_leaves=1, rack_leaf_up=32, nodes_per_rack=4, node_endpoints=8)
+    s = fabric.size(256, 2, 128, 1, 1.0, nodes=32, ports_per_cage=2, topology=tor)
+    assert s.by_tier == {"leaf": 8, "spine": 2} and s.uplinks == 256
+
+
+def test_subnet_manager_slot_by_hand():
+    """An InfiniBand fabric holds one node's ports for the UFM: 32-node SUs hold 31 nodes each."""
+    rail = {"rail": True, "rails": 8, "rail_endpoints": 1, "su": 32, "node_endpoints": 8}
+    for nodes, leaves in ((31, 8), (32, 16), (63, 16), (64, 24)):
+        kept = fabric.Topology(**rail, reserved_nodes=1)
+        s = fabric.size(8 * nodes, 2, 64, 1, 1.0, nodes=nodes, ports_per_cage=2, topology=kept)
+        assert s.by_tier["leaf"] == leaves
+    # leaves in order: 64 endpoints on 36-port leaves (18 down) hold 8 more ports: ceil(72 / 18) = 4 leaves,
+    # with uplinks for the 64 node ports only (18 + 18 + 18 + 10)
+    ordered = fabric.Topology(reserved_nodes=1, node_endpoints=8)
+    s = fabric.size(64, 2, 36, 1, 1.0, nodes=8, topology=ordered)
+    assert s.by_tier["leaf"] == 4 and s.uplinks == 64
+    assert fabric.size(64 * 32 - 8, 2, 64, 1, 1.0, nodes=252, topology=ordered) is not None
+    assert fabric.size(64 * 32 - 7, 2, 64, 1, 1.0, nodes=253, topology=ordered) is None

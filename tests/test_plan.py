@@ -353,8 +353,9 @@ def _agree(seed: int) -> bool:
     return True
 
 
-# The seeded problems are fixed: 4 of the first 10 and 15 of the next 40 have a plan (the rest are infeasible for
-# a reason the test checks too). A generator or model that drifts to infeasible cases fails the floors.
+# The seeded problems are fixed: 4 of the first 10 and 13 of the next 40 have a plan (the rest are infeasible for
+# a reason the test checks too; seeds 20 and 38 need all 32 nodes on InfiniBand leaves that have no room left
+# for the UFM's slot). A generator or model that drifts to infeasible cases fails the floors.
 def test_milp_matches_brute_force_on_a_few_catalogs():
     compared = [_agree(seed) for seed in range(10)]
     assert sum(compared) >= 4, compared
@@ -363,7 +364,7 @@ def test_milp_matches_brute_force_on_a_few_catalogs():
 @pytest.mark.slow
 def test_milp_matches_brute_force():
     compared = [_agree(seed) for seed in range(10, 50)]
-    assert sum(compared) >= 14, compared
+    assert sum(compared) >= 13, compared
 
 
 @pytest.mark.parametrize(

@@ -21,13 +21,15 @@ from planner.model.calibration import Calibration
 DGX = "DGX H100 (reseller 2025-03)"
 
 
-def superpod(nodes: int):
+def superpod(nodes: int, *, server: str = DGX, switch: str = "QM9700", ufm_slot: bool = False):
+    """The plan for `nodes` nodes; ufm_slot False sizes the reference's idealised tables (full SUs)."""
     scenario = Scenario.model_validate(
         {
             "workload": {"params": "7B", "seq_len": 2048, "micro_batches": [1]},
             "requirement": {"gpus": 8 * nodes},
             "target_tflops": 1,
-            "constraints": {"servers": [DGX], "switches": ["QM9700"], "fabrics": ["ib"], "max_nodes": 2048},
+            "constraints": {"servers": [server], "switches": [switch], "fabrics": ["ib"], "max_nodes": 16384},
+            "include": {"subnet_manager_slot": ufm_slot},
         }
     )
     return purchase.run(load_catalog(), scenario, Calibration.default(), alternatives=0)
@@ -40,9 +42,9 @@ def compute(plan, sku_prefix: str) -> int:
 @pytest.mark.parametrize(
     ("nodes", "leaf", "spine", "node_leaf", "leaf_spine", "switch_xcvr", "node_xcvr"),
     [
-        (32, 8, 4, 256, 256, 384, 128),  # 1 SU (Table 4 without the UFM's displaced node)
+        (32, 8, 4, 256, 256, 384, 128),  # 1 SU (Table 3, idealised: the UFM's slot not held)
         (64, 16, 8, 512, 512, 768, 256),  # 2 SU (B200 RA Table 3, identical fabric)
-        (127, 32, 16, 1016, 1024, 1536, 508),  # 4 SU as built (Table 4; Table 8: 1,536 and 508 transceivers)
+        (127, 32, 16, 1016, 1024, 1536, 508),  # 4 SU as built (Table 7; Table 8: 1,536 and 508 transceivers)
         (128, 32, 16, 1024, 1024, 1536, 512),  # 4 SU idealised (Table 3)
         (256, 64, 32, 2048, 2048, 3072, 1024),  # 8 SU (Table 3)
     ],
@@ -76,3 +78,35 @@ def test_superpod_racks_follow_rack_power():
     plan = superpod(128)
     assert plan.layout["nodes_per_rack"] == 4 and plan.layout["compute_racks"] == 32
     assert plan.layout["leaf_placement"] == "middle-of-row"
+
+
+@pytest.mark.parametrize(("nodes", "sus"), [(31, 1), (32, 2), (127, 4), (128, 5), (1023, 32), (2047, 64)])
+def test_ufm_slot_held_as_the_reference_builds(nodes, sus):
+    """By default an InfiniBand fabric holds one node's leaf ports for the UFM (RA-11333-001 Table 7: 127
+    nodes in 4 SUs; the SuperPOD FAQ: "31 to 1,023 nodes"): a full SU count of nodes starts one more SU."""
+    plan = superpod(nodes, ufm_slot=True)
+    assert plan.choice.nodes == nodes
+    assert plan.choice.switches_by_tier["leaf"] == 8 * sus
+
+
+# DGX SuperPOD B200 RA (RA-11334-001), "Larger DGX SuperPOD component counts": SUs of 32 DGX B200 on QM9700
+B200_TABLE = [  # SUs, nodes, leaf, spine, core, node-leaf, leaf-spine, spine-core cables
+    (2, 64, 16, 8, 0, 512, 512, 0),
+    (4, 128, 32, 16, 0, 1024, 1024, 0),
+    (8, 256, 64, 32, 0, 2048, 2048, 0),
+    (16, 512, 128, 128, 64, 4096, 4096, 4096),
+    (32, 1024, 256, 256, 128, 8192, 8192, 8192),
+    (64, 2048, 512, 512, 256, 16384, 16384, 16384),
+]
+
+
+@pytest.mark.parametrize(("sus", "nodes", "leaf", "spine", "core", "node_leaf", "leaf_spine", "spine_core"), B200_TABLE)
+def test_superpod_b200_table(sus, nodes, leaf, spine, core, node_leaf, leaf_spine, spine_core):
+    """Every published size of the B200 reference, up to 64 SUs (16,384 GPUs), with the shipped catalogs."""
+    plan = superpod(nodes, server="DGX B200 (Delta list EU 2024-12)")
+    c = plan.choice
+    assert (c.nodes, c.switch, c.topology, c.nics_per_node) == (nodes, "QM9700", "rail", 8)
+    expected = {"leaf": leaf, "spine": spine} | ({"core": core} if core else {})
+    assert c.switches_by_tier == expected
+    links = {line.segment: line for line in plan.links if line.section == "compute fabric"}
+    assert (links["node-leaf"].count, links["switch-switch"].count) == (node_leaf, leaf_spine + spine_core)

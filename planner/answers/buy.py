@@ -15,7 +15,7 @@ from planner.assumptions import model as A
 from planner.base.errors import InfeasibleError, SolverError
 from planner.base.units import SECONDS_PER_DAY, format_count, format_usd
 from planner.catalog.load import Catalog
-from planner.hardware import bom, costing, layout, pcie
+from planner.hardware import bom, costing, fabric, layout, pcie
 from planner.hardware.designs import Designs
 from planner.inputs.scenario import Scenario
 from planner.model import binding, reliability
@@ -563,6 +563,7 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
                 f"pre-training batch ({published / 1e6:.1f}M, Llama 3 405B): whether it converges is not known; set "
                 "workload.global_batch to plan the batch you would train with."
             )
+    notes += _fabric_notes(row, head.choice.nodes)
     req = Requirements.of(scenario)
     if scenario.workload.searches_layout:
         notes.append(_layout_note(row, head, work, calibration, req))
@@ -582,6 +583,38 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
         notes.append(f"budget {format_usd(budget)}: {format_usd(budget - head.cost.capex_usd)} left.")
     if power:
         notes.append(f"power cap {power:g} kW: {power - head.cost.power_kw:.1f} kW left.")
+    return notes
+
+
+def _fabric_notes(row, nodes: int) -> list[str]:
+    """The fabric's shape in words: the switch radix and the tiers it needs at this size, how leaves are
+    sized, and the subnet manager's held slot."""
+    tier = int(row["tier"])
+    if tier < 2:
+        return []
+    p, o, ppc = int(row["switch_ports"]), float(row["oversubscription"]), int(row["ports_per_cage"])
+    per_node = int(row["endpoints_per_node"]) / max(int(row["breakout"]), 1)
+    two_tier = int(fabric.max_down_ports(2, p, o, ppc) // per_node) - int(row["reserved_nodes"])
+    radix = (
+        f"{row['switch']} has {p} ports: two tiers hold up to {two_tier:,} of these nodes"
+        + (f", so {nodes:,} need three" if tier == 3 and nodes > two_tier else "")
+        + (f" at {o:g}:1" if o != 1 else "")
+    )
+    if row["topology"] == "rail":
+        sizing_rule = "rail leaves keep all their uplinks: the fabric is designed for the full SU (RA-11333-001)"
+    else:
+        sizing_rule = "each leaf's uplinks follow the down-ports it uses"
+    notes = [f"fabric: {radix}; {sizing_rule}."]
+    if int(row["reserved_nodes"]):
+        held = "one node's leaf ports are held for the UFM subnet manager's links (RA-11333-001 Table 7: 127 nodes"
+        held += " in 4 SUs)"
+        su = int(row["su_nodes"])
+        if row["topology"] == "rail" and nodes % su == 0:
+            held += (
+                f"; {nodes} nodes fill whole {su}-node SUs, so they start one more SU ({nodes - 1} would not); "
+                "include.subnet_manager_slot: false sizes full SUs"
+            )
+        notes.append(held + ".")
     return notes
 
 

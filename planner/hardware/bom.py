@@ -194,7 +194,7 @@ def _rows(q: dict, geometry: layout.Geometry) -> int:
 
 
 def compute_uplink_runs(row: dict, q: dict, geometry: layout.Geometry) -> Counter:
-    leaf_links = int(q["leaf"]) * (int(row["switch_ports"]) - int(row["leaf_down"])) if int(row["tier"]) > 1 else 0
+    leaf_links = int(q["leaf_uplinks"]) if int(row["tier"]) > 1 else 0
     return uplink_runs(_rows(q, geometry), leaf_links, int(q["uplinks"]) - leaf_links, geometry)
 
 

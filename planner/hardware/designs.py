@@ -26,7 +26,7 @@ from planner.catalog import connectors
 from planner.catalog.load import Catalog
 from planner.catalog.rows import ProductRow, ServerRow
 from planner.hardware import costing, layout, networks, pcie, sizing
-from planner.hardware.fabric import leaf_split
+from planner.hardware.fabric import leaf_split, uplinks_for
 from planner.hardware.sizing import PRICED
 from planner.hardware.topology import Topology
 from planner.inputs.scenario import Scenario
@@ -324,6 +324,15 @@ class _Context:
         rows["tor"] = rows["placement"] == "top-of-rack"
         per_rack = rows["nodes_per_rack"] * rows["endpoints_per_node"]
         rows["rack_leaves"] = -(-per_rack // np.maximum(rows["leaf_down"] * rows["breakout"], 1))
+        # an InfiniBand fabric of leaves holds a node's slot for its subnet manager (fabric.py's docstring)
+        held = (rows["fabric"] == "ib") & (rows["tier"] >= 2) & self.include.subnet_manager_slot
+        rows["reserved_nodes"] = held.astype(np.int64)
+        # a top-of-rack leaf's uplinks follow the down-ports it uses in a full rack (fabric.uplinks_for)
+        rack_down = -(-per_rack // np.maximum(rows["breakout"], 1))
+        used = -(-rack_down // np.maximum(rows["rack_leaves"], 1))
+        rows["rack_leaf_up"] = np.minimum(
+            uplinks_for(used, rows["leaf_down"], rows["leaf_up"], rows["ports_per_cage"]), rows["leaf_up"]
+        )
         for unit in ("endpoint", "cage"):  # per distinct link, then spread over its rows
             parts = [_link_parts(lk, unit) for lk in distinct]
             rows[f"{unit}_skus"] = [parts[c][0] for c in codes]
@@ -666,7 +675,8 @@ def _zero_params() -> dict:
     """A single node's network parameters: no fabric, no other networks."""
     zeros = dict(
         switch_ports=0, ports_per_cage=1, breakout=1, cage_endpoints=1, endpoints_per_node=0, rail=False, rails=1,
-        rail_endpoints=1, su_nodes=1, tor=False, rack_leaves=1, switch_units=0, switch_w=0.0, switch_usd=0.0,
+        rail_endpoints=1, su_nodes=1, tor=False, rack_leaves=1, rack_leaf_up=0, reserved_nodes=0, switch_units=0,
+        switch_w=0.0, switch_usd=0.0,
         leaf_down=0, leaf_up=0, node_run_m=0.0, uplink_run_m=0.0, inband_ports_per_node=0, inband_down=1,
         inband_switch_units=0, inband_switch_w=0.0, ufm_count=0, ufm_units=0, ufm_w=0.0, row_network_rack=False,
         oob_ports_per_switch=0,

@@ -13,6 +13,18 @@ Topologies (tiers 2 and 3):
   * rail-optimised (DGX SuperPOD): NIC i of every node of a scalable unit (SU) goes to the SU's rail-i leaf;
     an SU is as many nodes as one leaf's down-ports hold, and a started SU gets all its leaves (RA-11333-001:
     "the fabric should be designed to support the full SU"): L = rails x ceil(N / SU nodes).
+
+Uplinks follow the down-ports a leaf uses, at the leaf's o:1, in whole cages: a leaf serving D' of its d
+down-ports gets up(D') = ppc x ceil(u D' / (d ppc)) uplinks (up(d) = u). Leaves filled in order: the full
+ones u each and the last one up(its ports), which sums to up(D) over the fabric; a top-of-rack leaf:
+up(the ports of a full rack's leaf) (every rack is designed alike); rail leaves: u each, the full SU (the
+reference's rule above).
+
+An InfiniBand fabric of leaves (tiers 2 and 3) holds one node's slot for its subnet manager (UFM) links, as
+the reference does (RA-11333-001 Table 7: 127 nodes in 4 SUs, "to accommodate UFM connectivity"; the
+SuperPOD FAQ: "31 to 1,023 nodes"): rail SUs count N + 1 nodes, leaves filled in order hold the slot's
+ports, a top-of-rack design gets one more leaf when a full rack's leaves have no room for them. The held
+ports carry no node link (include.subnet_manager_slot: false sizes the idealised full SUs).
 """
 
 from __future__ import annotations
@@ -37,6 +49,15 @@ def leaf_split(ports, oversubscription, ports_per_cage=1):
     if down.ndim == 0:
         return int(down), int(ports) - int(down)
     return down, ports - down
+
+
+def uplinks_for(used_down, down, up, ports_per_cage=1):
+    """Uplinks a leaf needs for `used_down` of its `down` down-ports at its o:1 (`up` for a full leaf), in
+    whole cages of `ports_per_cage` (vectorised; see the module docstring)."""
+    d = np.maximum(np.asarray(down, dtype=np.int64), 1)
+    ppc = np.maximum(np.asarray(ports_per_cage, dtype=np.int64), 1)
+    need = np.asarray(up, dtype=np.int64) * np.asarray(used_down, dtype=np.int64)
+    return ppc * -(-need // (d * ppc))
 
 
 def agg_down(ports):
@@ -94,7 +115,10 @@ class Topology:
     su: object = 1
     tor: object = False
     rack_leaves: object = 1
+    rack_leaf_up: object = 0  # uplinks of a top-of-rack leaf (uplinks_for its full rack's ports)
     nodes_per_rack: object = 1
+    reserved_nodes: object = 0  # node slots held for the subnet manager (module docstring)
+    node_endpoints: object = 0  # NIC ports per node (the size of a held slot)
 
 
 def size_arrays(
@@ -114,8 +138,9 @@ def size_arrays(
     single node: no fabric.
       cages: ceil(E / c), or on rails: rails x ceil(per-rail endpoints / c)
       tier 1: one switch of D = ceil(E/b) down-ports
-      tier 2: L leaves (see Topology), S = ceil(L u / p) spines, uplinks L u
-      tier 3: L leaves, A = ceil(L u / a) aggregation, C = ceil(A (p - a) / p) core, uplinks L u + A (p - a)"""
+      tier 2: L leaves (see Topology) with U leaf uplinks (the module docstring), S = ceil(U / p) spines
+      tier 3: L leaves, U leaf uplinks, A = ceil(U / a) aggregation, C = ceil(A (p - a) / p) core,
+      uplinks U + A (p - a); `leaf_uplinks` is U"""
     e, t = np.asarray(endpoints, dtype=np.int64), np.asarray(tier, dtype=np.int64)
     p, b = np.asarray(ports, dtype=np.int64), np.maximum(np.asarray(breakout_, dtype=np.int64), 1)
     ppc = np.maximum(np.asarray(ports_per_cage, dtype=np.int64), 1)
@@ -125,22 +150,29 @@ def size_arrays(
     rail, tor = np.asarray(topo.rail, dtype=bool) & (t >= 2), np.asarray(topo.tor, dtype=bool) & (t >= 2)
     rails = np.maximum(np.asarray(topo.rails, dtype=np.int64), 1)
     down_ports = np.where(t > 0, -(-e // b), 0)
+    reserved = np.asarray(topo.reserved_nodes, dtype=np.int64)
+    held = np.where(t > 0, -(-(reserved * np.asarray(topo.node_endpoints, dtype=np.int64)) // b), 0)
     per_rail = np.asarray(topo.rail_endpoints, dtype=np.int64) * n
     cages = np.where(t > 0, np.where(rail, rails * -(-per_rail // c), -(-e // c)), 0)
     d, u = leaf_split(p, oversubscription, ppc)
     d, u = np.maximum(np.asarray(d), 1), np.asarray(u)
     a = np.maximum(agg_down(p), 1)
-    sus = np.where(rail, -(-n // np.maximum(np.asarray(topo.su, dtype=np.int64), 1)), 0)
-    racks = -(-n // np.maximum(np.asarray(topo.nodes_per_rack, dtype=np.int64), 1))
-    leaves_multi = np.select(
-        [rail, tor], [rails * sus, np.asarray(topo.rack_leaves, dtype=np.int64) * racks], -(-down_ports // d)
-    )
-    aggs = np.where(t == 3, -(-(leaves_multi * u) // a), 0)
+    sus = np.where(rail, -(-(n + reserved) // np.maximum(np.asarray(topo.su, dtype=np.int64), 1)), 0)
+    npr = np.asarray(topo.nodes_per_rack, dtype=np.int64)
+    racks = -(-n // np.maximum(npr, 1))
+    rack_leaves = np.asarray(topo.rack_leaves, dtype=np.int64)
+    rack_room = rack_leaves * d - -(-(npr * np.asarray(topo.node_endpoints, dtype=np.int64)) // b)
+    tor_leaves = rack_leaves * racks + np.where(rack_room < held, 1, 0)
+    leaves_multi = np.select([rail, tor], [rails * sus, tor_leaves], -(-(down_ports + held) // d))
+    tor_up = leaves_multi * np.asarray(topo.rack_leaf_up, dtype=np.int64)
+    in_order = uplinks_for(down_ports, d, u, ppc)
+    leaf_up = np.where(t >= 2, np.select([rail, tor], [leaves_multi * u, tor_up], in_order), 0)
+    aggs = np.where(t == 3, -(-leaf_up // a), 0)
     leaf = np.select([t == 1, t >= 2], [1, leaves_multi], 0)
-    spine = np.select([t == 2, t == 3], [-(-(leaves_multi * u) // np.maximum(p, 1)), aggs], 0)
+    spine = np.select([t == 2, t == 3], [-(-leaf_up // np.maximum(p, 1)), aggs], 0)
     core = np.where(t == 3, -(-(aggs * (p - a)) // np.maximum(p, 1)), 0)
-    uplinks = np.select([t == 2, t == 3], [leaves_multi * u, leaves_multi * u + aggs * (p - a)], 0)
-    fits = (down_ports <= max_down_ports(t, p, oversubscription, ppc)) & (leaf <= max_leaves(t, p))
+    uplinks = leaf_up + aggs * (p - a)
+    fits = (down_ports + held <= max_down_ports(t, p, oversubscription, ppc)) & (leaf <= max_leaves(t, p))
     return {
         "down_ports": down_ports,
         "cages": cages,
@@ -149,6 +181,7 @@ def size_arrays(
         "core": core,
         "switches": leaf + spine + core,
         "uplinks": uplinks,
+        "leaf_uplinks": leaf_up,
         "sus": sus,
         "fits": fits | (t == 0),
     }

@@ -48,7 +48,10 @@ def topology(params) -> fabric.Topology:
         su=params["su_nodes"],
         tor=params["tor"],
         rack_leaves=params["rack_leaves"],
+        rack_leaf_up=params["rack_leaf_up"],
         nodes_per_rack=params["nodes_per_rack"],
+        reserved_nodes=params["reserved_nodes"],
+        node_endpoints=params["endpoints_per_node"],
     )
 
 

@@ -332,6 +332,11 @@ class Include(_Strict):
     inband_network: bool = True
     oob_network: bool = True
     subnet_manager: bool = Field(True, description="UFM appliances where InfiniBand switches are unmanaged.")
+    subnet_manager_slot: bool = Field(
+        True,
+        description="Hold one node's leaf ports of an InfiniBand fabric for the UFM's links, as the DGX SuperPOD"
+        " builds (RA-11333-001 Table 7: 127 nodes in 4 SUs); false sizes the reference's idealised full SUs.",
+    )
     racks: bool = Field(True, description="Racks and PDUs.")
     cooling: bool = Field(True, description="Coolant distribution units for liquid and hybrid cooled servers.")
 

@@ -124,9 +124,11 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
       b_k D_k >= e_k n_k                                   logical down-ports for all endpoints
       c_k K_k >= e_k n_k  (rails: K_k = r_k K'_k, c_k K'_k >= e_rail n_k)   switch cages used
       tier 1:  D_k <= p_k z_k, one switch
-      leaves:  d_k L_k >= D_k;  rail: L_k = r_k sigma_k, SU_k sigma_k >= n_k;  on top of racks: L_k >= l_k R_k
-      tier 2:  p_k S_k >= u_k L_k;  tier 3: a_k A_k >= u_k L_k, p_k C_k >= (p_k - a_k) A_k
-    Uplinks (switch-to-switch links) = u_k L_k (+ (p_k - a_k) A_k)."""
+      leaves:  d_k L_k >= D_k + h_k;  rail: L_k = r_k sigma_k, SU_k sigma_k >= n_k + s_k;  on top of racks:
+               L_k >= l_k R_k (+ 1 when a full rack has no room for h_k)   (s_k, h_k: the subnet manager's slot)
+      leaf uplinks U_k: u_k L_k (rail), t_k L_k (top of rack), ppc_k W_k with d_k ppc_k W_k >= u_k D_k (in order)
+      tier 2:  p_k S_k >= U_k;  tier 3: a_k A_k >= U_k, p_k C_k >= (p_k - a_k) A_k
+    Uplinks (switch-to-switch links) = U_k (+ (p_k - a_k) A_k)."""
     tier = int(row["tier"])
     if tier == 0:
         return
@@ -134,8 +136,9 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
     d, u, a = leaf_split_columns(row)
     cap = int(fabric.max_down_ports(tier, p, row["oversubscription"], int(row["ports_per_cage"])))
     D = _int(problem, "D", k, cap)
+    held = _held_ports(row)
     problem += b * D >= e * cv.nodes, var_name("ports", k)
-    problem += cap * cv.z >= D, var_name("capacity", k)
+    problem += cap * cv.z >= D + held * cv.z, var_name("capacity", k)
     cv.q["down_ports"] = D
     rail = bool(row["rail"]) and tier >= 2
     c = int(row["cage_endpoints"])
@@ -152,29 +155,54 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
         return
     leaves = _leaves(problem, k, row, cv, D, d, rail)
     problem += leaves <= int(fabric.max_leaves(tier, p)) * cv.z, var_name("leaf_max", k)
+    up = _leaf_uplinks(problem, k, row, leaves, D, d, u, rail)
     if tier == 2:
         spines = _int(problem, "S", k)
-        problem += p * spines >= u * leaves, var_name("spines", k)
-        cv.q["switches"], cv.q["uplinks"] = leaves + spines, u * leaves
+        problem += p * spines >= up, var_name("spines", k)
+        cv.q["switches"], cv.q["uplinks"] = leaves + spines, up
     else:
         aggs, cores = _int(problem, "A", k), _int(problem, "C", k)
-        problem += a * aggs >= u * leaves, var_name("aggs", k)
+        problem += a * aggs >= up, var_name("aggs", k)
         problem += p * cores >= (p - a) * aggs, var_name("cores", k)
-        cv.q["switches"], cv.q["uplinks"] = leaves + aggs + cores, u * leaves + (p - a) * aggs
+        cv.q["switches"], cv.q["uplinks"] = leaves + aggs + cores, up + (p - a) * aggs
     cv.q["leaf"] = leaves
 
 
+def _leaf_uplinks(problem, k: int, row: dict, leaves, down_ports, d: int, u: int, rail: bool):
+    """The leaves' uplinks (fabric.uplinks_for): u per rail leaf (the full SU), the full rack's per top-of-rack
+    leaf, and for leaves filled in order ppc W with d ppc W >= u D (W whole uplink cages)."""
+    if rail:
+        return u * leaves
+    if row["tor"]:
+        return int(row["rack_leaf_up"]) * leaves
+    ppc = max(int(row["ports_per_cage"]), 1)
+    cages = _int(problem, "W", k)
+    problem += d * ppc * cages >= u * down_ports, var_name("uplink_cages", k)
+    return ppc * cages
+
+
+def _held_ports(row: dict) -> int:
+    """Leaf down-ports held for the subnet manager: one node slot's (fabric.size_arrays)."""
+    return -(-int(row["reserved_nodes"]) * int(row["endpoints_per_node"]) // max(int(row["breakout"]), 1))
+
+
 def _leaves(problem, k: int, row: dict, cv: CandidateVars, down_ports, d: int, rail: bool):
-    leaves = _int(problem, "L", k)
+    """Leaves, with the subnet manager's slot held: rail SUs for n + r nodes; in order d L >= D + held; on
+    top of racks one more leaf when a full rack's leaves have no room for the held ports."""
+    leaves, reserved, held = _int(problem, "L", k), int(row["reserved_nodes"]), _held_ports(row)
     if rail:
         sus = _int(problem, "SU", k)
-        problem += int(row["su_nodes"]) * sus >= cv.nodes, var_name("scalable_units", k)
+        problem += int(row["su_nodes"]) * sus >= cv.nodes + reserved * cv.z, var_name("scalable_units", k)
         problem += leaves == int(row["rails"]) * sus, var_name("rail_leaves", k)
         cv.q["sus"] = sus
     elif row["tor"]:
-        problem += leaves >= int(row["rack_leaves"]) * cv.q["compute_racks"], var_name("rack_leaves", k)
+        npr, b = int(row["nodes_per_rack"]), max(int(row["breakout"]), 1)
+        room = int(row["rack_leaves"]) * d - -(-npr * int(row["endpoints_per_node"]) // b)
+        extra = 1 if room < held else 0
+        rack_leaves = int(row["rack_leaves"]) * cv.q["compute_racks"]
+        problem += leaves >= rack_leaves + extra * cv.z, var_name("rack_leaves", k)
     else:
-        problem += d * leaves >= down_ports, var_name("leaves", k)
+        problem += d * leaves >= down_ports + held * cv.z, var_name("leaves", k)
     return leaves
 
 

@@ -638,6 +638,8 @@ PARAMS = [
     "su_nodes",
     "tor",
     "rack_leaves",
+    "rack_leaf_up",
+    "reserved_nodes",
     "nodes_per_rack",
     "rack_span",
     "racks_per_row",

@@ -450,7 +450,8 @@ def _initial_fabric(pools: pd.DataFrame, installed: pd.DataFrame, source: str) -
         owned_cages=size["cages"],
         owned_leaves=size["leaf"],
         owned_spines=size["spine"],
-        owned_uplinks=size["uplinks"],
+        # the fleet gives every leaf all its uplinks (it fills in later periods: optimize/fleet.define_fabric)
+        owned_uplinks=np.where(tier == 2, size["leaf"] * pools["leaf_up"].to_numpy(np.int64), 0),
         owned_multi_leaf=tier == 2,
     )
 
