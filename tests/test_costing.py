@@ -17,14 +17,14 @@ def coefficients(**over):
 
 def test_two_tier_fabric_priced_by_hand():
     # 48 nodes x 8 NIC ports = 384 endpoints on 64-port switches, non-blocking: 32 down per leaf -> 12 leaves,
-    # 12 x 32 uplinks over 64-port spines -> 6 spines; 384 uplinks
+    # 12 x 32 uplinks over 64-port spines need 6, and 8 stripe each leaf's 32 evenly (4 each); 384 uplinks
     size = fabric.size(384, 2, 64, 1, 1.0)
-    assert (size.by_tier, size.down_ports, size.uplinks) == ({"leaf": 12, "spine": 6}, 384, 384)
+    assert (size.by_tier, size.down_ports, size.uplinks) == ({"leaf": 12, "spine": 8}, 384, 384)
     cost = costing.configuration_cost(coefficients(), 48, size.down_ports, size.total, size.uplinks)
-    # 48 x 262,000 + 18 x 30,000 + 384 x 650 (NIC optic + fibre) + 384 x 700 (switch optic) + 384 x 1,450
-    assert cost.capex_usd == 12_576_000 + 540_000 + 249_600 + 268_800 + 556_800
-    # 48 x 10 kW; 18 x 1,300 + 384 x 8 + 384 x 9 + 384 x 18 W
-    assert (cost.node_w, cost.network_w) == (480_000, 23_400 + 3_072 + 3_456 + 6_912)
+    # 48 x 262,000 + 20 x 30,000 + 384 x 650 (NIC optic + fibre) + 384 x 700 (switch optic) + 384 x 1,450
+    assert cost.capex_usd == 12_576_000 + 600_000 + 249_600 + 268_800 + 556_800
+    # 48 x 10 kW; 20 x 1,300 + 384 x 8 + 384 x 9 + 384 x 18 W
+    assert (cost.node_w, cost.network_w) == (480_000, 26_000 + 3_072 + 3_456 + 6_912)
 
 
 def test_three_tier_fabric_priced_by_hand():

@@ -45,8 +45,9 @@ def test_breakout_doubles_endpoints_per_port():
 def test_oversubscription_puts_more_ports_down():
     assert fabric.leaf_split(64, 1.0) == (32, 32)
     assert fabric.leaf_split(64, 3.0) == (48, 16)
-    s = fabric.size(480, 2, 64, 1, 3.0)  # 48 down per leaf -> 10 leaves, 160 uplinks -> 3 spines
-    assert s.by_tier == {"leaf": 10, "spine": 3} and s.uplinks == 160
+    # 48 down per leaf -> 10 leaves, 160 uplinks need 3 spines; 16 uplinks a leaf stripe evenly over 4
+    s = fabric.size(480, 2, 64, 1, 3.0)
+    assert s.by_tier == {"leaf": 10, "spine": 4} and s.uplinks == 160
     non_blocking = fabric.size(480, 2, 64, 1, 1.0)
     assert non_blocking.total > s.total
 
@@ -147,3 +148,13 @@ def test_subnet_manager_slot_by_hand():
     assert s.by_tier["leaf"] == 4 and s.uplinks == 64
     assert fabric.size(64 * 32 - 8, 2, 64, 1, 1.0, nodes=252, topology=ordered) is not None
     assert fabric.size(64 * 32 - 7, 2, 64, 1, 1.0, nodes=253, topology=ordered) is None
+
+
+def test_spines_stripe_every_leaf_evenly():
+    """The DGX SuperPOD B300 (XDR) reference, Table 3: SUs of 72 nodes, 8 rail leaves of 144-port Q3400 (72
+    down, 72 up): 4 SUs need 32 x 72 / 144 = 16 spines but take 18 (72 uplinks = 18 x 4), 8 SUs take 36."""
+    assert [fabric.striped_spines(72, n) for n in (4, 8, 16, 32, 72)] == [4, 8, 18, 36, 72]
+    rail = fabric.Topology(rail=True, rails=8, rail_endpoints=1, su=72, node_endpoints=8)
+    for sus, leaf, spine in ((1, 8, 4), (2, 16, 8), (4, 32, 18), (8, 64, 36), (18, 144, 72)):
+        s = fabric.size(576 * sus, 2, 144, 1, 1.0, nodes=72 * sus, ports_per_cage=2, topology=rail)
+        assert s.by_tier == {"leaf": leaf, "spine": spine} and s.uplinks == 576 * sus

@@ -92,6 +92,30 @@ def test_runs_by_placement():
     assert [layout.racks_away(p, 3, "end-of-row") for p in range(3)] == [1, 2, 3]
 
 
+def test_uplink_runs_on_a_floor_of_halls():
+    """Leaf-to-spine runs by hand: up (48U = 2.134 m), half a row (8 racks x 0.6 / 2 = 2.4 m), the Manhattan
+    distance from the row's network rack to the spine room, down (1.067 m), slack 0.5 m."""
+    g = layout.Geometry()  # 32 rows per hall, 2.4 m pitch, 3 m between halls
+    base = 48 * 0.04445 * 1.5 + 2.4 + 0.5
+    # one hall of 5 rows: the spines stand in the middle row (row 2); rows 0 and 4 are 2 pitches away
+    assert layout.row_uplink_runs_m(5, 8, g) == pytest.approx([base + d * 2.4 for d in (2, 1, 0, 1, 2)])
+    # 64 rows: 2 halls of 32 rows, each 9 x 0.6 + 3 = 8.4 m wide and 32 x 2.4 + 3 = 79.8 m deep; side by side
+    # (16.8 x 79.8 m is nearer square than 8.4 x 159.6 m); the centre at the lower medians: hall 0's row 15
+    assert layout.hall_columns(64, 8, g) == 2
+    runs = layout.row_uplink_runs_m(64, 8, g)
+    assert runs[15] == pytest.approx(base) and runs[32 + 15] == pytest.approx(base + 8.4)
+    assert max(runs) == pytest.approx(base + 8.4 + 16 * 2.4)  # hall 1's last row
+    # the longest of any floor up to 64 rows (a half-filled second hall pulls the centre off the middle)
+    every = max(max(layout.row_uplink_runs_m(r, 8, g)) for r in range(1, 65))
+    assert layout.longest_uplink_run_m(64, 8, g) == pytest.approx(every) and every >= max(runs)
+    # the longest run never falls as rows are added (a link chosen for a size serves every smaller plan)
+    longest = [layout.longest_uplink_run_m(r, 8, g) for r in range(1, 1100)]
+    assert all(a <= b for a, b in zip(longest, longest[1:], strict=False))
+    # 1,024 rows (131,072 B300 at 2 per rack): within a 500 m single-mode trunk, where one line of rows
+    # would run 512 x 2.4 = 1.2 km
+    assert 100 < longest[1023] < 300
+
+
 def test_rail_fabric_keeps_full_bandwidth_within_a_scalable_unit():
     """8 N100 per 8-GPU node on 8 x 100G switches, rail-optimised at 2:1: a leaf puts 5 ports down, so a
     scalable unit is 5 nodes; up to 5 nodes a job never crosses a spine and keeps full node bandwidth."""

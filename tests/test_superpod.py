@@ -21,11 +21,14 @@ from planner.model.calibration import Calibration
 DGX = "DGX H100 (reseller 2025-03)"
 
 
-def superpod(nodes: int, *, server: str = DGX, switch: str = "QM9700", ufm_slot: bool = False):
+SMALL = {"params": "7B", "seq_len": 2048, "micro_batches": [1]}
+
+
+def superpod(nodes: int, *, server: str = DGX, switch: str = "QM9700", ufm_slot: bool = False, workload=SMALL):
     """The plan for `nodes` nodes; ufm_slot False sizes the reference's idealised tables (full SUs)."""
     scenario = Scenario.model_validate(
         {
-            "workload": {"params": "7B", "seq_len": 2048, "micro_batches": [1]},
+            "workload": workload,
             "requirement": {"gpus": 8 * nodes},
             "target_tflops": 1,
             "constraints": {"servers": [server], "switches": [switch], "fabrics": ["ib"], "max_nodes": 16384},
@@ -110,3 +113,40 @@ def test_superpod_b200_table(sus, nodes, leaf, spine, core, node_leaf, leaf_spin
     assert c.switches_by_tier == expected
     links = {line.segment: line for line in plan.links if line.section == "compute fabric"}
     assert (links["node-leaf"].count, links["switch-switch"].count) == (node_leaf, leaf_spine + spine_core)
+
+
+B300 = "DGX B300 (press list 2026-06)"
+# DGX SuperPOD B300 XDR RA, Table 3 "Example Compute Fabric Components": SUs of 72 DGX B300 on Quantum-X800 Q3400
+B300_XDR_TABLE = [  # SUs, nodes, leaf, spine, node-leaf and leaf-spine cables
+    (1, 72, 8, 4, 576, 576),
+    (2, 144, 16, 8, 1152, 1152),
+    (4, 288, 32, 18, 2304, 2304),
+    (8, 576, 64, 36, 4608, 4608),
+    (18, 1296, 144, 72, 10368, 10368),
+]
+
+
+@pytest.mark.parametrize(("sus", "nodes", "leaf", "spine", "node_leaf", "leaf_spine"), B300_XDR_TABLE)
+def test_superpod_b300_xdr_table(sus, nodes, leaf, spine, node_leaf, leaf_spine):
+    """Every published size of the B300 XDR reference with the shipped catalogs: 72-node SUs of 144-port
+    leaves, and spines that stripe each leaf's 72 uplinks evenly (18 at 4 SUs, not 16)."""
+    plan = superpod(nodes, server=B300, switch="Q3400-RA")
+    c = plan.choice
+    assert (c.nodes, c.switch, c.topology, c.nics_per_node) == (nodes, "Q3400-RA", "rail", 8)
+    assert c.switches_by_tier == {"leaf": leaf, "spine": spine}
+    links = {line.segment: line for line in plan.links if line.section == "compute fabric"}
+    assert (links["node-leaf"].count, links["switch-switch"].count) == (node_leaf, leaf_spine)
+
+
+def test_131072_gpus_plan_with_the_shipped_catalogs():
+    """16,384 DGX B300 on Quantum-X800, as built (the UFM's slot held): ceil(16,385 / 72) = 228 SUs of 8
+    rail leaves; each leaf's 72 uplinks into 72-down aggregation switches (1,824), whose 72 uplinks each go
+    to 144-port cores (1,824 x 72 / 144 = 912). The floor stands in halls; every switch-to-switch run is
+    within the catalogued single-mode reach."""
+    workload = {"model": "Llama-3.1-405B", "seq_len": 8192, "micro_batches": [1], "framework": "megatron"}
+    plan = superpod(16384, server=B300, switch="Q3400-RA", ufm_slot=True, workload=workload)
+    assert plan.choice.gpus == 131072 and plan.choice.tier == 3
+    assert plan.choice.switches_by_tier == {"leaf": 1824, "spine": 1824, "core": 912}
+    links = {line.segment: line for line in plan.links if line.section == "compute fabric"}
+    assert links["node-leaf"].count == 131072 and links["switch-switch"].count == 1824 * 72 * 2
+    assert 100 < plan.layout["longest_switch_run_m"] <= 500

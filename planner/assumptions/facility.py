@@ -220,3 +220,13 @@ RACKS_PER_ROW = Constant(
     "RA-11333-001: one scalable unit of 32 DGX H100 = 8 racks of 4, one row",
 )
 SLACK_M = Constant("layout.slack_m", 0.5, "m added to every cable run", "estimate: service loops and dressing")
+ROWS_PER_HALL = Constant(
+    "layout.rows_per_hall",
+    32.0,
+    "rows per data hall",
+    "estimate: 32 rows of 8 racks at 40 kW is a ~10 MW hall, the size hyperscale halls are built in; halls stand "
+    "side by side on a floor as near square as whole halls make it, the spine and core rooms at its centre",
+)
+HALL_AISLE_M = Constant(
+    "layout.hall_aisle_m", 3.0, "m between halls", "estimate: a corridor and wall between neighbouring halls"
+)

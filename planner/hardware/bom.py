@@ -176,16 +176,14 @@ def node_runs(row: dict, nodes: int, geometry: layout.Geometry, placement: str |
 
 
 def uplink_runs(rows: int, leaf_links: int, core_links: int, geometry: layout.Geometry) -> Counter:
-    """Run length -> share of switch-to-switch links: leaf uplinks spread evenly over the rows, each to the
-    middle row; spine-to-core links within the spine row."""
+    """Run length -> share of switch-to-switch links: leaf uplinks spread evenly over the rows, each from its
+    row's network rack to the spine room (layout.row_uplink_runs_m); spine-to-core links within the room."""
     rows = max(rows, 1)
     runs: Counter = Counter()
-    for r in range(rows):
-        runs[round(layout.uplink_run_m(layout.row_offset(r, rows), geometry.racks_per_row, geometry), 1)] += (
-            leaf_links / rows
-        )
+    for run_m in layout.row_uplink_runs_m(rows, geometry.racks_per_row, geometry):
+        runs[round(run_m, 1)] += leaf_links / rows
     if core_links > 0:
-        runs[round(layout.uplink_run_m(0, geometry.racks_per_row, geometry), 1)] += core_links
+        runs[round(layout.spine_room_run_m(geometry.racks_per_row, geometry), 1)] += core_links
     return runs
 
 
@@ -365,8 +363,9 @@ def not_priced(row: dict, q: dict) -> list[str]:
         notes.append("a single node: storage, in-band and out-of-band networks not sized (connect it to existing ones)")
     if q.get("oob_ports"):
         notes.append(f"{int(q['oob_ports'])} Cat6 patch cords for the out-of-band ports (no sourced price)")
-    if q.get("ufm"):
-        notes.append("the UFM appliances' own fabric links and the leaf ports they take")
+    if q.get("ufm") or int(row.get("reserved_nodes") or 0):
+        held = " (their leaf ports are held: one node's slot)" if int(row.get("reserved_nodes") or 0) else ""
+        notes.append(f"the UFM appliances' own fabric links{held}")
     if row.get("cooling", "air") != "air":
         notes.append(
             f"facility water for the {row['cooling']}-cooled {row['server']} nodes: supply and return piping to "

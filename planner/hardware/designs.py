@@ -403,25 +403,26 @@ class _Context:
             return self.memo[key]
         g, override = self.geometry, self.scenario.cabling.switch_reach_m
         sw = self._switch_end(switch)
-        per_row = g.racks_per_row * npr
-        rows_needed = layout.rows_of(layout.rows_of(self.scenario.constraints.max_nodes, npr), g.racks_per_row)
-        regimes, lo, offset = [], 1, 0
-        while lo <= self.scenario.constraints.max_nodes:
-            run = override or layout.uplink_run_m(offset, g.racks_per_row, g)
-            link = self._switch_link(sw, fabric, run)
+        if override:
+            link = self._switch_link(sw, fabric, override)
+            self.memo[key] = [(1, 10**9, link, override)] if link is not None else []
+            return self.memo[key]
+        per_row, rpr = g.racks_per_row * npr, g.racks_per_row
+        rows_needed = layout.rows_of(layout.rows_of(self.scenario.constraints.max_nodes, npr), rpr)
+        regimes, first = [], 1  # rows of the floor: the longest run never falls as rows are added
+        while first <= rows_needed:
+            link = self._switch_link(sw, fabric, layout.longest_uplink_run_m(first, rpr, g))
             if link is None:
                 break
-            top = offset  # the farthest row offset this link still reaches
-            while not override and 2 * top + 1 < rows_needed:
-                nxt = self._switch_link(sw, fabric, layout.uplink_run_m(top + 1, g.racks_per_row, g))
+            last = first  # the most rows this link still reaches
+            while last < rows_needed:
+                nxt = self._switch_link(sw, fabric, layout.longest_uplink_run_m(last + 1, rpr, g))
                 if nxt is None or nxt.text != link.text:
                     break
-                top += 1
-            hi = 10**9 if override else (2 * top + 1) * per_row
-            regimes.append((lo, hi, link, override or layout.uplink_run_m(top, g.racks_per_row, g)))
-            if override or 2 * top + 1 >= rows_needed:
-                break
-            lo, offset = hi + 1, top + 1
+                last += 1
+            run_m = layout.longest_uplink_run_m(last, rpr, g)
+            regimes.append(((first - 1) * per_row + 1, last * per_row, link, run_m))
+            first = last + 1
         self.memo[key] = regimes
         return regimes
 
@@ -456,7 +457,7 @@ class _Context:
         out = []
         for server, fabric, switch, npr, units, uplink_run_m in unique:
             run = layout.longest_node_run_m("middle-of-row", npr, units or None, g.racks_per_row, g)
-            uplink_run = uplink_run_m or layout.uplink_run_m(0, g.racks_per_row, g)
+            uplink_run = uplink_run_m or layout.spine_room_run_m(g.racks_per_row, g)
             out.append(self._storage_design(server, fabric, switch, run, uplink_run))
         params = pd.DataFrame.from_records(out).iloc[codes].set_axis(rows.index)
         return pd.concat([rows, params], axis=1)

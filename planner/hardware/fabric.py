@@ -60,6 +60,31 @@ def uplinks_for(used_down, down, up, ports_per_cage=1):
     return ppc * -(-need // (d * ppc))
 
 
+def striped_spines(leaf_up, needed):
+    """Spines of a two-tier fabric: the fewest that take `needed` of them and divide a leaf's uplinks, so
+    every leaf spreads its uplinks evenly over every spine (vectorised). The DGX SuperPOD B300 (XDR) table:
+    32 leaves of 72 uplinks on 144-port spines need 16, and take 18 (72 = 18 x 4 links per spine)."""
+    ell, need = np.atleast_1d(np.asarray(leaf_up, dtype=np.int64)), np.atleast_1d(np.asarray(needed, np.int64))
+    ell, need = np.broadcast_arrays(ell, need)
+    pairs, back = np.unique(np.stack([ell.ravel(), need.ravel()]), axis=1, return_inverse=True)
+    spines = np.array([_smallest_divisor_from(int(e), int(n)) for e, n in pairs.T], dtype=np.int64)
+    out = spines[back.ravel()].reshape(ell.shape)
+    return out if np.ndim(leaf_up) or np.ndim(needed) else int(out.item())
+
+
+def _smallest_divisor_from(number: int, least: int) -> int:
+    """The smallest divisor of `number` that is at least `least` (least itself when number is 0 or smaller)."""
+    if least <= 0:
+        return max(least, 0)
+    if number < least:
+        return least
+    return next(d for d in range(least, number + 1) if number % d == 0)
+
+
+def divisors(number: int) -> list[int]:
+    return [d for d in range(1, number + 1) if number % d == 0]
+
+
 def agg_down(ports):
     """Aggregation switches of a 3-tier fabric are non-blocking: half their ports down."""
     return np.asarray(ports) // 2 if np.ndim(ports) else ports // 2
@@ -138,7 +163,8 @@ def size_arrays(
     single node: no fabric.
       cages: ceil(E / c), or on rails: rails x ceil(per-rail endpoints / c)
       tier 1: one switch of D = ceil(E/b) down-ports
-      tier 2: L leaves (see Topology) with U leaf uplinks (the module docstring), S = ceil(U / p) spines
+      tier 2: L leaves (see Topology) with U leaf uplinks (the module docstring), S spines: the smallest
+              divisor of a leaf's uplinks that is at least ceil(U / p) (striped_spines)
       tier 3: L leaves, U leaf uplinks, A = ceil(U / a) aggregation, C = ceil(A (p - a) / p) core,
       uplinks U + A (p - a); `leaf_uplinks` is U"""
     e, t = np.asarray(endpoints, dtype=np.int64), np.asarray(tier, dtype=np.int64)
@@ -169,7 +195,9 @@ def size_arrays(
     leaf_up = np.where(t >= 2, np.select([rail, tor], [leaves_multi * u, tor_up], in_order), 0)
     aggs = np.where(t == 3, -(-leaf_up // a), 0)
     leaf = np.select([t == 1, t >= 2], [1, leaves_multi], 0)
-    spine = np.select([t == 2, t == 3], [-(-leaf_up // np.maximum(p, 1)), aggs], 0)
+    per_leaf = np.select([tor], [np.asarray(topo.rack_leaf_up, dtype=np.int64)], u)
+    two_tier = np.where(t == 2, striped_spines(per_leaf, -(-leaf_up // np.maximum(p, 1))), 0)
+    spine = np.select([t == 2, t == 3], [two_tier, aggs], 0)
     core = np.where(t == 3, -(-(aggs * (p - a)) // np.maximum(p, 1)), 0)
     uplinks = leaf_up + aggs * (p - a)
     fits = (down_ports + held <= max_down_ports(t, p, oversubscription, ppc)) & (leaf <= max_leaves(t, p))

@@ -314,6 +314,13 @@ class Layout(_Strict):
     slack_m: float = Field(
         D.SLACK_M.value, ge=0, le=L.MAX_LAYOUT_M, description="Added to every cable run (service loops, dressing)."
     )
+    rows_per_hall: int = Field(
+        int(D.ROWS_PER_HALL.value),
+        ge=1,
+        le=L.MAX_RACKS_PER_ROW,
+        description="Rows per data hall; halls stand side by side on a near-square floor, spines at its centre.",
+    )
+    hall_aisle_m: float = Field(D.HALL_AISLE_M.value, ge=0, le=L.MAX_LAYOUT_M, description="Between two halls.")
 
     @model_validator(mode="after")
     def _room_for_servers(self) -> Layout:

@@ -127,7 +127,7 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
       leaves:  d_k L_k >= D_k + h_k;  rail: L_k = r_k sigma_k, SU_k sigma_k >= n_k + s_k;  on top of racks:
                L_k >= l_k R_k (+ 1 when a full rack has no room for h_k)   (s_k, h_k: the subnet manager's slot)
       leaf uplinks U_k: u_k L_k (rail), t_k L_k (top of rack), ppc_k W_k with d_k ppc_k W_k >= u_k D_k (in order)
-      tier 2:  p_k S_k >= U_k;  tier 3: a_k A_k >= U_k, p_k C_k >= (p_k - a_k) A_k
+      tier 2:  p_k S_k >= U_k, S_k a divisor of a leaf's uplinks;  tier 3: a_k A_k >= U_k, p_k C_k >= (p_k - a_k) A_k
     Uplinks (switch-to-switch links) = U_k (+ (p_k - a_k) A_k)."""
     tier = int(row["tier"])
     if tier == 0:
@@ -157,7 +157,7 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
     problem += leaves <= int(fabric.max_leaves(tier, p)) * cv.z, var_name("leaf_max", k)
     up = _leaf_uplinks(problem, k, row, leaves, D, d, u, rail)
     if tier == 2:
-        spines = _int(problem, "S", k)
+        spines = _striped_spines(problem, k, row, cv, u)
         problem += p * spines >= up, var_name("spines", k)
         cv.q["switches"], cv.q["uplinks"] = leaves + spines, up
     else:
@@ -166,6 +166,16 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
         problem += p * cores >= (p - a) * aggs, var_name("cores", k)
         cv.q["switches"], cv.q["uplinks"] = leaves + aggs + cores, up + (p - a) * aggs
     cv.q["leaf"] = leaves
+
+
+def _striped_spines(problem, k: int, row: dict, cv: CandidateVars, u: int):
+    """S = sum_v v x_kv over the divisors v of a leaf's uplinks, sum_v x_kv = z_k (fabric.striped_spines:
+    every leaf spreads its uplinks evenly over every spine; the objective takes the smallest that holds U)."""
+    per_leaf = int(row["rack_leaf_up"]) if row["tor"] else u
+    options = fabric.divisors(per_leaf)
+    picks = [new_var(problem, var_name("spines_of", k, v), 0, 1, "Binary") for v in options]
+    problem += pulp.lpSum(picks) == cv.z, var_name("spine_pick", k)
+    return pulp.lpSum(v * x for v, x in zip(options, picks, strict=True))
 
 
 def _leaf_uplinks(problem, k: int, row: dict, leaves, down_ports, d: int, u: int, rail: bool):

@@ -444,14 +444,16 @@ def _initial_fabric(pools: pd.DataFrame, installed: pd.DataFrame, source: str) -
     tier = np.where(nodes <= pools["single_cap"], 1, 2)
     tier = np.where(pools["networked"] & (nodes > 0), tier, 0)
     size = fabric_size(pools, nodes, tier)
+    uplinks = np.where(tier == 2, size["leaf"] * pools["leaf_up"].to_numpy(np.int64), 0)
     return pools.assign(
         installed_nodes=nodes,
         owned_ports=size["down_ports"],
         owned_cages=size["cages"],
         owned_leaves=size["leaf"],
-        owned_spines=size["spine"],
-        # the fleet gives every leaf all its uplinks (it fills in later periods: optimize/fleet.define_fabric)
-        owned_uplinks=np.where(tier == 2, size["leaf"] * pools["leaf_up"].to_numpy(np.int64), 0),
+        # the fleet gives every leaf all its uplinks (it fills in later periods) and as many spines as take
+        # them (optimize/fleet.define_fabric: P S >= u L)
+        owned_spines=np.where(tier == 2, -(-uplinks // np.maximum(pools["switch_ports"].to_numpy(np.int64), 1)), 0),
+        owned_uplinks=uplinks,
         owned_multi_leaf=tier == 2,
     )
 
