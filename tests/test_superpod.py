@@ -11,11 +11,15 @@ transceiver counts.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from planner.answers import buy as purchase
+from planner.base.errors import InfeasibleError
+from planner.base.resources import examples_dir
 from planner.catalog.load import load_catalog
-from planner.inputs.scenario import Scenario
+from planner.inputs.scenario import Scenario, load_scenario
 from planner.model.calibration import Calibration
 
 DGX = "DGX H100 (reseller 2025-03)"
@@ -150,3 +154,39 @@ def test_131072_gpus_plan_with_the_shipped_catalogs():
     links = {line.segment: line for line in plan.links if line.section == "compute fabric"}
     assert links["node-leaf"].count == 131072 and links["switch-switch"].count == 1824 * 72 * 2
     assert 100 < plan.layout["longest_switch_run_m"] <= 500
+
+
+def test_a_floor_beyond_the_optics_names_the_run_and_the_link():
+    """2,048 DGX B200 on rows 40 m apart: a hall of 32 rows is 1.28 km deep, so the farthest leaf is more than
+    the 500 m single-mode trunk's reach from the spine room; the message names the switch, the run, the
+    longest link and what it serves, and what to change."""
+    scenario = Scenario.model_validate(
+        {
+            "workload": SMALL,
+            "requirement": {"gpus": 16384},
+            "target_tflops": 1,
+            "constraints": {"servers": ["DGX B200 (Delta list EU 2024-12)"], "switches": ["QM9700"], "fabrics": ["ib"]},
+            "layout": {"row_pitch_m": 40},
+        }
+    )
+    with pytest.raises(InfeasibleError) as caught:
+        purchase.run(load_catalog(), scenario, Calibration.default(), alternatives=0)
+    text = str(caught.value)
+    run_m = float(re.search(r"the leaf-to-spine run of 2,048 nodes is ([\d,]+) m", text)[1].replace(",", ""))
+    assert 500 < run_m < 2000 and text.startswith("no plan meets") and "QM9700: " in text
+    assert "OS2-MPO12-8F-500M" in text and "serves runs up to" in text and "single-mode FR4" in text
+
+
+def test_llama_example_leaves_carry_no_unused_uplinks():
+    """The Llama example as a leaf-spine (#28): 128 nodes of 8 x 400G NICs, 4 per rack, on 128-port leaves on
+    top of each rack: a leaf serves 32 NIC ports and gets 32 uplinks (not its 64 free ports): 32 leaves,
+    1,024 uplinks, 8 spines of 128 ports (each leaf's 32 uplinks stripe 4 to a spine)."""
+    scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml", {"constraints.topologies": ["leaf-spine"]})
+    plan = purchase.run(load_catalog(), scenario, Calibration.default(), alternatives=0)
+    c = plan.choice
+    assert (c.nodes, c.nics_per_node, c.topology, c.placement) == (128, 8, "leaf-spine", "top-of-rack")
+    links = {line.segment: line for line in plan.links if line.section == "compute fabric"}
+    leaves = c.switches_by_tier["leaf"]
+    assert leaves == 32 and links["node-leaf"].count == 1024
+    assert links["switch-switch"].count == links["node-leaf"].count  # 1:1, no uplink without a used port
+    assert c.switches_by_tier["spine"] == 8

@@ -874,6 +874,9 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
     if (keys["n_lo"] <= keys["n_hi"]).any():
         if req.global_batch:
             return [_batch_reason(keys[keys["n_lo"] <= keys["n_hi"]], req, scenario, work)]
+        reasons = _reach_reasons(scenario, table.designs, int(keys.loc[keys["n_lo"] <= keys["n_hi"], "n_lo"].min()))
+        if reasons:
+            return reasons
         reach = scenario.cabling
         runs = (
             f" at node_leaf_reach_m {reach.node_leaf_reach_m:g} m"
@@ -888,6 +891,32 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
     return [
         "the node range that meets the target holds too few GPUs for memory or the deadline in every "
         f"configuration; lower target_tflops, or allow {binding.remedy(work.framework)}"
+    ]
+
+
+def _reach_reasons(scenario: Scenario, designs: pd.DataFrame | None, nodes: int) -> list[str]:
+    """Where the switch-to-switch links stop short: per compute switch, the run `nodes` nodes need from the
+    farthest row to the spine room, beside the longest run its catalogued links reach (the design rows' last
+    reach regime), when every fabric of leaves that switch builds stops below `nodes`."""
+    if designs is None or designs.empty or scenario.cabling.switch_reach_m:
+        return []
+    multi = designs[designs["tier"] >= 2]
+    if multi.empty or (multi["cap_hi"] >= nodes).any():
+        return []
+    g, out = layout.Geometry.of(scenario.layout), []
+    for (switch, npr), rows in multi.groupby(["switch", "nodes_per_rack"], sort=True):
+        last = rows.loc[rows["cap_hi"].idxmax()]
+        floor_rows = layout.rows_of(layout.rows_of(nodes, int(npr)), g.racks_per_row)
+        need_m = layout.longest_uplink_run_m(floor_rows, g.racks_per_row, g)
+        out.append(
+            f"{switch}: the leaf-to-spine run of {nodes:,} nodes is {need_m:,.0f} m ({floor_rows:,} rows of "
+            f"{g.racks_per_row} racks in halls of {g.rows_per_hall} rows, the spine room at the floor's centre), "
+            f"but its longest switch-to-switch link ({last['uplink'].text}) serves runs up to "
+            f"{last['uplink_run_m']:,.0f} m, enough for {int(last['cap_hi']):,} nodes"
+        )
+    return out + [
+        "add a longer-reach optic and fibre for these switches (single-mode FR4 to 2 km), or a denser floor "
+        "(layout.racks_per_row, rows_per_hall, row_pitch_m), or set cabling.switch_reach_m to the run you will build"
     ]
 
 
