@@ -45,6 +45,19 @@ def test_tiny_catalog_exact_optimum():
     assert ib.delta_usd == 414_240 - 406_200
 
 
+def test_spares_by_hand():
+    """The tiny optimum with spares: 4 nodes, 4 DAC100 node links on one SW-B. 30% spare nodes: 1.2 to the
+    nearest = 1 node (S8 $100,000 + its N100 $1,000, no power); 30% spare links: ceil(1.2) = 2 DAC100 ($100);
+    one spare switch per model: 1 SW-B ($2,000). 406,200 + 101,000 + 100 + 2,000 = 509,300."""
+    spares = {"node_share": 0.3, "link_share": 0.3, "switches_per_model": 1}
+    plan = purchase.run(tiny(), scenario(spares=spares), CAL)
+    assert (plan.choice.nodes, plan.choice.fabric, plan.choice.switch) == (4, "roce", "SW-B")
+    assert plan.cost.capex_usd == 509_300 and sum(b.extended_usd for b in plan.bom) == plan.cost.capex_usd
+    spared = {(b.sku, b.quantity) for b in plan.bom if b.section == "spares"}
+    assert spared == {("S8", 1), ("N100", 1), ("DAC100", 2), ("SW-B", 1)}
+    assert plan.cost.power_kw == purchase.run(tiny(), scenario(), CAL).cost.power_kw  # on the shelf
+
+
 def test_fabric_restriction_and_alternatives():
     plan = purchase.run(tiny(), scenario(constraints__fabrics=["ib"]), CAL, alternatives=2)
     assert plan.choice.fabric == "ib" and plan.cost.capex_usd == 414_240
@@ -327,6 +340,9 @@ def problem(seed: int):
     )
     liquid = {"layout": {**sc.layout.model_dump(), "liquid_rack_kw": cool.pick([30, 80, 155])}}
     liquid["objective"] = {**sc.objective.model_dump(), "pue_liquid": cool.pick([1.1, 1.25])}
+    spare = Draw(seed + 2_000_003)  # drawn apart, so that the other draws stay as they were
+    spares = {"node_share": spare.pick([0.0, 0.05, 0.5]), "link_share": spare.pick([0.0, 0.02, 0.3])}
+    liquid["spares"] = spares | {"switches_per_model": spare.pick([0, 1, 2])}
     return catalog, Scenario.model_validate({**sc.model_dump(exclude_none=True), **liquid})
 
 

@@ -62,3 +62,27 @@ PRICE_UNCERTAINTY = {
         "price_uncertainty[estimate]", 0.40, "fraction of a price", "estimate: a price derived, not quoted"
     ),
 }
+
+# Spares (the scenario's `spares` section; docs/research/quote_lines/quote_lines_draft.csv)
+SPARE_NODE_SHARE = Constant(
+    "spares.node_share",
+    0.02,
+    "spare nodes per node bought (rounded to the nearest node)",
+    "SemiAnalysis, 'How Much Do GPU Clusters Really Cost?' (2026-02-05): GPU clouds keep 2-6% of their nodes in "
+    "a hot-spare pool; Delta (arXiv 2503.11901, SC25) needs ~5% overprovisioning for 99.9% job availability; "
+    "the low end, for a buyer with vendor RMA behind it",
+)
+SPARE_LINK_SHARE = Constant(
+    "spares.link_share",
+    0.02,
+    "spare links (transceivers and cables) per link of each kind, rounded up to whole parts",
+    "estimate: ~1%/yr optics failures over a 3-month RMA, ~1% dead on arrival or damaged at installation, and a "
+    "margin (SemiAnalysis 2024: transceivers are the highest-failure network part); the 2-5% buyers add",
+)
+SPARE_SWITCHES_PER_MODEL = Constant(
+    "spares.switches_per_model",
+    1.0,
+    "spare switches per switch model in use",
+    "estimate: one cold spare per model and site (Alibaba HPN: 0.61%/yr critical ToR failures; Microsoft: ~2% "
+    "of switches fail within 3 months of deployment), so a failed switch is replaced the same day",
+)

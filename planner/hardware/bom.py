@@ -16,7 +16,7 @@ from planner.catalog import dates
 from planner.catalog.load import Catalog
 from planner.hardware import layout
 from planner.hardware.designs import note_columns
-from planner.hardware.sizing import PRICED
+from planner.hardware.sizing import PRICED, SPARES
 from planner.results import BomLine, DatedPrice, LinkLine, PriceAge
 
 SECTIONS = {
@@ -28,6 +28,7 @@ SECTIONS = {
     "subnet manager": "subnet manager",
     "racks": "racks and power",
     "cooling": "cooling",
+    "spares": "spares",
 }
 # priced quantity -> (section, segment whose runs its cut-to-length parts follow)
 UNITS = {
@@ -52,7 +53,7 @@ ALWAYS_EXCLUDED = (
     "management servers (e.g. Base Command Manager head nodes) and software licences (UFM Enterprise per-node "
     "licences, NVIDIA AI Enterprise)",
     "support contracts, installation and cabling labour (enter quotes on the workbook's Quote sheet)",
-    "facility: floor space, cooling, power distribution upstream of the rack PDUs; spares; shipping and duties",
+    "facility: floor space, cooling, power distribution upstream of the rack PDUs; shipping and duties",
 )
 
 
@@ -246,7 +247,37 @@ def bill_of_materials(
             if kind == "switches" and prefix in ("switch", "storage_switch"):
                 continue  # by tier, below
             _add_part(lines, catalog, section, kind, key, per_unit * count, runs, _label(prefix, kind, catalog, key))
+    _spare_lines(lines, catalog, row, server, q, nodes, geometry, override)
     return lines.lines()
+
+
+def _spare_lines(lines: _Lines, catalog: Catalog, row: dict, server, q: dict, nodes, geometry, override) -> None:
+    """The spares section (sizing.spares): spare nodes as a server with the NICs its node price adds; a
+    spare link as the parts of one link of its kind, cut-to-length parts at the kind's longest run; spare
+    switches of each model."""
+    spare_nodes = int(q.get("spare_nodes", 0))
+    if spare_nodes:
+        lines.add("spares", "servers", server.name, spare_nodes, label="spare node")
+        if isinstance(row["nic"], str):
+            bought = int(row["nics_per_node"]) - min(
+                server.included_count(catalog.nic(row["nic"])), int(row["nics_per_node"])
+            )
+            if bought > 0:
+                lines.add("spares", "nics", row["nic"], spare_nodes * bought, label="spare node")
+        if int(row.get("storage_bought") or 0):
+            lines.add(
+                "spares", "nics", server.storage_nic, spare_nodes * int(row["storage_bought"]), label="spare node"
+            )
+    for name, prefix in SPARES.items():
+        count = int(q.get(name, 0))
+        if name == "spare_nodes" or not count:
+            continue
+        segment = UNITS.get(prefix, (None, None))[1]
+        runs = _runs(segment, row, q, nodes, geometry, override)
+        longest = Counter({max(runs): 1}) if runs else Counter()
+        for kind, key, per_unit in row[f"{prefix}_skus"]:
+            label = f"spare {_label(prefix, kind, catalog, key) or 'part'}".replace("spare part", "spare")
+            _add_part(lines, catalog, "spares", kind, key, per_unit * count, longest, label)
 
 
 def _label(prefix: str, kind: str, catalog: Catalog, key: str) -> str:

@@ -43,9 +43,10 @@ def configuration_cost(coef, nodes, down_ports=0, switches=0, uplinks=0, **more)
     """capex and power from the per-unit coefficients of a candidate and its quantities: node_usd/_w per
     node, endpoint_usd/_w per NIC port (endpoints_per_node x nodes), and for every other quantity q of
     sizing.PRICED (switch down-ports, cages, switches, uplinks, racks, storage, management, subnet managers)
-    coef[f"{prefix}_usd"] x q (a missing coefficient is 0). `coef` is a mapping of numbers or of arrays;
+    coef[f"{prefix}_usd"] x q (a missing coefficient is 0); and the spares of sizing.SPARES, each at the price
+    of one unit of what it spares and no power. `coef` is a mapping of numbers or of arrays;
     quantities may be numbers, arrays or pulp expressions (the MILP's objective is this very formula)."""
-    from planner.hardware.sizing import PRICED
+    from planner.hardware.sizing import PRICED, SPARES
 
     quantities = {"down_ports": down_ports, "switches": switches, "uplinks": uplinks, **more}
     endpoints = coef["endpoints_per_node"] * nodes
@@ -53,6 +54,9 @@ def configuration_cost(coef, nodes, down_ports=0, switches=0, uplinks=0, **more)
     node_w = coef["node_w"] * nodes
     network_w = coef["endpoint_w"] * endpoints
     for name, quantity in quantities.items():
+        if name in SPARES:  # on the shelf: priced as one unit of what it spares, drawing nothing
+            capex = capex + coef.get(f"{SPARES[name]}_usd", 0.0) * quantity
+            continue
         prefix = PRICED[name]
         if f"{prefix}_usd" in coef:
             capex = capex + coef[f"{prefix}_usd"] * quantity
@@ -63,9 +67,9 @@ def configuration_cost(coef, nodes, down_ports=0, switches=0, uplinks=0, **more)
 
 def priced_quantities(q: dict) -> dict:
     """The keyword arguments configuration_cost takes, from a sizing.quantities result."""
-    from planner.hardware.sizing import PRICED
+    from planner.hardware.sizing import PRICED, SPARES
 
-    return {name: q[name] for name in PRICED}
+    return {name: q[name] for name in (*PRICED, *SPARES) if name in q}
 
 
 # ---------------------------------------------------------------- price uncertainty

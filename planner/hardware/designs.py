@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -27,7 +29,7 @@ from planner.catalog.load import Catalog
 from planner.catalog.rows import ProductRow, ServerRow
 from planner.hardware import costing, layout, networks, pcie, sizing
 from planner.hardware.fabric import leaf_split, uplinks_for
-from planner.hardware.sizing import PRICED
+from planner.hardware.sizing import PRICED, SPARED_LINKS, SPARED_MODELS, SPARES
 from planner.hardware.topology import Topology
 from planner.inputs.scenario import Scenario
 
@@ -569,12 +571,30 @@ class _Context:
             )
         return needed, ""
 
+    # -- spares
+
+    def _spares(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """The scenario's spares rule and, per row, the links that make whole parts of each link kind (a
+        twin-port module serves 2) and which switch models it spares (sizing.spares)."""
+        spare = self.scenario.spares
+        columns = {"spare_node_share": spare.node_share, "spare_link_share": spare.link_share}
+        columns["spare_switches_per_model"] = spare.switches_per_model
+        for name in SPARED_LINKS:
+            prefix = SPARES[name]
+            skus = rows[f"{prefix}_skus"] if f"{prefix}_skus" in rows else [()] * len(rows)
+            units = {parts: _whole_parts(parts) for parts in set(skus)}
+            columns[f"{prefix}_spare_unit"] = np.array([units[parts] for parts in skus], dtype=np.int64)
+        columns |= _spare_models(rows)
+        block = pd.DataFrame({k: np.broadcast_to(v, len(rows)) for k, v in columns.items()}, index=rows.index)
+        return pd.concat([rows.drop(columns=[c for c in columns if c in rows.columns]), block], axis=1)
+
     # -- racks and PDUs
 
     def _racks(self, rows: pd.DataFrame) -> pd.DataFrame:
         g = self.geometry
         rack, pdu = self.rack, self.pdu
         on = self.include.racks and rack is not None and pdu is not None
+        rows = self._spares(rows)
         rows["usable_units"] = g.usable_units
         rows["rack_w"] = g.rack_kw * 1e3
         rows["racks_per_row"] = g.racks_per_row
@@ -654,6 +674,31 @@ def _rack_columns(server: ServerRow, g: layout.Geometry) -> dict:
     npr = layout.nodes_per_rack(server.power_w, server.rack_units, g, liquid)
     return {"server_units": server.rack_units or 0, "nodes_per_rack": max(npr, 1), "rack_span": 1,
             "rack_fits": npr >= 1, "rack_scale": False}  # fmt: skip
+
+
+def _spare_models(rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """`<prefix>_spare_model`: 1 where that network's switch model is not one an earlier network (compute,
+    storage, in-band, out-of-band) already spares (a storage fabric of the compute switch: one spare model)."""
+    seen: list[set] = [set() for _ in range(len(rows))]
+    out = {}
+    for name in SPARED_MODELS:
+        prefix = SPARES[name]
+        column = rows[f"{prefix}_skus"] if f"{prefix}_skus" in rows else [()] * len(rows)
+        flags = []
+        for models, skus in zip(seen, column, strict=True):
+            sku = next((key for kind, key, _ in skus if kind == "switches"), None)
+            flags.append(sku is not None and sku not in models)
+            models.add(sku)
+        out[f"{prefix}_spare_model"] = np.array(flags, dtype=np.int64)
+    return out
+
+
+def _whole_parts(skus: tuple) -> int:
+    """The fewest links whose parts are all whole (0.5 of a twin-port module per link: 2)."""
+    unit = 1
+    for _, _, per_unit in skus:
+        unit = math.lcm(unit, Fraction(per_unit).limit_denominator(64).denominator)
+    return unit
 
 
 def _link_parts(link: connectors.Link | None, unit: str) -> tuple[tuple, float, float]:

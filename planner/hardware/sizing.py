@@ -36,6 +36,42 @@ PRICED = {
 }
 
 
+# Spares (docs/plan.md section 6): each spare quantity and the coefficient prefix its unit is priced at (a
+# spare node: a node with its NICs; a spare link: the parts of one link of that kind; a spare switch: one of
+# that model). Spares sit on the shelf: priced, drawing no power, in no rack. Shares and counts are the
+# scenario's `spares` section (planner.assumptions.hardware's sourced defaults).
+SPARES = {
+    "spare_nodes": "node",
+    "spare_endpoints": "endpoint",
+    "spare_cages": "cage",
+    "spare_uplinks": "uplink",
+    "spare_storage_ports": "storage_port",
+    "spare_storage_cages": "storage_cage",
+    "spare_storage_uplinks": "storage_uplink",
+    "spare_inband_ports": "inband_port",
+    "spare_switches": "switch",
+    "spare_storage_switches": "storage_switch",
+    "spare_inband_switches": "inband_switch",
+    "spare_oob_switches": "oob_switch",
+}
+# spare links: the quantity each spares a share of; spare switches: the quantity whose model they spare
+SPARED_LINKS = {
+    "spare_endpoints": "endpoints",
+    "spare_cages": "cages",
+    "spare_uplinks": "uplinks",
+    "spare_storage_ports": "storage_ports",
+    "spare_storage_cages": "storage_cages",
+    "spare_storage_uplinks": "storage_uplinks",
+    "spare_inband_ports": "inband_ports",
+}
+SPARED_MODELS = {
+    "spare_switches": "switches",
+    "spare_storage_switches": "storage_switches",
+    "spare_inband_switches": "inband_switches",
+    "spare_oob_switches": "oob_switches",
+}
+
+
 def _ceil(a, b):
     return -(-np.asarray(a, dtype=np.int64) // np.maximum(np.asarray(b, dtype=np.int64), 1))
 
@@ -91,7 +127,33 @@ def quantities(params, nodes) -> dict[str, np.ndarray]:
     q["oob_ports"] = np.where(multi & (np.asarray(params["oob_ports_per_switch"]) > 0), oob, 0)
     q["oob_switches"] = _ceil(q["oob_ports"], params["oob_ports_per_switch"])
     q["cdus"] = cdus(params, n)
+    q.update(spares(params, q))
     return q
+
+
+def spares(params, q) -> dict[str, np.ndarray]:
+    """Spare nodes: share x nodes to the nearest node; spare links: share x the links of that kind rounded up to whole
+    parts (m x ceil(share x Q / m), m the links whose parts are whole); spare switches: so many of each
+    model in use (a single node buys no spares)."""
+    multi = np.asarray(params["tier"], dtype=np.int64) > 0
+    node_share = np.asarray(params["spare_node_share"], dtype=float)
+    link_share = np.asarray(params["spare_link_share"], dtype=float)
+    per_model = np.asarray(params["spare_switches_per_model"], dtype=np.int64)
+    # nodes to the nearest (halves down): ceil(share x N - 1/2); a 4-node cluster at 2% buys none
+    out = {"spare_nodes": np.where(multi, np.maximum(_ceil_share(node_share, q["nodes"], -0.5), 0), 0)}
+    for name, base in SPARED_LINKS.items():  # in units of whole parts (designs: `<prefix>_spare_unit`)
+        unit = np.maximum(np.asarray(params[f"{SPARES[name]}_spare_unit"], dtype=np.int64), 1)
+        out[name] = unit * _ceil_share(link_share / unit, q[base])
+    for name, base in SPARED_MODELS.items():  # a model once (designs: `<prefix>_spare_model`)
+        first = np.asarray(params[f"{SPARES[name]}_spare_model"], dtype=bool)
+        out[name] = np.where((np.asarray(q[base]) > 0) & first, per_model, 0)
+    return out
+
+
+def _ceil_share(share, quantity, offset: float = 0.0) -> np.ndarray:
+    """ceil(share x quantity + offset), exact for shares given in hundredths (0.02 x 100 is 2, not 3)."""
+    exact = np.round(np.asarray(share, dtype=float) * np.asarray(quantity) + offset, 9)
+    return np.ceil(exact - 1e-9).astype(np.int64)
 
 
 def cdus(params, n) -> np.ndarray:

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from planner.assumptions import facility as D
+from planner.assumptions import hardware as H
 from planner.base import limits as L
 from planner.base.errors import ScenarioError
 from planner.base.fileio import InputFileError, read_text
@@ -392,6 +393,21 @@ class CloudOptions(_Strict):
     )
 
 
+class Spares(_Strict):
+    """Spares bought with the cluster and kept on the shelf (priced, drawing no power): a share of the nodes
+    and of every link kind (its transceivers and cables), rounded up, and so many switches of each model."""
+
+    node_share: float = Field(
+        H.SPARE_NODE_SHARE.value, ge=0, le=1, description="Spare nodes per node (ceil(share x nodes))."
+    )
+    link_share: float = Field(
+        H.SPARE_LINK_SHARE.value, ge=0, le=1, description="Spare links (optics and cables) per link, per kind."
+    )
+    switches_per_model: int = Field(
+        int(H.SPARE_SWITCHES_PER_MODEL.value), ge=0, le=1000, description="Spare switches of each model in use."
+    )
+
+
 class Reliability(_Strict):
     """Schedule risk of a training run with a deadline: interruptions cost restarts, recomputed work and
     checkpoint writes, so the run needs more throughput than tokens / days. Goodput = 1 - the lost share."""
@@ -453,6 +469,7 @@ class Scenario(_Strict):
     include: Include = Field(default_factory=Include)
     cloud: CloudOptions = Field(default_factory=CloudOptions)
     reliability: Reliability = Field(default_factory=Reliability)
+    spares: Spares = Field(default_factory=Spares)
     catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
     as_of: dt.date | None = Field(
         None,

@@ -23,7 +23,7 @@ import pulp
 
 from planner.assumptions import facility as F
 from planner.base.errors import SolverError
-from planner.hardware import costing, fabric
+from planner.hardware import costing, fabric, sizing
 from planner.model.workload import Requirements
 from planner.optimize.solver import SolveResult, chosen, integer_value, new_var, solve, var_name
 from planner.tables.buy import allowed_nodes, leaf_split_columns
@@ -38,9 +38,9 @@ class CandidateVars:
 
     @property
     def priced(self) -> dict[str, object]:
-        from planner.hardware.sizing import PRICED
+        from planner.hardware.sizing import PRICED, SPARES
 
-        return {name: self.q.get(name, 0) for name in PRICED}
+        return {name: self.q.get(name, 0) for name in (*PRICED, *SPARES)}
 
 
 @dataclass
@@ -73,6 +73,7 @@ def create_model(candidates: pd.DataFrame, req: Requirements, objective, constra
         define_network_racks(problem, k, row, cv)
         define_oob(problem, k, row, cv)
         define_cooling(problem, k, row, cv)
+        define_spares(problem, k, row, cv)
     define_one_configuration(problem, variables)
     cost = define_cost(rows, variables)
     define_objective(problem, cost, objective)
@@ -290,6 +291,35 @@ def define_oob(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) ->
     switches = _int(problem, "Qo", k)
     problem += per_switch * switches >= ports + q.get("ufm", 0) + pdus, var_name("oob", k)
     q["oob_switches"] = switches
+
+
+def define_spares(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
+    """Spares (sizing.spares): m X >= share x the quantity spared, X integer (m links make whole parts), so
+    m X is the closed form's at the optimum (every spare has a price); spare switches: so many per model in
+    use, with the picked candidate z_k."""
+    if int(row["tier"]) == 0:
+        return
+    q = cv.q | {"nodes": cv.nodes, "endpoints": int(row["endpoints_per_node"]) * cv.nodes}
+    node_share, link_share = float(row["spare_node_share"]), float(row["spare_link_share"])
+    for name, base, share in [("spare_nodes", "nodes", node_share)] + [
+        (name, base, link_share) for name, base in sizing.SPARED_LINKS.items()
+    ]:
+        if share > 0 and base in q:
+            unit = 1 if name == "spare_nodes" else max(int(row[f"{sizing.SPARES[name]}_spare_unit"]), 1)
+            nearest = 0.5 if name == "spare_nodes" else 0.0  # nodes to the nearest, links rounded up
+            spare = _int(problem, name, k)  # in units of whole parts
+            problem += unit * spare >= share * q[base] - nearest * cv.z, var_name(name, k)
+            cv.q[name] = unit * spare
+    per_model = int(row["spare_switches_per_model"])
+    used = {
+        "switches": True,
+        "storage_switches": "storage_switches" in q,
+        "inband_switches": "inband_switches" in q,
+        "oob_switches": "oob_switches" in q,
+    }
+    for name, base in sizing.SPARED_MODELS.items():
+        if per_model and used[base] and int(row[f"{sizing.SPARES[name]}_spare_model"]):
+            cv.q[name] = per_model * cv.z
 
 
 def define_one_configuration(problem: pulp.LpProblem, variables: dict[int, CandidateVars]) -> None:

@@ -668,6 +668,11 @@ PARAMS = [
     "ufm_w",
     "liquid_w",
     "cdu_kw",
+    "spare_node_share",
+    "spare_link_share",
+    "spare_switches_per_model",
+    *(f"{sizing.SPARES[name]}_spare_unit" for name in sizing.SPARED_LINKS),
+    *(f"{sizing.SPARES[name]}_spare_model" for name in sizing.SPARED_MODELS),
 ]
 COEFFICIENTS = ["endpoints_per_node", "node_usd", "node_w", "endpoint_usd", "endpoint_w", "pue"] + [
     f"{prefix}_{unit}" for prefix in sizing.PRICED.values() if prefix != "port" for unit in ("usd", "w")
@@ -697,6 +702,7 @@ QUANTITY_COLUMNS = [
     "oob_switches",
     "ufm",
     "cdus",
+    *sizing.SPARES,
 ]
 COLUMNS = list(
     dict.fromkeys(

@@ -13,6 +13,9 @@ coefficient anywhere shows up as a disagreement.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 
@@ -67,6 +70,7 @@ def price(catalog: Catalog, row: dict, nodes: int, scenario: Scenario) -> dict:
     for prefix, count in units.items():
         usd, watts = _per_unit(catalog, row[f"{prefix}_skus"])
         capex, network_w = capex + usd * count, network_w + watts * count
+    capex += _spares_usd(catalog, row, nodes, q, node_usd, scenario)
     o = scenario.objective
     server = catalog.server(row["server"])  # its liquid share of heat at pue_liquid, the rest and the network at pue
     share = server.liquid_fraction if server.liquid_fraction is not None else float(server.cooling == "liquid")
@@ -77,6 +81,36 @@ def price(catalog: Catalog, row: dict, nodes: int, scenario: Scenario) -> dict:
     running += capex * o.support_share_of_capex_per_year * o.years + o.staff_fte * o.staff_usd_per_fte_year * o.years
     objective = capex + (running if o.kind == "tco" else 0.0)
     return {"capex_usd": capex, "power_w": servers_w + network_w, "objective_usd": objective, "fits": q["fits"]}
+
+
+SPARED_LINKS = {  # prefix of the link kind -> the quantity of links of that kind
+    "endpoint": "endpoints",
+    "cage": "cages",
+    "uplink": "uplinks",
+    "storage_port": "storage_ports",
+    "storage_cage": "storage_cages",
+    "storage_uplink": "storage_uplinks",
+    "inband_port": "inband_ports",
+}
+MODELS = [("switch", "switches"), ("storage_switch", "storage_switches"), ("inband_switch", "inband_switches"),
+          ("oob_switch", "oob_switches")]  # fmt: skip
+
+
+def _spares_usd(catalog: Catalog, row: dict, nodes: int, q: dict, node_usd: float, scenario: Scenario) -> float:
+    """The spares on the shelf, from the scenario's rule stated directly: share x nodes to the nearest; per link
+    kind, share x its links rounded up to a count whose parts are all whole (twin-port modules in pairs);
+    switches_per_model of every distinct switch model in use. A single node buys none."""
+    if not int(row["tier"]):
+        return 0.0
+    sp = scenario.spares
+    usd = max(0, math.ceil(round(sp.node_share * nodes - 0.5, 9) - 1e-9)) * node_usd  # the nearest, halves down
+    for prefix, base in SPARED_LINKS.items():
+        skus = row[f"{prefix}_skus"]
+        whole = math.lcm(1, *(Fraction(qty).limit_denominator(64).denominator for _, _, qty in skus))
+        count = whole * math.ceil(round(sp.link_share * q[base] / whole, 9) - 1e-9)
+        usd += count * _per_unit(catalog, skus)[0]
+    models = {key for prefix, base in MODELS if q[base] > 0 for kind, key, _ in row[f"{prefix}_skus"]}
+    return usd + sum(sp.switches_per_model * _row_of(catalog, "switches", key).price_usd for key in models)
 
 
 def _within(c: dict, scenario: Scenario) -> bool:
