@@ -564,6 +564,7 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
                 "workload.global_batch to plan the batch you would train with."
             )
     notes += _fabric_notes(row, head.choice.nodes)
+    notes += _storage_notes(row, head.choice.nodes, scenario)
     req = Requirements.of(scenario)
     if scenario.workload.searches_layout:
         notes.append(_layout_note(row, head, work, calibration, req))
@@ -584,6 +585,37 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
     if power:
         notes.append(f"power cap {power:g} kW: {power - head.cost.power_kw:.1f} kW left.")
     return notes
+
+
+def _storage_notes(row, nodes: int, scenario: Scenario) -> list[str]:
+    """What sizes the storage system (the largest of read rate, checkpoint write rate, capacity) and the
+    spares bought."""
+    if int(row["tier"]) == 0:
+        return []
+    out = []
+    if row["storage_block_skus"]:
+        gpus = nodes * int(row["gpus_per_node"])
+        read, write = float(row["storage_read_per_gpu"]) * gpus, float(row["storage_write_per_node"]) * nodes
+        needs = {
+            f"{read:,.0f} GB/s of reads (storage.read_gb_per_s_per_gpu {float(row['storage_read_per_gpu']):.3g})": read
+            / float(row["storage_block_read"]),
+            f"{write:,.0f} GB/s of checkpoint writes (reliability.checkpoint_write_gb_per_s_per_node "
+            f"{float(row['storage_write_per_node']):g} on every node)": write / float(row["storage_block_write"]),
+            f"{float(row['storage_tb']):,.0f} TB ({scenario.storage.checkpoints_kept} checkpoints and the training "
+            "data)": float(row["storage_tb"]) / float(row["storage_block_tb"]),
+        }
+        binding = max(needs, key=needs.get)
+        sku = row["storage_block_skus"][0][1]
+        out.append(
+            f"storage system: {math.ceil(round(needs[binding], 9) - 1e-9)} x {sku}, set by {binding}; the plan's "
+            "checkpoint time assumes that write rate."
+        )
+    sp = scenario.spares
+    out.append(
+        f"spares: {sp.node_share:.0%} of the nodes (to the nearest), {sp.link_share:.0%} of each link kind, "
+        f"{sp.switches_per_model} switch per model (the spares section of the bill of materials)."
+    )
+    return out
 
 
 def _fabric_notes(row, nodes: int) -> list[str]:

@@ -86,3 +86,43 @@ SPARE_SWITCHES_PER_MODEL = Constant(
     "estimate: one cold spare per model and site (Alibaba HPN: 0.61%/yr critical ToR failures; Microsoft: ~2% "
     "of switches fail within 3 months of deployment), so a failed switch is replaced the same day",
 )
+
+# The storage system and the management servers (docs/research/storage, docs/research/quote_lines)
+STORAGE_READ_GB_PER_S_PER_GPU = Constant(
+    "storage.read_gb_per_s_per_gpu",
+    40 / 256,
+    "GB/s of shared-storage read per GPU",
+    "NVIDIA DGX SuperPOD B200 RA, storage 'Standard': 40 GB/s read, 20 GB/s write per 32-node (256-GPU) SU "
+    "(the H100 RA's 'Better'; 'Enhanced' is 125/62); docs/research/storage FINDINGS",
+)
+STORAGE_CHECKPOINTS_KEPT = Constant(
+    "storage.checkpoints_kept",
+    5.0,
+    "full checkpoints the file system keeps",
+    "estimate: the last few checkpoints to roll back to past a bad step, plus one being written",
+)
+STORAGE_BYTES_PER_TOKEN = Constant(
+    "storage.dataset_bytes_per_token",
+    4.0,
+    "bytes of tokenised training data per token",
+    "estimate: uint32 token ids (a 128k vocabulary does not fit uint16), kept once on the file system",
+)
+MANAGEMENT_SERVERS = Constant(
+    "management_servers",
+    10.0,
+    "management servers for a cluster of up to MANAGEMENT_GPUS_PER_STEP GPUs",
+    "NVIDIA Mission Control 2.1 (DGX B300; the same roles for B200 and GB200/GB300 in 2.3) and the Rubin DGX "
+    "SuperPOD RA: 2 Base Command Manager heads, 3 admin and 3 user Kubernetes nodes, 2 Slurm login nodes",
+)
+MANAGEMENT_SERVERS_PER_STEP = Constant(
+    "management_servers_per_step",
+    2.0,
+    "more login nodes per further MANAGEMENT_GPUS_PER_STEP GPUs",
+    "estimate: NVIDIA states no rule beyond 4 SUs; two more login nodes per further 4 SUs (docs/research/quote_lines)",
+)
+MANAGEMENT_GPUS_PER_STEP = Constant(
+    "management_gpus_per_step",
+    1024.0,
+    "GPUs per step of the management-server rule",
+    "4 SUs of 32 eight-GPU nodes, the size the reference architectures size their control plane for",
+)

@@ -710,13 +710,20 @@ class InfraRow(ProductRow):
     catalog_kind: ClassVar[str] = "infra"
     display: ClassVar[tuple[str, ...]] = ("sku", "name", "kind", "rack_units", "capacity_kw", "price_usd", "confidence")
 
-    kind: Annotated[Literal["rack", "pdu", "subnet-manager", "cdu"], BeforeValidator(_lower)] = Field(
-        description="rack, pdu, subnet-manager, or cdu (a coolant distribution unit for liquid-cooled servers)."
+    kind: Annotated[
+        Literal["rack", "pdu", "subnet-manager", "cdu", "management-server", "storage"], BeforeValidator(_lower)
+    ] = Field(
+        description="rack, pdu, subnet-manager, cdu (a coolant distribution unit for liquid-cooled servers), "
+        "management-server (head, control-plane and login nodes), or storage (a building block of the shared "
+        "file system: capacity and read/write GB/s)."
     )
     rack_units: PositiveCount | None = Field(None, description="Rack: usable height in U; appliance: its height.")
     capacity_kw: quantity_type("count", "22", gt=0) | None = Field(
         None, description="PDU: rated load in kW; CDU: heat it removes to facility water, kW."
     )
+    usable_tb: quantity_type("count", "260.9", gt=0) | None = Field(None, description="Storage: usable TB.")
+    read_gb_per_s: quantity_type("gb_per_s", "99", gt=0) | None = Field(None, description="Storage: read GB/s.")
+    write_gb_per_s: quantity_type("gb_per_s", "80", gt=0) | None = Field(None, description="Storage: write GB/s.")
     price_usd: USD
     power_w: Watts = 0.0
 
@@ -725,6 +732,11 @@ class InfraRow(ProductRow):
         if self.kind in ("pdu", "cdu") and self.capacity_kw is None:
             message = f"a {self.kind.upper()} needs its rated capacity in kW"
             raise PydanticCustomError("capacity", "{message}", {"column": "capacity_kw", "message": message})
+        if self.kind == "storage":
+            for column in ("usable_tb", "read_gb_per_s", "write_gb_per_s"):
+                if getattr(self, column) is None:
+                    message = f"a storage block needs its {column} (usable TB, read and write GB/s)"
+                    raise PydanticCustomError("capacity", "{message}", {"column": column, "message": message})
         return self
 
 

@@ -28,6 +28,8 @@ SECTIONS = {
     "subnet manager": "subnet manager",
     "racks": "racks and power",
     "cooling": "cooling",
+    "storage system": "storage system",
+    "management": "management servers",
     "spares": "spares",
 }
 # priced quantity -> (section, segment whose runs its cut-to-length parts follow)
@@ -45,13 +47,17 @@ UNITS = {
     "compute_rack": ("racks", None),
     "network_rack": ("racks", None),
     "cdu": ("cooling", None),
+    "storage_block": ("storage system", None),
+    "mgmt_server": ("management", None),
 }
 NOTE_COLUMNS = note_columns()
+INFRA_CATEGORIES = {"rack": "racks", "pdu": "pdus", "subnet-manager": "appliances", "cdu": "cdus"}
+INFRA_CATEGORIES |= {"storage": "storage", "management-server": "management"}
 ALWAYS_EXCLUDED = (
-    "the storage system itself (arrays or storage servers) and its switch ports",
+    "the storage system's own fabric ports and their cables (its blocks are priced; its switch ports are not)",
     "uplinks from the in-band and out-of-band switches to the data-centre network",
-    "management servers (e.g. Base Command Manager head nodes) and software licences (UFM Enterprise per-node "
-    "licences, NVIDIA AI Enterprise)",
+    "software licences (UFM Enterprise per-node licences, NVIDIA AI Enterprise at about $4,500 per GPU-year, "
+    "Base Command Manager / Mission Control)",
     "support contracts, installation and cabling labour (enter quotes on the workbook's Quote sheet)",
     "facility: floor space, cooling, power distribution upstream of the rack PDUs; shipping and duties",
 )
@@ -101,9 +107,7 @@ def _line(catalog, section, kind, key, part, length, label, included_in, quantit
     unit = 0.0 if included_in else item.price_usd
     category = {
         "optics": "transceivers" if getattr(item, "kind", "") == "transceiver" else "cables",
-        "infra": {"rack": "racks", "pdu": "pdus", "subnet-manager": "appliances", "cdu": "cdus"}.get(
-            getattr(item, "kind", ""), "infra"
-        ),
+        "infra": INFRA_CATEGORIES.get(getattr(item, "kind", ""), "infra"),
     }.get(kind, kind)
     description = item.name + (f" ({label})" if label else "") + (f", {length:g} m" if length else "")
     description += f" (included in the {included_in} price)" if included_in else ""

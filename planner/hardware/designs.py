@@ -153,6 +153,10 @@ class _Context:
         self.pdu = min((r for r in infra if r.kind == "pdu"), key=lambda r: (r.price_usd, r.sku), default=None)
         self.ufm = networks.subnet_manager(catalog)
         self.oob = networks.oob_switch(catalog)
+        self.block = min((r for r in infra if r.kind == "storage"), key=lambda r: (r.price_usd, r.sku), default=None)
+        self.mgmt = min(
+            (r for r in infra if r.kind == "management-server"), key=lambda r: (r.price_usd, r.sku), default=None
+        )
 
     # -- per server
 
@@ -226,6 +230,7 @@ class _Context:
         rows = self._su_split(rows)
         rows = self._storage(rows)
         rows = self._inband_oob_ufm(rows)
+        rows = self._storage_system(rows)
         # storage NICs are bought only where the storage or in-band network that uses them is sized
         used = (rows["storage_ports_per_node"] > 0) | (rows["inband_ports_per_node"] > 0)
         for column in ("storage_bought", "storage_usd", "storage_w"):
@@ -571,6 +576,44 @@ class _Context:
             )
         return needed, ""
 
+    # -- the storage system and the management servers
+
+    def _storage_system(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """The file system's building block and the management server (infra.csv), the rates and the capacity
+        the storage is sized for (sizing.storage_blocks), as constant columns."""
+        block, mgmt, inc, sc = self.block, self.mgmt, self.include, self.scenario
+        columns: dict = {}
+        if block is not None and inc.storage_system:
+            columns |= {"storage_block_tb": block.usable_tb, "storage_block_read": block.read_gb_per_s}
+            columns |= {"storage_block_write": block.write_gb_per_s, "storage_block_usd": block.price_usd}
+            columns |= {"storage_block_w": block.power_w, "storage_block_units": block.rack_units or 1}
+            columns |= {"storage_block_skus": (("infra", block.sku, 1.0),), "storage_system_note": ""}
+        else:
+            columns |= dict(storage_block_tb=1.0, storage_block_read=1.0, storage_block_write=1.0)
+            columns |= dict(storage_block_usd=0.0, storage_block_w=0.0, storage_block_units=0)
+            columns |= {"storage_block_skus": (), "storage_system_note": _storage_system_note(inc, block)}
+        columns["storage_read_per_gpu"] = sc.storage.read_gb_per_s_per_gpu if columns["storage_block_skus"] else 0.0
+        columns["storage_write_per_node"] = (
+            sc.reliability.checkpoint_write_gb_per_s_per_node if columns["storage_block_skus"] else 0.0
+        )
+        columns["storage_tb"] = self._storage_tb() if columns["storage_block_skus"] else 0.0
+        if mgmt is not None and inc.management_servers:
+            columns |= {"mgmt_server_usd": mgmt.price_usd, "mgmt_server_w": mgmt.power_w}
+            columns |= {"mgmt_server_units": mgmt.rack_units or 1, "mgmt_server_skus": (("infra", mgmt.sku, 1.0),)}
+            columns |= {"mgmt_servers_base": int(H.MANAGEMENT_SERVERS.value), "mgmt_note": ""}
+        else:
+            columns |= dict(mgmt_server_usd=0.0, mgmt_server_w=0.0, mgmt_server_units=0, mgmt_server_skus=())
+            columns |= {"mgmt_servers_base": 0, "mgmt_note": _mgmt_note(inc, mgmt)}
+        return _assign(rows, columns)
+
+    def _storage_tb(self) -> float:
+        """Capacity the file system holds: the checkpoints kept and the tokenised training data (TB)."""
+        w, sc = self.scenario.workload, self.scenario
+        params = w.params if w.params is not None else self.catalog.model(w.model).params
+        checkpoint = params * sc.reliability.checkpoint_bytes_per_param
+        data = (sc.requirement.tokens or 0.0) * sc.storage.dataset_bytes_per_token
+        return (sc.storage.checkpoints_kept * checkpoint + data) / 1e12
+
     # -- spares
 
     def _spares(self, rows: pd.DataFrame) -> pd.DataFrame:
@@ -676,6 +719,18 @@ def _rack_columns(server: ServerRow, g: layout.Geometry) -> dict:
             "rack_fits": npr >= 1, "rack_scale": False}  # fmt: skip
 
 
+def _storage_system_note(include, block) -> str:
+    if not include.storage_system:
+        return "the storage system excluded by the scenario (include.storage_system: false)"
+    return "the storage system (no storage row in the catalog: infra.csv kind storage)" if block is None else ""
+
+
+def _mgmt_note(include, mgmt) -> str:
+    if not include.management_servers:
+        return "management servers excluded by the scenario (include.management_servers: false)"
+    return "management servers (no management-server row in the catalog: infra.csv)" if mgmt is None else ""
+
+
 def _spare_models(rows: pd.DataFrame) -> dict[str, np.ndarray]:
     """`<prefix>_spare_model`: 1 where that network's switch model is not one an earlier network (compute,
     storage, in-band, out-of-band) already spares (a storage fabric of the compute switch: one spare model)."""
@@ -731,7 +786,10 @@ def _zero_params() -> dict:
     for prefix in ("endpoint", *PRICED.values()):
         if prefix not in ("compute_rack", "network_rack", "cdu"):
             zeros |= {f"{prefix}_usd": 0.0, f"{prefix}_w": 0.0}
-    notes = dict(storage_note="", inband_note="", oob_note="", ufm_note="")
+    zeros |= dict(storage_block_tb=1.0, storage_block_read=1.0, storage_block_write=1.0, storage_block_units=0)
+    zeros |= dict(storage_read_per_gpu=0.0, storage_write_per_node=0.0, storage_tb=0.0, mgmt_server_units=0)
+    zeros |= dict(mgmt_servers_base=0)
+    notes = dict(storage_note="", inband_note="", oob_note="", ufm_note="", storage_system_note="", mgmt_note="")
     return zeros | notes | dict(inband_switch=None, uplink=None, link=None, inband_link=None)
 
 
@@ -785,4 +843,5 @@ def _storage_params(design: networks.StorageDesign) -> dict:
 
 
 def note_columns() -> list[str]:
-    return ["storage_note", "inband_note", "oob_note", "ufm_note", "racks_note", "cooling_note"]
+    return ["storage_note", "inband_note", "oob_note", "ufm_note", "racks_note", "cooling_note",
+            "storage_system_note", "mgmt_note"]  # fmt: skip

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from planner.assumptions import facility as F
+from planner.assumptions import hardware as H
 from planner.hardware import fabric
 
 # The priced quantities and the coefficient prefix of each (costing.configuration_cost: capex = sum of
@@ -33,6 +34,8 @@ PRICED = {
     "oob_switches": "oob_switch",
     "ufm": "ufm",
     "cdus": "cdu",
+    "storage_blocks": "storage_block",
+    "mgmt_servers": "mgmt_server",
 }
 
 
@@ -116,6 +119,8 @@ def quantities(params, nodes) -> dict[str, np.ndarray]:
     q["inband_ports"] = np.where(multi, np.asarray(params["inband_ports_per_node"], dtype=np.int64) * n, 0)
     q["inband_switches"] = _ceil(q["inband_ports"], params["inband_down"])
     q["ufm"] = np.where(multi, np.asarray(params["ufm_count"], dtype=np.int64), 0)
+    q["storage_blocks"] = np.where(multi, storage_blocks(params, n), 0)
+    q["mgmt_servers"] = np.where(multi, mgmt_servers(params, n), 0)
     in_rows = multi & np.asarray(params["row_network_rack"], dtype=bool)
     q["rows"] = np.where(in_rows, _ceil(q["compute_racks"], params["racks_per_row"]), 0)
     q["network_racks"] = _network_racks(params, q)
@@ -124,6 +129,7 @@ def quantities(params, nodes) -> dict[str, np.ndarray]:
     )
     q["pdus"] = np.where(np.asarray(params["count_pdus"], dtype=bool), pdus, 0)
     oob = n + size["switches"] + q["storage_switches"] + q["inband_switches"] + q["ufm"] + q["pdus"]
+    oob = oob + q["storage_blocks"] + q["mgmt_servers"]
     q["oob_ports"] = np.where(multi & (np.asarray(params["oob_ports_per_switch"]) > 0), oob, 0)
     q["oob_switches"] = _ceil(q["oob_ports"], params["oob_ports_per_switch"])
     q["cdus"] = cdus(params, n)
@@ -156,6 +162,26 @@ def _ceil_share(share, quantity, offset: float = 0.0) -> np.ndarray:
     return np.ceil(exact - 1e-9).astype(np.int64)
 
 
+def storage_blocks(params, n) -> np.ndarray:
+    """File-system blocks for the read rate (per GPU), the checkpoint write rate (every node at once) and the
+    capacity, the largest of the three: max(ceil(r G / R), ceil(w N / W), ceil(T / C))."""
+    gpus = n * np.asarray(params["gpus_per_node"], dtype=np.int64)
+    read = np.asarray(params["storage_read_per_gpu"], dtype=float) * gpus / np.asarray(params["storage_block_read"])
+    write = np.asarray(params["storage_write_per_node"], dtype=float) * n / np.asarray(params["storage_block_write"])
+    room = np.asarray(params["storage_tb"], dtype=float) / np.asarray(params["storage_block_tb"], dtype=float)
+    return np.ceil(np.round(np.maximum(np.maximum(read, write), room), 9) - 1e-9).astype(np.int64)
+
+
+def mgmt_servers(params, n) -> np.ndarray:
+    """Head, control-plane and login servers: the base set up to a step of GPUs, then more login nodes per
+    step begun (planner.assumptions.hardware.MANAGEMENT_SERVERS*); none where the catalog or scenario has
+    none."""
+    gpus = n * np.asarray(params["gpus_per_node"], dtype=np.int64)
+    base = np.asarray(params["mgmt_servers_base"], dtype=np.int64)
+    step, more = int(H.MANAGEMENT_GPUS_PER_STEP.value), int(H.MANAGEMENT_SERVERS_PER_STEP.value)
+    return np.where(base > 0, base + more * -(-np.maximum(gpus - step, 0) // step), 0)
+
+
 def cdus(params, n) -> np.ndarray:
     """Coolant distribution units for the nodes' liquid heat (nameplate x liquid share), N+1: enough to carry
     it, plus the spares (planner.assumptions.facility.CDU_SPARES); none without liquid cooling."""
@@ -185,7 +211,8 @@ def _storage(params, n, multi) -> dict[str, np.ndarray]:
 
 def network_units_and_watts(params, q) -> tuple[np.ndarray, np.ndarray]:
     """Rack units and nameplate watts of the gear in network racks: compute leaves unless they sit on top of
-    the compute racks, spines and cores, storage and in-band switches, subnet managers. (Out-of-band switches
+    the compute racks, spines and cores, storage and in-band switches, subnet managers, the storage system and
+    the management servers. (Out-of-band switches
     are 1U and go in the compute racks' reserved units.)"""
     in_rows = np.where(np.asarray(params["tor"], dtype=bool), q["switches"] - q["leaf"], q["switches"])
     parts = [
@@ -193,6 +220,8 @@ def network_units_and_watts(params, q) -> tuple[np.ndarray, np.ndarray]:
         (q["storage_switches"], params["storage_switch_units"], params["storage_switch_w"]),
         (q["inband_switches"], params["inband_switch_units"], params["inband_switch_w"]),
         (q["ufm"], params["ufm_units"], params["ufm_w"]),
+        (q["storage_blocks"], params["storage_block_units"], params["storage_block_w"]),
+        (q["mgmt_servers"], params["mgmt_server_units"], params["mgmt_server_w"]),
     ]
     units = sum(np.asarray(count) * np.asarray(u) for count, u, _ in parts)
     watts = sum(np.asarray(count) * np.asarray(w) for count, _, w in parts)

@@ -340,6 +340,8 @@ class Include(_Strict):
     inband_network: bool = True
     oob_network: bool = True
     subnet_manager: bool = Field(True, description="UFM appliances where InfiniBand switches are unmanaged.")
+    storage_system: bool = Field(True, description="The shared file system itself (storage blocks).")
+    management_servers: bool = Field(True, description="Head, control-plane and login servers.")
     subnet_manager_slot: bool = Field(
         True,
         description="Hold one node's leaf ports of an InfiniBand fabric for the UFM's links, as the DGX SuperPOD"
@@ -408,6 +410,22 @@ class Spares(_Strict):
     )
 
 
+class Storage(_Strict):
+    """The shared file system the plan buys (blocks of infra.csv kind `storage`): enough blocks for the read
+    rate, the checkpoint write rate (reliability.checkpoint_write_gb_per_s_per_node on every node at once)
+    and the capacity (checkpoints kept and the training data)."""
+
+    read_gb_per_s_per_gpu: float = Field(
+        H.STORAGE_READ_GB_PER_S_PER_GPU.value, ge=0, le=L.MAX_QUANTITY["gb_per_s"], description="Read rate per GPU."
+    )
+    checkpoints_kept: int = Field(
+        int(H.STORAGE_CHECKPOINTS_KEPT.value), ge=0, le=10_000, description="Full checkpoints kept on the system."
+    )
+    dataset_bytes_per_token: float = Field(
+        H.STORAGE_BYTES_PER_TOKEN.value, ge=0, le=1_000, description="Training data bytes per token (capacity)."
+    )
+
+
 class Reliability(_Strict):
     """Schedule risk of a training run with a deadline: interruptions cost restarts, recomputed work and
     checkpoint writes, so the run needs more throughput than tokens / days. Goodput = 1 - the lost share."""
@@ -470,6 +488,7 @@ class Scenario(_Strict):
     cloud: CloudOptions = Field(default_factory=CloudOptions)
     reliability: Reliability = Field(default_factory=Reliability)
     spares: Spares = Field(default_factory=Spares)
+    storage: Storage = Field(default_factory=Storage)
     catalogs: list[str] = Field(default_factory=list, description="Catalog files, relative to the scenario file.")
     as_of: dt.date | None = Field(
         None,

@@ -22,6 +22,7 @@ import pandas as pd
 import pulp
 
 from planner.assumptions import facility as F
+from planner.assumptions import hardware as H
 from planner.base.errors import SolverError
 from planner.hardware import costing, fabric, sizing
 from planner.model.workload import Requirements
@@ -70,6 +71,7 @@ def create_model(candidates: pd.DataFrame, req: Requirements, objective, constra
         define_fabric(problem, k, row, cv)
         define_storage(problem, k, row, cv)
         define_management(problem, k, row, cv)
+        define_storage_system(problem, k, row, cv)
         define_network_racks(problem, k, row, cv)
         define_oob(problem, k, row, cv)
         define_cooling(problem, k, row, cv)
@@ -251,6 +253,35 @@ def define_management(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateV
     cv.q["ufm"] = int(row["ufm_count"]) * cv.z
 
 
+def define_storage_system(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
+    """File-system blocks B (sizing.storage_blocks): R B >= r g n, W B >= w n, C B >= T z_k; management
+    servers M = base z_k + more X, step X >= g n - step z_k (X integer >= 0)."""
+    if int(row["tier"]) == 0:
+        return
+    gpus = int(row["gpus_per_node"]) * cv.nodes
+    if row["storage_block_skus"]:
+        blocks = _int(problem, "B", k)
+        problem += (
+            float(row["storage_block_read"]) * blocks >= float(row["storage_read_per_gpu"]) * gpus,
+            var_name("storage_read", k),
+        )
+        problem += (
+            float(row["storage_block_write"]) * blocks >= float(row["storage_write_per_node"]) * cv.nodes,
+            (var_name("storage_write", k)),
+        )
+        problem += (
+            float(row["storage_block_tb"]) * blocks >= float(row["storage_tb"]) * cv.z,
+            var_name("storage_room", k),
+        )
+        cv.q["storage_blocks"] = blocks
+    base = int(row["mgmt_servers_base"])
+    if base:
+        step, more = int(H.MANAGEMENT_GPUS_PER_STEP.value), int(H.MANAGEMENT_SERVERS_PER_STEP.value)
+        steps = _int(problem, "Xm", k)
+        problem += step * steps >= gpus - step * cv.z, var_name("mgmt_steps", k)
+        cv.q["mgmt_servers"] = base * cv.z + more * steps
+
+
 def define_network_racks(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
     """Rows of compute racks, each with a network rack, and enough network racks for the network gear:
     rpr rows >= R_c;  R_n >= rows;  usable_U R_n >= sum units;  rack_W R_n >= sum watts."""
@@ -268,6 +299,8 @@ def define_network_racks(problem: pulp.LpProblem, k: int, row: dict, cv: Candida
         (q.get("storage_switches", 0), row["storage_switch_units"], row["storage_switch_w"]),
         (q.get("inband_switches", 0), row["inband_switch_units"], row["inband_switch_w"]),
         (q.get("ufm", 0), row["ufm_units"], row["ufm_w"]),
+        (q.get("storage_blocks", 0), row["storage_block_units"], row["storage_block_w"]),
+        (q.get("mgmt_servers", 0), row["mgmt_server_units"], row["mgmt_server_w"]),
     ]
     problem += racks >= rows_, var_name("row_racks", k)
     problem += (
@@ -288,6 +321,7 @@ def define_oob(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) ->
     if row["count_pdus"]:
         pdus = int(row["pdus_compute"]) * q["compute_racks"] + int(row["pdus_network"]) * q["network_racks"]
     ports = cv.nodes + q.get("switches", 0) + q.get("storage_switches", 0) + q.get("inband_switches", 0)
+    ports = ports + q.get("storage_blocks", 0) + q.get("mgmt_servers", 0)
     switches = _int(problem, "Qo", k)
     problem += per_switch * switches >= ports + q.get("ufm", 0) + pdus, var_name("oob", k)
     q["oob_switches"] = switches
