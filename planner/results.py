@@ -28,6 +28,20 @@ class BomLine(_Frozen):
     catalog_sku: str = Field("", description="the catalog row's key, when the part number is one of its lengths")
     length_m: float | None = None
     note: str = ""
+    lead_weeks: float | None = Field(None, description="weeks from order to delivery (planner/hardware/leadtime)")
+    lead_basis: str = Field("", description="the catalog row or the LEAD_WEEKS family the lead time comes from")
+
+
+class Delivery(_Frozen):
+    """When the last part arrives, counted from the day the plan is priced (its as_of), and when a deadline
+    counted from then ends."""
+
+    as_of: str
+    lead_weeks: float
+    last_sku: str = Field(description="the part with the longest lead time (the first of equals, by cost)")
+    basis: str
+    delivered_by: str
+    deadline_ends: str | None = Field(None, description="delivery + the requirement's days")
 
 
 class DatedPrice(_Frozen):
@@ -216,6 +230,7 @@ class Plan(_Frozen):
     calibration: str = ""
     schedule: Schedule | None = None
     prices: PriceAge | None = None
+    delivery: Delivery | None = None
 
 
 # ---------------------------------------------------------------- renting (planner cloud)

@@ -453,3 +453,20 @@ def _speed_bound_agrees(seed: int, confidence: float | None) -> bool:
     assert not bad.any(), (seed, found[bad], expected[bad], lo[bad], hi[bad])
     assert (galloped == expected).all(), seed
     return True
+
+
+def test_delivery_is_the_last_part_to_arrive():
+    """A catalog row's own lead time overrides its family's; the plan is delivered when its slowest part
+    arrives (60 weeks after 2026-12-01 = 2028-01-25), and a 1-day deadline counted from then ends a day
+    later. Without it, the tiny catalog's parts take their families' weeks (planner.assumptions LEAD_WEEKS)."""
+    from planner.assumptions import hardware as H
+
+    slow = tiny(servers=[dict(SERVER, lead_weeks=60)])
+    plan = purchase.run(slow, scenario(as_of="2026-12-01", requirement={"tokens": "1B", "days": 1}), CAL)
+    d = plan.delivery
+    assert (d.last_sku, d.lead_weeks, d.delivered_by, d.deadline_ends) == ("S8", 60, "2028-01-25", "2028-01-26")
+    assert d.basis.endswith(":2") and "servers" in d.basis  # the catalog row's own figure
+    plain = purchase.run(tiny(), scenario(as_of="2026-12-01"), CAL)
+    weeks = {b.sku: b.lead_weeks for b in plain.bom}
+    assert plain.delivery.lead_weeks == max(weeks.values()) and plain.delivery.deadline_ends is None
+    assert weeks["SW-B"] == H.LEAD_WEEKS["ethernet-switch"].value and weeks["N100"] == H.LEAD_WEEKS["nic"].value

@@ -92,6 +92,7 @@ def run(
         calibration=calibration.source,
         schedule=plan_schedule(scenario, table.training, head),
         prices=prices,
+        delivery=bom.delivery(lines, scenario.as_of_date, scenario.requirement.days),
     )
 
 

@@ -126,3 +126,45 @@ MANAGEMENT_GPUS_PER_STEP = Constant(
     "GPUs per step of the management-server rule",
     "4 SUs of 32 eight-GPU nodes, the size the reference architectures size their control plane for",
 )
+
+
+def _weeks(name: str, weeks: float, source: str) -> Constant:
+    return Constant(f"lead_weeks.{name}", weeks, "weeks from order to delivery", source)
+
+
+# Delivery lead times by part family, late 2026, for a mid-size buyer ordering through an OEM or reseller
+# (docs/research/lead_times: no vendor publishes lead times; every 2025-26 figure in weeks is a broker's,
+# an aggregator's or an estimate). A catalog row's own `lead_weeks` overrides its family's.
+LEAD_WEEKS = {
+    "rack-scale": _weeks("rack-scale", 39, "low: full NVL72 racks 6-12 months and strategic queues 10-14 months "
+                         "(broker pages, 2025-26); 'booked out 12 months' at Blackwell's launch (Morgan Stanley, "
+                         "2024-10)"),
+    "blackwell": _weeks("blackwell", 26, "low: B200 about 8 months standard (broker page, 2025); HGX B300 forward "
+                        "curve implying 27-31 weeks (broker, 2026-05); host CPUs up to ~26 weeks (Reuters, 2026)"),
+    "hopper": _weeks("hopper", 20, "estimate: 8-12 weeks in April 2024 (Dell, medium) as the floor, resellers' "
+                     "36-52 as the top, end-of-line parts hit by the 2026 memory shortage"),
+    "amd-cdna4": _weeks("amd-cdna4", 20, "estimate: nothing published in weeks (AMD: supply tight through 2025)"),
+    "amd-cdna3": _weeks("amd-cdna3", 12, "estimate: nothing published in weeks; a shipping generation"),
+    "older-gpu": _weeks("older-gpu", 8, "estimate: A100/V100-class systems sell from stock or refurbished"),
+    "announced": _weeks("announced", 52, "estimate: an announced roadmap system, first volume a year out"),
+    "ib-switch": _weeks("ib-switch", 26, "estimate: Gartner (2026-03): data-centre switches went from 1-2 to 3-9 "
+                        "months; InfiniBand tied to NVIDIA allocation"),
+    "ethernet-switch": _weeks("ethernet-switch", 20, "estimate: Gartner (2026-03) 3-9 months for data-centre "
+                              "switches, AI fabrics favoured"),
+    "transceiver-1.6t": _weeks("transceiver-1.6t", 40, "estimate: lasers (EML) sold out past 2027 (TrendForce "
+                               "2025-12, Lumentum 2026-02)"),
+    "transceiver-800g": _weeks("transceiver-800g", 30, "low: 800G modules 30-50 weeks (one page, 2025); 2026 "
+                               "supply 35-40M against ~60M demand (expert call, 2026-02)"),
+    "transceiver": _weeks("transceiver", 12, "estimate: 400G and slower modules, the mature lines"),
+    "cable": _weeks("cable", 12, "low: high-speed connectors 10-12 weeks (distributor page)"),
+    "nic": _weeks("nic", 12, "estimate: ConnectX-7 and BlueField-3, shipping in volume (ConnectX-8 rows carry "
+                  "their own)"),
+    "rack": _weeks("rack", 8, "estimate: nothing published"),
+    "pdu": _weeks("pdu", 12, "estimate: nothing published"),
+    "cdu": _weeks("cdu", 26, "medium: electrical and thermal gear ~28 weeks on average (The Register, 2025-03); "
+                  "some CDU makers a year (LiquidStack, 2025)"),
+    "subnet-manager": _weeks("subnet-manager", 26, "estimate: as the InfiniBand switches it manages"),
+    "storage": _weeks("storage", 16, "estimate: all-NVMe appliances; 2026 NAND shortage"),
+    "management-server": _weeks("management-server", 12, "estimate: 2-socket x86 servers; CPU waits of 8-26 "
+                                "weeks (Reuters, 2026)"),
+}  # fmt: skip

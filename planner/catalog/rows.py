@@ -404,6 +404,10 @@ class ServerRow(CatalogRow):
         "constraints.servers, and said so)",
     )
 
+    lead_weeks: quantity_type("count", "26", ge=0) | None = Field(
+        None, description="Weeks from order to delivery (empty: its family's, planner.assumptions LEAD_WEEKS)."
+    )
+
     @model_validator(mode="after")
     def _whole_hosts_and_domains(self) -> ServerRow:
         """A unit holds whole hosts and whole scale-up domains, and a domain is whole hosts (NVL72) or a host
@@ -511,6 +515,10 @@ class ProductRow(CatalogRow):
     sku: str = Field(min_length=1)
     name: str = Field(min_length=1)
     vendor: str = Field(min_length=1)
+
+    lead_weeks: quantity_type("count", "26", ge=0) | None = Field(
+        None, description="Weeks from order to delivery (empty: its family's, planner.assumptions LEAD_WEEKS)."
+    )
 
 
 class NicRow(ProductRow):
@@ -671,6 +679,10 @@ class OpticRow(CatalogRow):
     media: str | None = Field(None, description="Optical connector and fibre, e.g. 'MMF MPO-12/APC'.")
     price_usd: USD
     power_w: Watts
+
+    lead_weeks: quantity_type("count", "26", ge=0) | None = Field(
+        None, description="Weeks from order to delivery (empty: its family's, planner.assumptions LEAD_WEEKS)."
+    )
 
     @property
     def is_cable(self) -> bool:

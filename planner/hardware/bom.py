@@ -14,10 +14,10 @@ from planner.assumptions import hardware as H
 from planner.base.resources import display_name
 from planner.catalog import dates
 from planner.catalog.load import Catalog
-from planner.hardware import layout
+from planner.hardware import layout, leadtime
 from planner.hardware.designs import note_columns
 from planner.hardware.sizing import PRICED, SPARES
-from planner.results import BomLine, DatedPrice, LinkLine, PriceAge
+from planner.results import BomLine, DatedPrice, Delivery, LinkLine, PriceAge
 
 SECTIONS = {
     "servers": "servers",
@@ -112,6 +112,7 @@ def _line(catalog, section, kind, key, part, length, label, included_in, quantit
     description = item.name + (f" ({label})" if label else "") + (f", {length:g} m" if length else "")
     description += f" (included in the {included_in} price)" if included_in else ""
     origin = catalog.origin(item)
+    weeks, basis = leadtime.lead_weeks(catalog, kind, item)
     return BomLine(
         category=category,
         sku=part,
@@ -128,6 +129,8 @@ def _line(catalog, section, kind, key, part, length, label, included_in, quantit
         catalog_sku=key if part != key else "",
         length_m=length,
         note=f"included in the {included_in} price" if included_in else "",
+        lead_weeks=None if included_in else weeks,
+        lead_basis="" if included_in else basis,
     )
 
 
@@ -162,6 +165,21 @@ def price_age(lines: list[BomLine], as_of: dt.date) -> tuple[list[BomLine], Pric
         stale_share_of_capex=sum(d.extended_usd for d in stale) / capex if capex else 0.0,
     )  # fmt: skip
     return flagged, age
+
+
+def delivery(lines: list[BomLine], as_of: dt.date, days: float | None) -> Delivery | None:
+    """The last part to arrive: the longest lead time of the lines bought (a part included in another's price
+    comes with it), the dearest of equals; and when `days` counted from its arrival end."""
+    bought = [line for line in lines if line.lead_weeks is not None and line.quantity > 0]
+    if not bought:
+        return None
+    last = max(bought, key=lambda line: (line.lead_weeks, line.extended_usd))
+    arrives = as_of + dt.timedelta(weeks=last.lead_weeks)
+    ends = (arrives + dt.timedelta(days=days)).isoformat() if days else None
+    return Delivery(
+        as_of=as_of.isoformat(), lead_weeks=last.lead_weeks, last_sku=last.sku, basis=last.lead_basis,
+        delivered_by=arrives.isoformat(), deadline_ends=ends,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------- runs at N

@@ -28,7 +28,7 @@ from planner.model import binding
 from planner.model.calibration import Calibration
 from planner.model.parallelism import ZEROPP_OPTIONS
 from planner.report.perf_text import FABRIC_LABEL
-from planner.report.plan_text import layout_text, price_age_text, rack_text, system_text
+from planner.report.plan_text import delivery_text, layout_text, price_age_text, rack_text, system_text
 from planner.report.xlsx import (
     INPUT_FILL,
     NUM0,
@@ -216,6 +216,7 @@ def _summary(ws: Worksheet, plan: Plan, context: PlanContext, totals: dict) -> N
         ("Memory per GPU (GiB)", f"{m.memory_per_gpu_gib:.1f} of {m.usable_hbm_gib:.1f} usable"),
         ("Bound by", binding.label(m.binding, m.t_comm_exposed_s, m.t_step_s)),
         ("Prices", price_age_text(plan.prices)),
+        ("Delivery", delivery_text(plan.delivery)),
     ]
     row = pairs(ws, row, "The answer", answer)
     row = _cost_block(ws, row, plan, context, totals)

@@ -68,7 +68,7 @@ def render(plan: Plan) -> str:
     )
     out.append(f"  power        {cost.power_kw:,.1f} kW nameplate, {cost.draw_kw:,.1f} kW training draw")
     out += _tco_lines(cost)
-    out += price_age_lines(plan.prices)
+    out += price_age_lines(plan.prices) + delivery_lines(plan.delivery)
     if plan.why:
         out += ["", "Why this plan:"] + [f"  - {w}" for w in plan.why]
     out += ["", "Bill of materials:", _bom_table(plan)]
@@ -104,6 +104,23 @@ def price_age_text(prices) -> str:
 
 def price_age_lines(prices) -> list[str]:
     return [f"  prices       {price_age_text(prices)}"] if prices is not None else []
+
+
+def delivery_lines(delivery) -> list[str]:
+    """When the last part arrives (its lead time and what it rests on), and a deadline counted from then."""
+    return [f"  delivery     {delivery_text(delivery)}"] if delivery is not None else []
+
+
+def delivery_text(delivery) -> str:
+    if delivery is None:
+        return ""
+    text = (
+        f"every part by {delivery.delivered_by} if ordered on {delivery.as_of}: the longest lead time is "
+        f"{delivery.last_sku}'s {delivery.lead_weeks:g} weeks ({delivery.basis})"
+    )
+    if delivery.deadline_ends:
+        text += f"; the deadline's days counted from delivery end {delivery.deadline_ends} (installation not counted)"
+    return text
 
 
 def _schedule_lines(plan: Plan) -> list[str]:
