@@ -97,6 +97,7 @@ def scenario(**over) -> Scenario:
         "target_tflops": 1,
         # no spares unless a test asks: the hand-priced optima below are the parts alone
         "spares": {"node_share": 0.0, "link_share": 0.0, "switches_per_model": 0},
+        "include": {"installation": False},
     }
     for key, value in over.items():
         section, _, leaf = key.partition("__")

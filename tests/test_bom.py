@@ -49,7 +49,8 @@ def test_bom_names_orderable_parts_and_sums_to_capex(catalog, plans, name):
         row = optics.get((line.catalog_sku or line.sku).lower())
         if row is not None and row.lengths:  # cut to length: the part number of one of its lengths
             assert (line.length_m, line.sku) in row.lengths
-        assert line.source.split(":")[0].endswith(".csv")
+        # a catalog row, or (installation labour) a named assumption
+        assert line.source.split(":")[0].endswith(".csv") or line.source.startswith("planner/assumptions/")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -89,14 +90,14 @@ def test_storage_nics_on_a_dgx_are_included(catalog):
 
 def test_sections_switch_off_and_say_so(catalog):
     off = {"include": {"storage_network": False, "inband_network": False, "oob_network": False, "racks": False}}
-    off["include"] |= {"storage_system": False, "management_servers": False}
+    off["include"] |= {"storage_system": False, "management_servers": False, "installation": False}
     sc = load_scenario(
         examples_dir() / "llama-70b-h100.yaml", settings={f"include.{k}": v for k, v in off["include"].items()}
     )
     plan = purchase.run(catalog, sc, Calibration.default(), alternatives=0)
     assert {b.section for b in plan.bom} <= {"servers", "compute fabric", "subnet manager", "spares"}
     for word in ("storage network", "in-band management", "out-of-band network", "racks and PDUs", "storage system",
-                 "management servers"):  # fmt: skip
+                 "management servers", "installation"):  # fmt: skip
         assert any(word in n and "excluded by the scenario" in n for n in plan.not_priced), word
 
 

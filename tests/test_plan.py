@@ -470,3 +470,14 @@ def test_delivery_is_the_last_part_to_arrive():
     weeks = {b.sku: b.lead_weeks for b in plain.bom}
     assert plain.delivery.lead_weeks == max(weeks.values()) and plain.delivery.deadline_ends is None
     assert weeks["SW-B"] == H.LEAD_WEEKS["ethernet-switch"].value and weeks["N100"] == H.LEAD_WEEKS["nic"].value
+
+
+def test_installation_labour_by_hand():
+    """The tiny optimum installed: 4 servers x 3 h, 4 node links (NIC ports) x 0.2 h, 1 switch x 1.5 h, and the
+    out-of-band ports: none (the tiny catalog has no out-of-band switch); (12 + 0.8 + 1.5) x 1.2 = 17.16 h at
+    $120/h = $2,059.20, one line citing its assumptions, on top of the parts' 406,200."""
+    plan = purchase.run(tiny(), scenario(include={"installation": True}), CAL)
+    labour = [b for b in plan.bom if b.section == "installation"]
+    assert len(labour) == 1 and labour[0].extended_usd == pytest.approx(17.16 * 120)
+    assert labour[0].source.startswith("planner/assumptions/facility.py")
+    assert plan.cost.capex_usd == pytest.approx(406_200 + 17.16 * 120)

@@ -230,3 +230,26 @@ ROWS_PER_HALL = Constant(
 HALL_AISLE_M = Constant(
     "layout.hall_aisle_m", 3.0, "m between halls", "estimate: a corridor and wall between neighbouring halls"
 )
+
+# Installation and cabling labour (docs/research/quote_lines: no AI-cluster installation price is published)
+INSTALL_USD_PER_HOUR = Constant(
+    "install.usd_per_hour",
+    120.0,
+    "USD per technician-hour",
+    "estimate: between US data-centre technician wages (~$31-52/h, Cushman & Wakefield 2025) with burden and "
+    "margin, and a colocation smart-hands list rate ($180-200/h, QTS rate card)",
+)
+INSTALL_HOURS = {
+    "server": Constant("install.hours_per_server", 3.0, "technician-hours per server",
+                       "estimate: unbox, rails, a two-person lift, power and label"),
+    "rack_scale": Constant("install.hours_per_rack_scale_system", 60.0, "technician-hours per rack-scale system",
+                           "estimate: an NVL72 rack takes days (liquid connection, leak and pressure tests; "
+                           "Leviathan Systems 2026)"),
+    "cable": Constant("install.hours_per_cable", 0.2, "technician-hours per cable or link",
+                      "estimate: plug, dress, label, clean and test one pre-terminated link"),
+    "box": Constant("install.hours_per_switch", 1.5, "technician-hours per switch or appliance",
+                    "estimate: mount, power, cable management, first configuration"),
+}  # fmt: skip
+INSTALL_OVERHEAD = Constant(
+    "install.overhead", 0.2, "share added to the hours", "estimate: testing and project management"
+)

@@ -10,6 +10,7 @@ import datetime as dt
 import math
 from collections import Counter
 
+from planner.assumptions import facility as F
 from planner.assumptions import hardware as H
 from planner.base.resources import display_name
 from planner.catalog import dates
@@ -31,6 +32,7 @@ SECTIONS = {
     "storage system": "storage system",
     "management": "management servers",
     "spares": "spares",
+    "installation": "installation",
 }
 # priced quantity -> (section, segment whose runs its cut-to-length parts follow)
 UNITS = {
@@ -58,7 +60,7 @@ ALWAYS_EXCLUDED = (
     "uplinks from the in-band and out-of-band switches to the data-centre network",
     "software licences (UFM Enterprise per-node licences, NVIDIA AI Enterprise at about $4,500 per GPU-year, "
     "Base Command Manager / Mission Control)",
-    "support contracts, installation and cabling labour (enter quotes on the workbook's Quote sheet)",
+    "support contracts (enter quotes on the workbook's Quote sheet)",
     "facility: floor space, cooling, power distribution upstream of the rack PDUs; shipping and duties",
 )
 
@@ -270,7 +272,37 @@ def bill_of_materials(
                 continue  # by tier, below
             _add_part(lines, catalog, section, kind, key, per_unit * count, runs, _label(prefix, kind, catalog, key))
     _spare_lines(lines, catalog, row, server, q, nodes, geometry, override)
-    return lines.lines()
+    return lines.lines() + _installation_lines(row, q)
+
+
+def _installation_lines(row: dict, q: dict) -> list[BomLine]:
+    """Installation and cabling labour: one line of the plan's technician-hours at the sourced rate (no
+    catalog row: planner.assumptions.facility INSTALL_*)."""
+    hours, rate = float(q.get("install_hours", 0.0)), float(row.get("install_usd", 0.0))
+    if hours <= 0 or rate <= 0:
+        return []
+    h = F.INSTALL_HOURS
+    return [
+        BomLine(
+            category="labour",
+            sku="INSTALLATION",
+            description=(
+                f"Installation and cabling labour: {hours:,.0f} technician-hours at ${rate:,.0f}/h "
+                f"({h['server'].value:g} h per server or {h['rack_scale'].value:g} per rack-scale system, "
+                f"{h['cable'].value:g} h per link, {h['box'].value:g} h per switch or appliance, "
+                f"+{F.INSTALL_OVERHEAD.value:.0%} testing and project management)"
+            ),
+            vendor="system integrator",
+            quantity=1,
+            unit_usd=hours * rate,
+            extended_usd=hours * rate,
+            source="planner/assumptions/facility.py (install.*)",
+            confidence="estimate",
+            price_date="2026-12",
+            section=SECTIONS["installation"],
+            note="a sourced default, not a quote",
+        )
+    ]
 
 
 def _spare_lines(lines: _Lines, catalog: Catalog, row: dict, server, q: dict, nodes, geometry, override) -> None:
@@ -416,6 +448,8 @@ def not_priced(row: dict, q: dict) -> list[str]:
         notes.append("a single node: storage, in-band and out-of-band networks not sized (connect it to existing ones)")
     if q.get("oob_ports"):
         notes.append(f"{int(q['oob_ports'])} Cat6 patch cords for the out-of-band ports (no sourced price)")
+    if not float(row.get("install_per_node") or 0):
+        notes.append("installation and cabling labour excluded by the scenario (include.installation: false)")
     if q.get("ufm") or int(row.get("reserved_nodes") or 0):
         held = " (their leaf ports are held: one node's slot)" if int(row.get("reserved_nodes") or 0) else ""
         notes.append(f"the UFM appliances' own fabric links{held}")

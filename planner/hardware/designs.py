@@ -23,6 +23,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from planner.assumptions import facility as F
 from planner.assumptions import hardware as H
 from planner.catalog import connectors
 from planner.catalog.load import Catalog
@@ -628,7 +629,20 @@ class _Context:
             units = {parts: _whole_parts(parts) for parts in set(skus)}
             columns[f"{prefix}_spare_unit"] = np.array([units[parts] for parts in skus], dtype=np.int64)
         columns |= _spare_models(rows)
-        block = pd.DataFrame({k: np.broadcast_to(v, len(rows)) for k, v in columns.items()}, index=rows.index)
+        # installation: technician-hours per node (a server, or a rack-scale system's racks) at the sourced rate
+        per_node = np.where(
+            rows["rack_scale"].to_numpy(dtype=bool),
+            F.INSTALL_HOURS["rack_scale"].value * np.maximum(rows["rack_span"].to_numpy(np.int64), 1),
+            F.INSTALL_HOURS["server"].value,
+        )
+        on = self.include.installation
+        columns["install_per_node"] = per_node if on else np.zeros(len(rows))
+        columns["install_usd"], columns["install_w"] = (F.INSTALL_USD_PER_HOUR.value if on else 0.0), 0.0
+        columns["install_skus"] = ()
+        spread = {
+            k: [v] * len(rows) if isinstance(v, tuple) else np.broadcast_to(v, len(rows)) for k, v in columns.items()
+        }
+        block = pd.DataFrame(spread, index=rows.index)
         return pd.concat([rows.drop(columns=[c for c in columns if c in rows.columns]), block], axis=1)
 
     # -- racks and PDUs

@@ -36,6 +36,7 @@ PRICED = {
     "cdus": "cdu",
     "storage_blocks": "storage_block",
     "mgmt_servers": "mgmt_server",
+    "install_hours": "install",
 }
 
 
@@ -134,7 +135,25 @@ def quantities(params, nodes) -> dict[str, np.ndarray]:
     q["oob_switches"] = _ceil(q["oob_ports"], params["oob_ports_per_switch"])
     q["cdus"] = cdus(params, n)
     q.update(spares(params, q))
+    q["install_hours"] = install_hours(params, q)
     return q
+
+
+# what the installation labour counts: the links plugged and the boxes mounted besides the nodes
+CABLED = ("endpoints", "uplinks", "storage_ports", "storage_uplinks", "inband_ports", "oob_ports")
+MOUNTED = ("switches", "storage_switches", "inband_switches", "oob_switches", "ufm", "storage_blocks", "mgmt_servers")
+
+
+def install_hours(params, q) -> np.ndarray:
+    """Technician-hours to install the plan: per node (a server, or a rack-scale system), per link, per
+    switch or appliance, plus the overhead share (planner.assumptions.facility INSTALL_*); 0 where the
+    scenario leaves installation out (install_per_node 0)."""
+    per_node = np.asarray(params["install_per_node"], dtype=float)
+    on = per_node > 0
+    links = sum(np.asarray(q[name], dtype=float) for name in CABLED)
+    boxes = sum(np.asarray(q[name], dtype=float) for name in MOUNTED)
+    hours = per_node * q["nodes"] + F.INSTALL_HOURS["cable"].value * links + F.INSTALL_HOURS["box"].value * boxes
+    return np.where(on, hours * (1 + F.INSTALL_OVERHEAD.value), 0.0)
 
 
 def spares(params, q) -> dict[str, np.ndarray]:

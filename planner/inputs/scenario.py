@@ -341,6 +341,7 @@ class Include(_Strict):
     oob_network: bool = True
     subnet_manager: bool = Field(True, description="UFM appliances where InfiniBand switches are unmanaged.")
     storage_system: bool = Field(True, description="The shared file system itself (storage blocks).")
+    installation: bool = Field(True, description="Installation and cabling labour (a sourced default line).")
     management_servers: bool = Field(True, description="Head, control-plane and login servers.")
     subnet_manager_slot: bool = Field(
         True,

@@ -76,6 +76,7 @@ def create_model(candidates: pd.DataFrame, req: Requirements, objective, constra
         define_oob(problem, k, row, cv)
         define_cooling(problem, k, row, cv)
         define_spares(problem, k, row, cv)
+        define_installation(row, cv)
     define_one_configuration(problem, variables)
     cost = define_cost(rows, variables)
     define_objective(problem, cost, objective)
@@ -324,7 +325,7 @@ def define_oob(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) ->
     ports = ports + q.get("storage_blocks", 0) + q.get("mgmt_servers", 0)
     switches = _int(problem, "Qo", k)
     problem += per_switch * switches >= ports + q.get("ufm", 0) + pdus, var_name("oob", k)
-    q["oob_switches"] = switches
+    q["oob_switches"], q["oob_ports"] = switches, ports + q.get("ufm", 0) + pdus
 
 
 def define_spares(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
@@ -354,6 +355,18 @@ def define_spares(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
     for name, base in sizing.SPARED_MODELS.items():
         if per_model and used[base] and int(row[f"{sizing.SPARES[name]}_spare_model"]):
             cv.q[name] = per_model * cv.z
+
+
+def define_installation(row: dict, cv: CandidateVars) -> None:
+    """Technician-hours (sizing.install_hours), linear in the node count and the sized links and boxes."""
+    per_node = float(row["install_per_node"])
+    if per_node <= 0:
+        return
+    q = cv.q | {"endpoints": int(row["endpoints_per_node"]) * cv.nodes if int(row["tier"]) else 0}
+    links = pulp.lpSum([q.get(name, 0) for name in sizing.CABLED])
+    boxes = pulp.lpSum([q.get(name, 0) for name in sizing.MOUNTED])
+    hours = per_node * cv.nodes + F.INSTALL_HOURS["cable"].value * links + F.INSTALL_HOURS["box"].value * boxes
+    cv.q["install_hours"] = (1 + F.INSTALL_OVERHEAD.value) * hours
 
 
 def define_one_configuration(problem: pulp.LpProblem, variables: dict[int, CandidateVars]) -> None:

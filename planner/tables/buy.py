@@ -680,6 +680,7 @@ PARAMS = [
     "mgmt_server_units",
     "mgmt_server_w",
     "mgmt_servers_base",
+    "install_per_node",
     "spare_node_share",
     "spare_link_share",
     "spare_switches_per_model",
@@ -716,6 +717,7 @@ QUANTITY_COLUMNS = [
     "cdus",
     "storage_blocks",
     "mgmt_servers",
+    "install_hours",
     *sizing.SPARES,
 ]
 COLUMNS = list(

@@ -19,6 +19,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from planner.assumptions import facility as F
 from planner.base.units import HOURS_PER_YEAR, SECONDS_PER_DAY
 from planner.catalog.load import Catalog
 from planner.hardware.designs import Designs
@@ -70,7 +71,7 @@ def price(catalog: Catalog, row: dict, nodes: int, scenario: Scenario) -> dict:
     for prefix, count in units.items():
         usd, watts = _per_unit(catalog, row[f"{prefix}_skus"])
         capex, network_w = capex + usd * count, network_w + watts * count
-    capex += _spares_usd(catalog, row, nodes, q, node_usd, scenario)
+    capex += _spares_usd(catalog, row, nodes, q, node_usd, scenario) + _labour_usd(catalog, row, nodes, q, scenario)
     o = scenario.objective
     server = catalog.server(row["server"])  # its liquid share of heat at pue_liquid, the rest and the network at pue
     share = server.liquid_fraction if server.liquid_fraction is not None else float(server.cooling == "liquid")
@@ -111,6 +112,22 @@ def _spares_usd(catalog: Catalog, row: dict, nodes: int, q: dict, node_usd: floa
         usd += count * _per_unit(catalog, skus)[0]
     models = {key for prefix, base in MODELS if q[base] > 0 for kind, key, _ in row[f"{prefix}_skus"]}
     return usd + sum(sp.switches_per_model * _row_of(catalog, "switches", key).price_usd for key in models)
+
+
+def _labour_usd(catalog: Catalog, row: dict, nodes: int, q: dict, scenario: Scenario) -> float:
+    """Installation as the quote states it: hours per server (a rack-scale system's per rack), per link
+    plugged (NIC ports, uplinks, storage and in-band ports, out-of-band ports), per switch or appliance
+    mounted, plus the overhead, at the hourly rate."""
+    if not scenario.include.installation:
+        return 0.0
+    h, server = F.INSTALL_HOURS, catalog.server(row["server"])
+    per_node = h["rack_scale"].value * server.racks if server.racks else h["server"].value
+    links = q["endpoints"] + q["uplinks"] + q["storage_ports"] + q["storage_uplinks"] + q["inband_ports"]
+    links += q["oob_ports"]
+    boxes = q["switches"] + q["storage_switches"] + q["inband_switches"] + q["oob_switches"] + q["ufm"]
+    boxes += q["storage_blocks"] + q["mgmt_servers"]
+    hours = per_node * nodes + h["cable"].value * links + h["box"].value * boxes
+    return hours * (1 + F.INSTALL_OVERHEAD.value) * F.INSTALL_USD_PER_HOUR.value
 
 
 def _within(c: dict, scenario: Scenario) -> bool:
