@@ -262,16 +262,18 @@ def bill_of_materials(
     lines.add("servers", "servers", server.name, nodes)
     _nic_lines(lines, catalog, row, server, nodes)
     _switch_lines(lines, row, q)
+    segments = {segment for _, segment in UNITS.values()}
+    runs_of = {segment: _runs(segment, row, q, nodes, geometry, override) for segment in segments}
     for prefix, (section, segment) in UNITS.items():
         count = quantity_of(q, prefix)
         if not count:
             continue
-        runs = _runs(segment, row, q, nodes, geometry, override)
+        runs = runs_of[segment]
         for kind, key, per_unit in row[f"{prefix}_skus"]:
             if kind == "switches" and prefix in ("switch", "storage_switch"):
                 continue  # by tier, below
             _add_part(lines, catalog, section, kind, key, per_unit * count, runs, _label(prefix, kind, catalog, key))
-    _spare_lines(lines, catalog, row, server, q, nodes, geometry, override)
+    _spare_lines(lines, catalog, row, server, q, runs_of)
     return lines.lines() + _installation_lines(row, q)
 
 
@@ -305,7 +307,7 @@ def _installation_lines(row: dict, q: dict) -> list[BomLine]:
     ]
 
 
-def _spare_lines(lines: _Lines, catalog: Catalog, row: dict, server, q: dict, nodes, geometry, override) -> None:
+def _spare_lines(lines: _Lines, catalog: Catalog, row: dict, server, q: dict, runs_of: dict) -> None:
     """The spares section (sizing.spares): spare nodes as a server with the NICs its node price adds; a
     spare link as the parts of one link of its kind, cut-to-length parts at the kind's longest run; spare
     switches of each model."""
@@ -326,8 +328,7 @@ def _spare_lines(lines: _Lines, catalog: Catalog, row: dict, server, q: dict, no
         count = int(q.get(name, 0))
         if name == "spare_nodes" or not count:
             continue
-        segment = UNITS.get(prefix, (None, None))[1]
-        runs = _runs(segment, row, q, nodes, geometry, override)
+        runs = runs_of.get(UNITS.get(prefix, (None, None))[1], Counter())
         longest = Counter({max(runs): 1}) if runs else Counter()
         for kind, key, per_unit in row[f"{prefix}_skus"]:
             label = f"spare {_label(prefix, kind, catalog, key) or 'part'}".replace("spare part", "spare")

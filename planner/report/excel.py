@@ -134,7 +134,7 @@ def _quote(ws: Worksheet, plan: Plan) -> dict[str, object]:
     optional_first = row
     for text in (
         "Support contract (optional: enter your vendor's quote; the Summary also estimates support per year)",
-        "Installation and cabling labour (optional: enter your quote)",
+        "Installation quote (optional: your integrator's; then set the INSTALLATION line's quantity, if listed, to 0)",
     ):
         put(ws, row, 1, "services")
         put(ws, row, 4, text)
