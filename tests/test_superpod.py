@@ -190,3 +190,22 @@ def test_llama_example_leaves_carry_no_unused_uplinks():
     assert leaves == 32 and links["node-leaf"].count == 1024
     assert links["switch-switch"].count == links["node-leaf"].count  # 1:1, no uplink without a used port
     assert c.switches_by_tier["spine"] == 8
+
+
+def test_spectrum_x_on_a_dgx_h100_names_the_supernic():
+    """1,024 GPUs of DGX H100 on Spectrum-X: the DGX's built-in ConnectX-7 is not a SuperNIC, so no node can
+    join the fabric; the message says so and names the NICs that run it (was: '1024 GPUs is not a whole
+    number of nodes of [8] GPUs')."""
+    scenario = Scenario.model_validate(
+        {
+            "workload": SMALL,
+            "requirement": {"gpus": 1024},
+            "target_tflops": 1,
+            "constraints": {"servers": [DGX], "fabrics": ["spectrum-x"]},
+        }
+    )
+    with pytest.raises(InfeasibleError) as caught:
+        purchase.run(load_catalog(), scenario, Calibration.default(), alternatives=0)
+    text = str(caught.value)
+    assert "built-in NICs (CX7-400G-OSFP) run ib, roce, not spectrum-x" in text
+    assert "Spectrum-X needs a SuperNIC" in text and "BF3-B3140H" in text and "whole number" not in text

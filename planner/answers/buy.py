@@ -48,7 +48,7 @@ def run(
     sized, table = sized_candidates(catalog, scenario, calibration, parts)
     feasible = table.feasible
     if feasible.empty:
-        raise InfeasibleError("\n".join(explain_infeasible(scenario, calibration, table)))
+        raise InfeasibleError("\n".join(explain_infeasible(scenario, calibration, table, catalog, parts)))
     groups = ranking.best_per_group(feasible, cand.GROUP).head(alternatives + 1)
     pool = feasible.merge(groups[cand.GROUP], on=cand.GROUP).reset_index(drop=True)
     progress(f"solving the MILP over the {len(pool):,} of {len(table.frame):,} candidates that can win")
@@ -564,7 +564,7 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
                 f"pre-training batch ({published / 1e6:.1f}M, Llama 3 405B): whether it converges is not known; set "
                 "workload.global_batch to plan the batch you would train with."
             )
-    notes += _fabric_notes(row, head.choice.nodes)
+    notes += _fabric_notes({**row, "asked_topologies": scenario.constraints.topologies}, head.choice.nodes)
     notes += _storage_notes(row, head.choice.nodes, scenario)
     req = Requirements.of(scenario)
     if scenario.workload.searches_layout:
@@ -623,7 +623,13 @@ def _fabric_notes(row, nodes: int) -> list[str]:
     """The fabric's shape in words: the switch radix and the tiers it needs at this size, how leaves are
     sized, and the subnet manager's held slot."""
     tier = int(row["tier"])
+    asked = row.get("asked_topologies") or ()
     if tier < 2:
+        if asked and tier == 1:
+            return [
+                f"topology: constraints.topologies asks for {', '.join(asked)}, but one switch holds all {nodes} "
+                "nodes' NIC ports, so there is no leaf layer to arrange (rail-optimised designs need two tiers)."
+            ]
         return []
     p, o, ppc = int(row["switch_ports"]), float(row["oversubscription"]), int(row["ports_per_cage"])
     per_node = int(row["endpoints_per_node"]) / max(int(row["breakout"]), 1)
@@ -782,14 +788,48 @@ def tie_notes(head: Summary, per_fabric: list[Summary]) -> list[str]:
 # ---------------------------------------------------------------- infeasible: say why and what would work
 
 
-def explain_infeasible(scenario: Scenario, calibration: Calibration, table: cand.Candidates) -> list[str]:
+def explain_infeasible(
+    scenario: Scenario, calibration: Calibration, table: cand.Candidates, catalog: Catalog | None = None,
+    parts: Designs | None = None,
+) -> list[str]:  # fmt: skip
     lines = [f"no plan meets scenario '{scenario.name}':"] + _deadline_context(scenario, table.requirements)
     misfits = _rack_misfits(scenario, table.designs)
     if misfits:
         return lines + misfits
+    unnetworked = _no_network_reasons(scenario, catalog, parts, table.requirements)
+    if unnetworked:
+        return lines + unnetworked
     if table.frame.empty:
         return lines + _performance_reasons(scenario, calibration, table)
     return lines + _limit_reasons(scenario, table.frame)
+
+
+def _no_network_reasons(scenario: Scenario, catalog: Catalog | None, parts, req: Requirements) -> list[str]:
+    """When the GPUs asked for need more than one node but no server gets a network of an allowed fabric:
+    which NICs each server takes (a DGX only its built-in ones) and the fabrics they run, and which NICs of
+    the catalog run the fabrics asked for (Spectrum-X: the SuperNICs)."""
+    if catalog is None or parts is None or not parts.multi.empty or parts.configs.empty:
+        return []
+    most = int(parts.single["gpus_per_node"].max()) if len(parts.single) else 0
+    if req.gpus is not None and req.gpus <= most:
+        return []
+    allowed = set(scenario.constraints.fabrics)
+    out = []
+    for server, rows in parts.configs.groupby("server", sort=True):
+        runs = sorted({f for fabrics in rows["nic_fabrics"] for f in fabrics})
+        if allowed & set(runs):
+            return []  # a NIC runs an allowed fabric: the cause is elsewhere (switches, links), said below
+        which = "built-in NICs" if catalog.server(server).nics_fixed else "NICs"
+        nics = ", ".join(sorted(set(rows["nic"])))
+        wanted = ", ".join(sorted(allowed))
+        out.append(f"{server}'s {which} ({nics}) run {', '.join(runs) or 'no fabric'}, not {wanted}")
+    able = sorted(n.sku for n in catalog.items("nics") if allowed & set(n.fabrics))
+    which = f"NICs in the catalog that run it: {', '.join(able)}" if able else "no NIC in the catalog runs it"
+    hint = " (Spectrum-X needs a SuperNIC)" if "spectrum-x" in allowed else ""
+    return out + [
+        f"no node can join a {'/'.join(sorted(allowed))} network{hint}; {which}: allow a server that takes them, "
+        "or another fabric (constraints.fabrics)"
+    ]
 
 
 def _rack_misfits(scenario: Scenario, designs: pd.DataFrame | None) -> list[str]:
