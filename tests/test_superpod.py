@@ -209,3 +209,12 @@ def test_spectrum_x_on_a_dgx_h100_names_the_supernic():
     text = str(caught.value)
     assert "built-in NICs (CX7-400G-OSFP) run ib, roce, not spectrum-x" in text
     assert "Spectrum-X needs a SuperNIC" in text and "BF3-B3140H" in text and "whole number" not in text
+
+
+def test_why_names_radix_tiers_and_failure_domains():
+    """The Llama example (128 nodes, 8 x 400G, rail-optimised on 128-port N9600 leaves, 64 down): two tiers hold
+    128 x 64 / 8 = 1,024 nodes; a leaf is one rail of a 64-node SU; 8 spines each carry 1/8 of the uplinks."""
+    plan = purchase.run(load_catalog(), load_scenario(examples_dir() / "llama-70b-h100.yaml"), Calibration.default())
+    why = " ".join(plan.why)
+    assert "N9600-64OD has 128 ports: two tiers hold up to 1,024 of these nodes" in why
+    assert "failure domains: a leaf: one of 8 rails of 64 nodes" in why and "a spine: 1/8 of" in why

@@ -565,6 +565,7 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
                 "workload.global_batch to plan the batch you would train with."
             )
     notes += _fabric_notes({**row, "asked_topologies": scenario.constraints.topologies}, head.choice.nodes)
+    notes += _failure_domains(row, head.choice.nodes, head.choice.switches_by_tier)
     notes += _storage_notes(row, head.choice.nodes, scenario)
     req = Requirements.of(scenario)
     if scenario.workload.searches_layout:
@@ -655,6 +656,30 @@ def _fabric_notes(row, nodes: int) -> list[str]:
             )
         notes.append(held + ".")
     return notes
+
+
+def _failure_domains(row, nodes: int, by_tier: dict[str, int]) -> list[str]:
+    """What one failed switch takes away, by tier: a leaf's nodes (all of a node's ports on a top-of-rack or
+    in-order leaf; one rail of an SU on a rail leaf), a spine's or core's share of the bandwidth above."""
+    tier = int(row["tier"])
+    if tier == 0:
+        return []
+    if tier == 1:
+        return [f"failure domains: the one switch carries every node link: its failure stops all {nodes} nodes."]
+    e, b = int(row["endpoints_per_node"]), max(int(row["breakout"]), 1)
+    if row["topology"] == "rail":
+        rails, su = int(row["rails"]), int(row["su_nodes"])
+        leaf = f"a leaf: one of {rails} rails of {min(su, nodes)} nodes (a job on them stops unless it reroutes)"
+    elif row["tor"]:
+        leaf = f"a leaf: the {int(row['nodes_per_rack'])} nodes of its rack lose their links"
+    else:
+        leaf = f"a leaf: the ~{max(int(row['leaf_down']) * b // max(e, 1), 1)} nodes whose ports it holds"
+    parts = [leaf]
+    if by_tier.get("spine"):
+        parts.append(f"a spine: 1/{by_tier['spine']} of the leaf uplink bandwidth")
+    if by_tier.get("core"):
+        parts.append(f"a core: 1/{by_tier['core']} of the bandwidth between pods")
+    return [f"failure domains: {'; '.join(parts)}."]
 
 
 def _layout_note(row, head: Summary, work: Training, calibration: Calibration, req: Requirements) -> str:
