@@ -218,3 +218,15 @@ def test_why_names_radix_tiers_and_failure_domains():
     why = " ".join(plan.why)
     assert "N9600-64OD has 128 ports: two tiers hold up to 1,024 of these nodes" in why
     assert "failure domains: a leaf: one of 8 rails of 64 nodes" in why and "a spine: 1/8 of" in why
+
+
+def test_equal_cost_ties_take_the_layout_rule():
+    """Micro-batch 1 data-parallel and micro-batch 2 TP 2 cost the same on the Llama example's hardware; the
+    solver may pick either, the plan takes the simplest within 3% of the fastest, with or without a budget."""
+    base = examples_dir() / "llama-70b-h100.yaml"
+    plans = [
+        purchase.run(load_catalog(), load_scenario(base, over), Calibration.default(), alternatives=0)
+        for over in ({}, {"constraints.budget_usd": 48e6})
+    ]
+    picks = {(p.choice.micro_batch, p.choice.layout, p.cost.capex_usd) for p in plans}
+    assert picks == {(1, "data parallel over DP 1024", plans[0].cost.capex_usd)}

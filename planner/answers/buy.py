@@ -3,6 +3,7 @@ alternatives, the bill of materials, and an explanation instead of a bare "infea
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from planner.hardware.designs import Designs
 from planner.inputs.scenario import Scenario
 from planner.model import binding, reliability
 from planner.model.calibration import Calibration
+from planner.model.layout import choose as choose_layout
 from planner.model.layout import layout_name
 from planner.model.parallelism import LAYOUT, LAYOUT_DEFAULTS, RECOMPUTE_SEARCH
 from planner.model.sweep import bandwidth_table
@@ -55,6 +57,7 @@ def run(
     sol = buy.optimize(pool, sized, solver, time_limit_s, gap)
     if sol is None:  # the pool holds only candidates within every limit, so this is a fault
         raise SolverError("the MILP found no plan although feasible candidates exist; report this as a bug")
+    sol = _simplest_of_ties(pool, sol, scenario, table, calibration)
     row = _clean(pool.iloc[sol.k])
     _check_against_table(sol, feasible.iloc[0])
     per_gpu = per_gpu_rows(catalog, scenario, calibration, feasible, parts)
@@ -249,6 +252,33 @@ def _deadline_note(scenario: Scenario, m: Metrics) -> str:
         f"the deadline of {allowed} sets the node count: {m.training_days:.1f} days of training at goodput "
         f"{m.goodput:.1%} take {m.effective_training_days:.1f} calendar days."
     )
+
+
+HARDWARE = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "tier", "topology", "oversubscription"]
+
+
+def _simplest_of_ties(pool: pd.DataFrame, sol: buy.Solution, scenario: Scenario, table, calibration) -> buy.Solution:
+    """The MILP's pick among candidates of the same hardware at the same node count and price (they differ in
+    micro-batch or parallel layout only, and the solver breaks such ties at random): the one the layout rule
+    takes, the simplest within LAYOUT_SIMPLICITY_MARGIN of the fastest (planner.model.layout.choose)."""
+    picked, nodes = pool.iloc[sol.k], sol.nodes
+    same = (pool[HARDWARE] == picked[HARDWARE]).all(axis=1).to_numpy()
+    same = same & (pool["n_lo"].to_numpy() <= nodes) & (pool["n_hi"].to_numpy() >= nodes)
+    index = [int(i) for i in np.flatnonzero(same)]
+    index = [i for i in index if (allowed := cand.allowed_nodes(pool.iloc[i], table.requirements)) is None
+             or nodes in allowed]  # fmt: skip
+    if len(index) < 2:
+        return sol
+    rows = pool.iloc[index].reset_index(drop=True)
+    cost = costing.configuration_cost(rows, nodes, **costing.priced_quantities(cand.quantities_at(rows, nodes)))
+    price = np.asarray(costing.objective_usd(cost, scenario.objective), dtype=float)
+    tied = np.abs(price - price.min()) <= 1e-9 * max(abs(price.min()), 1.0)
+    figures = cand.evaluate_at(
+        rows, np.full(len(rows), nodes), table.training, calibration, table.requirements.confidence
+    )
+    dims = {k: rows[k].to_numpy() for k in LAYOUT}
+    chosen = choose_layout(np.zeros(len(rows)), np.asarray(figures["tokens_per_s"], float), tied, dims)[0]
+    return sol if chosen < 0 or index[chosen] == sol.k else dataclasses.replace(sol, k=index[chosen])
 
 
 def _check_against_table(sol: buy.Solution, cheapest: pd.Series) -> None:
