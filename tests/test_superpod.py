@@ -230,3 +230,19 @@ def test_equal_cost_ties_take_the_layout_rule():
     ]
     picks = {(p.choice.micro_batch, p.choice.layout, p.cost.capex_usd) for p in plans}
     assert picks == {(1, "data parallel over DP 1024", plans[0].cost.capex_usd)}
+
+
+def test_the_radix_decision_is_said():
+    """512 nodes of 8 x 400G: a 64-port Quantum-2 leaf-spine holds 64 x 32 / 8 = 256 nodes (255 with the UFM
+    slot), so InfiniBand needs three tiers; a 128-port Tomahawk 5 / Spectrum-4 holds 128 x 64 / 8 = 1,024 in two.
+    The plan says the tier difference and the switches' ports."""
+    over = {"requirement": {"gpus": 4096}, "target_tflops": 100}
+    plan = purchase.run(
+        load_catalog(), load_scenario(examples_dir() / "llama-70b-h100.yaml", over), Calibration.default()
+    )
+    ib = next(s for s in plan.per_fabric if s.choice.fabric == "ib")
+    assert plan.choice.tier == 2 and ib.choice.tier == 3
+    tiers = [w for w in plan.why if w.startswith("tiers:")]
+    assert (
+        len(tiers) >= 1 and "(64 ports) needs 3 for 512" in tiers[0] and "(128 ports) builds 512 nodes in 2" in tiers[0]
+    )

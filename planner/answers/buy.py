@@ -88,6 +88,7 @@ def run(
         why=why(scenario, row, head, table.training, calibration)
         + nic_note(catalog, scenario, calibration, table, row, head)
         + tie_notes(head, described_as["per_fabric"])
+        + radix_notes(catalog, head, described_as["per_fabric"])
         + gpu_notes(catalog, scenario, table, described_as["per_gpu"])
         + unmeasured_gpu_notes(catalog, calibration, row, listed["per_gpu"]),
         **described_as,
@@ -837,6 +838,28 @@ def tie_notes(head: Summary, per_fabric: list[Summary]) -> list[str]:
     if notes:
         shares = ", ".join(f"{k} {v.value:.0%}" for k, v in H.PRICE_UNCERTAINTY.items())
         notes.append(f"price uncertainty by catalog confidence: {shares}.")
+    return notes
+
+
+def radix_notes(catalog: Catalog, head: Summary, per_fabric: list[Summary]) -> list[str]:
+    """Where another fabric's best plan needs a different number of switch tiers at its size, say so with
+    the switches' port counts: at scale the InfiniBand-or-Ethernet choice is often one of radix."""
+
+    def ports(choice) -> int:
+        return int(catalog.rows["switches"][(choice.switch.lower(),)].ports) if choice.switch else 0
+
+    c, notes = head.choice, []
+    for other in per_fabric:
+        o = other.choice
+        if o.fabric == c.fabric or min(o.tier, c.tier) < 2 or o.tier == c.tier:
+            continue
+        fewer, more = (c, o) if c.tier < o.tier else (o, c)
+        notes.append(
+            f"tiers: {fewer.switch} ({ports(fewer)} ports) builds {fewer.nodes:,} nodes in {fewer.tier} tiers, "
+            f"{more.switch} ({ports(more)} ports) needs {more.tier} for {more.nodes:,}: the extra tier's switches and "
+            f"links are much of the {format_usd(abs(other.delta_usd))} between the "
+            f"{FABRIC_NAMES.get(c.fabric, c.fabric)} plan and the best {other.label} one."
+        )
     return notes
 
 
