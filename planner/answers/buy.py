@@ -255,7 +255,12 @@ def _deadline_note(scenario: Scenario, m: Metrics) -> str:
     )
 
 
-HARDWARE = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "tier", "topology", "oversubscription"]
+# one hardware configuration: its alternatives group without the micro-batch and layout, and its fabric's shape
+HARDWARE = [c for c in cand.GROUP if c not in ("micro_batch", *cand.SEARCHED)] + [
+    "tier",
+    "topology",
+    "oversubscription",
+]
 
 
 def _simplest_of_ties(pool: pd.DataFrame, sol: buy.Solution, scenario: Scenario, table, calibration) -> buy.Solution:
@@ -595,7 +600,7 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
                 f"pre-training batch ({published / 1e6:.1f}M, Llama 3 405B): whether it converges is not known; set "
                 "workload.global_batch to plan the batch you would train with."
             )
-    notes += _fabric_notes({**row, "asked_topologies": scenario.constraints.topologies}, head.choice.nodes)
+    notes += _fabric_notes(row, head.choice.nodes, scenario.constraints.topologies or ())
     notes += _failure_domains(row, head.choice.nodes, head.choice.switches_by_tier)
     notes += _storage_notes(row, head.choice.nodes, scenario)
     req = Requirements.of(scenario)
@@ -651,11 +656,10 @@ def _storage_notes(row, nodes: int, scenario: Scenario) -> list[str]:
     return out
 
 
-def _fabric_notes(row, nodes: int) -> list[str]:
+def _fabric_notes(row, nodes: int, asked) -> list[str]:
     """The fabric's shape in words: the switch radix and the tiers it needs at this size, how leaves are
-    sized, and the subnet manager's held slot."""
+    sized, the subnet manager's held slot; and a topology asked for that one switch makes moot."""
     tier = int(row["tier"])
-    asked = row.get("asked_topologies") or ()
     if tier < 2:
         if asked and tier == 1:
             return [

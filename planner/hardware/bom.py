@@ -315,9 +315,7 @@ def _spare_lines(lines: _Lines, catalog: Catalog, row: dict, server, q: dict, ru
     if spare_nodes:
         lines.add("spares", "servers", server.name, spare_nodes, label="spare node")
         if isinstance(row["nic"], str):
-            bought = int(row["nics_per_node"]) - min(
-                server.included_count(catalog.nic(row["nic"])), int(row["nics_per_node"])
-            )
+            bought, _ = _nics_bought_included(catalog, row, server)
             if bought > 0:
                 lines.add("spares", "nics", row["nic"], spare_nodes * bought, label="spare node")
         if int(row.get("storage_bought") or 0):
@@ -331,7 +329,7 @@ def _spare_lines(lines: _Lines, catalog: Catalog, row: dict, server, q: dict, ru
         runs = runs_of.get(UNITS.get(prefix, (None, None))[1], Counter())
         longest = Counter({max(runs): 1}) if runs else Counter()
         for kind, key, per_unit in row[f"{prefix}_skus"]:
-            label = f"spare {_label(prefix, kind, catalog, key) or 'part'}".replace("spare part", "spare")
+            label = " ".join(filter(None, ("spare", _label(prefix, kind, catalog, key))))
             _add_part(lines, catalog, "spares", kind, key, per_unit * count, longest, label)
 
 
@@ -351,13 +349,19 @@ def _add_part(lines: _Lines, catalog: Catalog, section, kind, key, quantity, run
         lines.add(section, kind, key, count, part=part, length=metres, label=label)
 
 
+def _nics_bought_included(catalog: Catalog, row: dict, server) -> tuple[int, int]:
+    """A node's compute NICs: (bought beside the server, included in its price)."""
+    included = min(server.included_count(catalog.nic(row["nic"])), int(row["nics_per_node"]))
+    return int(row["nics_per_node"]) - included, included
+
+
 def _nic_lines(lines: _Lines, catalog: Catalog, row: dict, server, nodes: int) -> None:
     if isinstance(row["nic"], str):
         nic = catalog.nic(row["nic"])
-        included = min(server.included_count(nic), int(row["nics_per_node"]))
+        bought, included = _nics_bought_included(catalog, row, server)
         cabled = f"{int(row['nic_ports'])} of {nic.ports} ports cabled" if int(row["nic_ports"]) < nic.ports else ""
-        if row["nics_per_node"] - included > 0:
-            lines.add("servers", "nics", nic.sku, nodes * (int(row["nics_per_node"]) - included), label=cabled)
+        if bought > 0:
+            lines.add("servers", "nics", nic.sku, nodes * bought, label=cabled)
         if included:
             lines.add("servers", "nics", nic.sku, nodes * included, label=cabled, included_in=server.name)
     if not server.storage_nic or not server.storage_nics or int(row["tier"]) == 0:

@@ -590,9 +590,8 @@ class _Context:
             columns |= {"storage_block_w": block.power_w, "storage_block_units": block.rack_units or 1}
             columns |= {"storage_block_skus": (("infra", block.sku, 1.0),), "storage_system_note": ""}
         else:
-            columns |= dict(storage_block_tb=1.0, storage_block_read=1.0, storage_block_write=1.0)
-            columns |= dict(storage_block_usd=0.0, storage_block_w=0.0, storage_block_units=0)
-            columns |= {"storage_block_skus": (), "storage_system_note": _storage_system_note(inc, block)}
+            columns |= NO_STORAGE_BLOCK | {"storage_block_usd": 0.0, "storage_block_w": 0.0, "storage_block_skus": ()}
+            columns["storage_system_note"] = _storage_system_note(inc, block)
         columns["storage_read_per_gpu"] = sc.storage.read_gb_per_s_per_gpu if columns["storage_block_skus"] else 0.0
         columns["storage_write_per_node"] = (
             sc.reliability.checkpoint_write_gb_per_s_per_node if columns["storage_block_skus"] else 0.0
@@ -617,7 +616,7 @@ class _Context:
 
     # -- spares
 
-    def _spares(self, rows: pd.DataFrame) -> pd.DataFrame:
+    def _spare_columns(self, rows: pd.DataFrame) -> dict:
         """The scenario's spares rule and, per row, the links that make whole parts of each link kind (a
         twin-port module serves 2) and which switch models it spares (sizing.spares)."""
         spare = self.scenario.spares
@@ -628,55 +627,53 @@ class _Context:
             skus = rows[f"{prefix}_skus"] if f"{prefix}_skus" in rows else [()] * len(rows)
             units = {parts: _whole_parts(parts) for parts in set(skus)}
             columns[f"{prefix}_spare_unit"] = np.array([units[parts] for parts in skus], dtype=np.int64)
-        columns |= _spare_models(rows)
-        # installation: technician-hours per node (a server, or a rack-scale system's racks) at the sourced rate
+        return columns | _spare_models(rows)
+
+    def _installation_columns(self, rows: pd.DataFrame) -> dict:
+        """Technician-hours per node (a server, or a rack-scale system's racks) and the sourced hourly rate
+        (sizing.install_hours); zeros where the scenario leaves installation out."""
         per_node = np.where(
             rows["rack_scale"].to_numpy(dtype=bool),
             F.INSTALL_HOURS["rack_scale"].value * np.maximum(rows["rack_span"].to_numpy(np.int64), 1),
             F.INSTALL_HOURS["server"].value,
         )
         on = self.include.installation
-        columns["install_per_node"] = per_node if on else np.zeros(len(rows))
-        columns["install_usd"], columns["install_w"] = (F.INSTALL_USD_PER_HOUR.value if on else 0.0), 0.0
-        columns["install_skus"] = ()
-        spread = {
-            k: [v] * len(rows) if isinstance(v, tuple) else np.broadcast_to(v, len(rows)) for k, v in columns.items()
-        }
-        block = pd.DataFrame(spread, index=rows.index)
-        return pd.concat([rows.drop(columns=[c for c in columns if c in rows.columns]), block], axis=1)
+        columns = {"install_per_node": per_node if on else np.zeros(len(rows)), "install_skus": ()}
+        return columns | {"install_usd": F.INSTALL_USD_PER_HOUR.value if on else 0.0, "install_w": 0.0}
 
     # -- racks and PDUs
 
     def _racks(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Racks and PDUs (their prices per compute and network rack), the spares rule and the installation
+        hours: every column set in one frame."""
         g = self.geometry
         rack, pdu = self.rack, self.pdu
         on = self.include.racks and rack is not None and pdu is not None
-        rows = self._spares(rows)
-        rows["usable_units"] = g.usable_units
-        rows["rack_w"] = g.rack_kw * 1e3
-        rows["racks_per_row"] = g.racks_per_row
-        rows["count_pdus"] = on
-        load = rows["nodes_per_rack"] * rows["node_w"]
+        columns = self._spare_columns(rows) | self._installation_columns(rows)
+        columns |= {"usable_units": g.usable_units, "rack_w": g.rack_kw * 1e3, "racks_per_row": g.racks_per_row}
+        columns["count_pdus"] = on
+        load = (rows["nodes_per_rack"] * rows["node_w"]).to_numpy()
         pdus = {w: layout.pdus_per_rack(w, pdu.capacity_kw) for w in set(load)} if on else {}  # few distinct
         # a rack-scale system is its own rack, with its power shelves: no enclosure or PDU is bought for it
         own = rows["rack_scale"].to_numpy(dtype=bool)
-        rows["pdus_compute"] = np.where(own, 0, [pdus.get(w, 0) for w in load])
-        rows["pdus_network"] = layout.pdus_per_rack(g.rack_kw * 1e3, pdu.capacity_kw) if on else 0
-        for kind, count in (("compute_rack", rows["pdus_compute"]), ("network_rack", rows["pdus_network"])):
+        columns["pdus_compute"] = np.where(own, 0, [pdus.get(w, 0) for w in load])
+        columns["pdus_network"] = layout.pdus_per_rack(g.rack_kw * 1e3, pdu.capacity_kw) if on else 0
+        for kind in ("compute_rack", "network_rack"):
+            count = columns[f"pdus_{kind.removesuffix('_rack')}"]
             bought = np.ones(len(rows), dtype=bool) if kind == "network_rack" else ~own
-            rows[f"{kind}_usd"] = np.where(bought, (rack.price_usd + count * pdu.price_usd) if on else 0.0, 0.0)
-            rows[f"{kind}_w"] = 0.0
+            columns[f"{kind}_usd"] = np.where(bought, (rack.price_usd + count * pdu.price_usd) if on else 0.0, 0.0)
+            columns[f"{kind}_w"] = 0.0
             counts = np.broadcast_to(count, len(rows)).tolist()
             skus = {c: (("infra", rack.sku, 1.0), ("infra", pdu.sku, float(c))) if on else () for c in set(counts)}
-            rows[f"{kind}_skus"] = [skus[c] if b else () for c, b in zip(counts, bought, strict=True)]
-        rows["racks_note"] = (
+            columns[f"{kind}_skus"] = [skus[c] if b else () for c, b in zip(counts, bought, strict=True)]
+        columns["racks_note"] = (
             ""
             if on
             else "racks and PDUs excluded by the scenario (include.racks: false)"
             if not self.include.racks
             else "no rack or PDU row in the catalog (infra.csv)"
         )
-        return rows
+        return _assign(rows, columns)
 
     # -- cooling
 
@@ -731,6 +728,10 @@ def _rack_columns(server: ServerRow, g: layout.Geometry) -> dict:
     npr = layout.nodes_per_rack(server.power_w, server.rack_units, g, liquid)
     return {"server_units": server.rack_units or 0, "nodes_per_rack": max(npr, 1), "rack_span": 1,
             "rack_fits": npr >= 1, "rack_scale": False}  # fmt: skip
+
+
+# a design without a storage block: unit divisors (the sizing divides by them) and no rack units
+NO_STORAGE_BLOCK = dict(storage_block_tb=1.0, storage_block_read=1.0, storage_block_write=1.0, storage_block_units=0)
 
 
 def _storage_system_note(include, block) -> str:
@@ -800,17 +801,19 @@ def _zero_params() -> dict:
     for prefix in ("endpoint", *PRICED.values()):
         if prefix not in ("compute_rack", "network_rack", "cdu"):
             zeros |= {f"{prefix}_usd": 0.0, f"{prefix}_w": 0.0}
-    zeros |= dict(storage_block_tb=1.0, storage_block_read=1.0, storage_block_write=1.0, storage_block_units=0)
-    zeros |= dict(storage_read_per_gpu=0.0, storage_write_per_node=0.0, storage_tb=0.0, mgmt_server_units=0)
+    zeros |= NO_STORAGE_BLOCK | dict(
+        storage_read_per_gpu=0.0, storage_write_per_node=0.0, storage_tb=0.0, mgmt_server_units=0
+    )
     zeros |= dict(mgmt_servers_base=0)
     notes = dict(storage_note="", inband_note="", oob_note="", ufm_note="", storage_system_note="", mgmt_note="")
     return zeros | notes | dict(inband_switch=None, uplink=None, link=None, inband_link=None)
 
 
 def _assign(rows: pd.DataFrame, values: dict) -> pd.DataFrame:
-    """Set constant columns, all in one frame (one insert each would copy the frame's blocks each time);
-    tuple values (SKU lists) are repeated per row, not spread."""
-    block = pd.DataFrame({name: [value] * len(rows) for name, value in values.items()}, index=rows.index)
+    """Set columns, all in one frame (one insert each would copy the frame's blocks each time): an array or a
+    list is a column as it is, any other value a constant (tuple values, SKU lists, repeated per row)."""
+    columns = {name: v if isinstance(v, np.ndarray | list) else [v] * len(rows) for name, v in values.items()}
+    block = pd.DataFrame(columns, index=rows.index)
     return pd.concat([rows.drop(columns=[c for c in values if c in rows.columns]), block], axis=1)
 
 

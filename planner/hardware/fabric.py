@@ -76,9 +76,7 @@ def _smallest_divisor_from(number: int, least: int) -> int:
     """The smallest divisor of `number` that is at least `least` (least itself when number is 0 or smaller)."""
     if least <= 0:
         return max(least, 0)
-    if number < least:
-        return least
-    return next(d for d in range(least, number + 1) if number % d == 0)
+    return next((d for d in divisors(number) if d >= least), least)
 
 
 def divisors(number: int) -> list[int]:

@@ -15,7 +15,7 @@ def family(catalog: Catalog, kind: str, item) -> str:
     if kind == "servers":
         if item.status != "available":
             return "announced"
-        if item.racks or item.hosts > 1:  # a rack-scale system (NVL72)
+        if item.rack_scale:  # an NVL72: its own rack
             return "rack-scale"
         arch = (catalog.gpu(item.gpu).architecture or "").lower()
         if arch.startswith("blackwell"):

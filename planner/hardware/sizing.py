@@ -44,20 +44,6 @@ PRICED = {
 # spare node: a node with its NICs; a spare link: the parts of one link of that kind; a spare switch: one of
 # that model). Spares sit on the shelf: priced, drawing no power, in no rack. Shares and counts are the
 # scenario's `spares` section (planner.assumptions.hardware's sourced defaults).
-SPARES = {
-    "spare_nodes": "node",
-    "spare_endpoints": "endpoint",
-    "spare_cages": "cage",
-    "spare_uplinks": "uplink",
-    "spare_storage_ports": "storage_port",
-    "spare_storage_cages": "storage_cage",
-    "spare_storage_uplinks": "storage_uplink",
-    "spare_inband_ports": "inband_port",
-    "spare_switches": "switch",
-    "spare_storage_switches": "storage_switch",
-    "spare_inband_switches": "inband_switch",
-    "spare_oob_switches": "oob_switch",
-}
 # spare links: the quantity each spares a share of; spare switches: the quantity whose model they spare
 SPARED_LINKS = {
     "spare_endpoints": "endpoints",
@@ -73,6 +59,10 @@ SPARED_MODELS = {
     "spare_storage_switches": "storage_switches",
     "spare_inband_switches": "inband_switches",
     "spare_oob_switches": "oob_switches",
+}
+# each spare and the prefix of what it spares (a NIC port's link is priced as an `endpoint`)
+SPARES = {"spare_nodes": "node"} | {
+    name: "endpoint" if base == "endpoints" else PRICED[base] for name, base in (SPARED_LINKS | SPARED_MODELS).items()
 }
 
 
@@ -177,8 +167,12 @@ def spares(params, q) -> dict[str, np.ndarray]:
 
 def _ceil_share(share, quantity, offset: float = 0.0) -> np.ndarray:
     """ceil(share x quantity + offset), exact for shares given in hundredths (0.02 x 100 is 2, not 3)."""
-    exact = np.round(np.asarray(share, dtype=float) * np.asarray(quantity) + offset, 9)
-    return np.ceil(exact - 1e-9).astype(np.int64)
+    return _ceil_exact(np.asarray(share, dtype=float) * np.asarray(quantity) + offset)
+
+
+def _ceil_exact(x) -> np.ndarray:
+    """ceil of a quotient or product of decimals that float arithmetic leaves a hair above a whole number."""
+    return np.ceil(np.round(np.asarray(x, dtype=float), 9) - 1e-9).astype(np.int64)
 
 
 def storage_blocks(params, n) -> np.ndarray:
@@ -188,7 +182,7 @@ def storage_blocks(params, n) -> np.ndarray:
     read = np.asarray(params["storage_read_per_gpu"], dtype=float) * gpus / np.asarray(params["storage_block_read"])
     write = np.asarray(params["storage_write_per_node"], dtype=float) * n / np.asarray(params["storage_block_write"])
     room = np.asarray(params["storage_tb"], dtype=float) / np.asarray(params["storage_block_tb"], dtype=float)
-    return np.ceil(np.round(np.maximum(np.maximum(read, write), room), 9) - 1e-9).astype(np.int64)
+    return _ceil_exact(np.maximum(np.maximum(read, write), room))
 
 
 def mgmt_servers(params, n) -> np.ndarray:
