@@ -183,14 +183,24 @@ class Schedule(_Frozen):
     training_days: float = Field(description="uninterrupted training time")
     effective_days: float = Field(description="calendar days: training days / goodput")
     interruptions_expected: float
-    interruptions_per_1000_node_days: float
+    interruptions_per_1000_node_days: float = Field(description="the plan's node interruptions per node-day x 1000")
+    interruptions_by_part: dict[str, float] = Field(
+        default_factory=dict, description="node interruptions expected over the run, by the kind of part that fails"
+    )
+    interruptions_from: str = Field(
+        "bill of materials", description="'bill of materials' (parts x failure rates) or 'per node' (a given rate)"
+    )
     restart_minutes: float
     checkpoint_interval_minutes: float | None = Field(description="None: no interruptions, no need")
     checkpoint_interval_young_daly: bool
     checkpoint_write_s: float
     checkpoint_share: float
     lost_work_share: float
-    restart_share: float
+    restart_share: float = Field(description="restarts, and the waits for repairs (repair_wait_share)")
+    repair_wait_share: float = Field(0.0, description="node failures that find no spare free wait for the repair")
+    spare_wait_probability: float = Field(0.0, description="the chance a GPU, host or NIC failure finds no spare")
+    spare_nodes: int = 0
+    repair_hours: float = 0.0
     meets_deadline: bool
 
 

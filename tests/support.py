@@ -97,6 +97,8 @@ def scenario(**over) -> Scenario:
         "target_tflops": 1,
         # no spares unless a test asks: the hand-priced optima below are the parts alone
         "spares": {"node_share": 0.0, "link_share": 0.0, "switches_per_model": 0},
+        # and, with no spare node, no wait for repairs (which spares would cover) unless a test asks
+        "reliability": {"repair_hours": 0.0},
         "include": {"installation": False},
     }
     for key, value in over.items():
@@ -129,3 +131,22 @@ class Draw:
     def subset(self, options: list, least: int, most: int) -> list:
         size = self.int(least, most)
         return [options[i] for i in sorted(self.rng.choice(len(options), size=size, replace=False))]
+
+
+def bom_parts(plan, hosts_per_node: int = 1):
+    """A plan's parts counted from what its report lists (choice and links), not from the sizing code."""
+    from planner.model import reliability
+
+    c = plan.choice
+    links = {line.segment: line.count for line in plan.links if line.section == "compute fabric"}
+    tiers = c.switches_by_tier
+    return reliability.Parts(
+        gpus=c.gpus,
+        hosts=c.nodes * hosts_per_node,
+        nics=c.nodes * c.nics_per_node,
+        node_links=links.get("node-leaf", 0),
+        fabric_links=links.get("switch-switch", 0),
+        leaves=tiers.get("leaf", 0),
+        upper_switches=tiers.get("spine", 0) + tiers.get("core", 0),
+        spare_nodes=sum(b.quantity for b in plan.bom if b.section == "spares" and b.category == "servers"),
+    )

@@ -124,7 +124,7 @@ def test_spot_preemptions_lengthen_the_job_by_hand():
     assert v.goodput == pytest.approx(expected)
     assert v.wall_hours == pytest.approx(hours / expected)
     assert choice.cost_usd == pytest.approx(10.0 * hours / expected)
-    assert reliability.goodput(sc.reliability, 1e9, 1).fraction == 1.0  # no node interruptions: spot is all
+    assert reliability.goodput(sc.reliability, 1e9, 1, None).fraction == 1.0  # no node interruptions: spot is all
 
 
 def test_capacity_blocks_are_sold_in_fixed_durations():

@@ -170,10 +170,10 @@ def page_texts(pdf: Path) -> list[str]:
 
 MAX_PAGES = {
     # Assumptions: every constant, with the compute model's per-architecture priors and element-wise op counts;
-    # (and the lead-time, spares and storage assumptions); the Quote: the parts, the storage system, management
-    # servers and the spares section
-    "plan": {"Summary": 2, "Quote": 3, "Alternatives": 1, "Sensitivity": 1, "Buy vs rent": 1, "Assumptions": 9},
-    "bloom": {"Summary": 2, "Quote": 3, "Alternatives": 1, "Sensitivity": 1, "Assumptions": 9},
+    # (and the lead-time, spares, storage and per-part failure-rate assumptions); the Quote: the parts, the storage
+    # system, management servers and the spares section
+    "plan": {"Summary": 2, "Quote": 3, "Alternatives": 1, "Sensitivity": 1, "Buy vs rent": 1, "Assumptions": 10},
+    "bloom": {"Summary": 2, "Quote": 3, "Alternatives": 1, "Sensitivity": 1, "Assumptions": 10},
     # the December-2026 catalog: 31 ranked offerings (the table, then terms and chart) and 30 exclusions
     "cloud": {"Ranking": 2, "Cost over time": 1, "Excluded": 2},
     "bandwidth": {"Bandwidth": 1},

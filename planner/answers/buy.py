@@ -14,7 +14,7 @@ import pandas as pd
 from planner.assumptions import hardware as H
 from planner.assumptions import model as A
 from planner.base.errors import InfeasibleError, SolverError
-from planner.base.units import SECONDS_PER_DAY, format_count, format_usd
+from planner.base.units import format_count, format_usd
 from planner.catalog.load import Catalog
 from planner.hardware import bom, costing, fabric, layout, pcie
 from planner.hardware.designs import Designs
@@ -60,7 +60,7 @@ def run(
     sol = _simplest_of_ties(pool, sol, scenario, table, calibration)
     row = _clean(pool.iloc[sol.k])
     _check_against_table(sol, feasible.iloc[0])
-    per_gpu = per_gpu_rows(catalog, scenario, calibration, feasible, parts)
+    per_gpu = per_gpu_rows(feasible)
     listed = _listed(feasible, row, alternatives) | {"per_gpu": per_gpu}
     summarize = _Summaries(catalog, scenario, calibration, table.training, [(row, sol.nodes), *_listed_rows(listed)])
     head, head_lines = summarize(row, sol.nodes, "chosen")
@@ -94,7 +94,7 @@ def run(
         **described_as,
         candidates=len(table.frame),
         calibration=calibration.source,
-        schedule=plan_schedule(scenario, table.training, head),
+        schedule=plan_schedule(scenario, table.training, head, row),
         prices=prices,
         delivery=bom.delivery(lines, scenario.as_of_date, scenario.requirement.days),
     )
@@ -103,24 +103,9 @@ def run(
 def sized_candidates(
     catalog: Catalog, scenario: Scenario, calibration: Calibration, parts: Designs | None = None
 ) -> tuple[Scenario, cand.Candidates]:
-    """The candidate table of a deadline run sized for its goodput at the plan's own node count (goodput
-    falls as nodes are added): plan at goodput g(N) until the cheapest plan's node count N' is no larger
-    than N, so g(N') >= g(N) and it meets the deadline. Returns the scenario with its goodput resolved. `parts`:
-    the scenario's designs, when already built."""
-    parts = parts or cand.part_designs(catalog, scenario)  # goodput changes the need, not the hardware
-    if not reliability.applies(scenario) or scenario.reliability.goodput is not None:
-        return scenario, cand.build(catalog, scenario, calibration, parts)
-    params = scenario_training(catalog, scenario).params
-    fraction, sized_for, table = 1.0, None, None
-    while True:
-        resolved = reliability.with_goodput(scenario, fraction)
-        table = cand.build(catalog, resolved, calibration, parts, table)  # goodput changes the throughput only
-        if table.feasible.empty:
-            return resolved, table
-        nodes = int(table.feasible.iloc[0]["nodes"])
-        if sized_for is not None and nodes <= sized_for:
-            return resolved, table
-        fraction, sized_for = reliability.goodput(scenario.reliability, params, nodes).fraction, nodes
+    """The candidate table, each row sized for a deadline at its own goodput (planner.tables.buy), and the
+    scenario it was built for. `parts`: the scenario's designs, when already built."""
+    return scenario, cand.build(catalog, scenario, calibration, parts)
 
 
 def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, list[tuple[str, dict]]]:
@@ -140,34 +125,11 @@ def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, l
     return {name: [(label, _clean(records[at])) for label, at in rows] for name, rows in picks.items()}
 
 
-def per_gpu_rows(
-    catalog: Catalog, scenario: Scenario, calibration: Calibration, feasible: pd.DataFrame, parts: Designs
-) -> list[tuple[str, dict]]:
-    """(GPU, its best row) for each GPU with a plan, cheapest first, when more than one has one. A deadline
-    is met at the goodput of each GPU's own plan size (more nodes, more interruptions), so each GPU whose best
-    row in the shared table is sized differently is sized again alone (its optimum, as if the scenario
-    allowed that GPU only); the chosen plan's GPU keeps the chosen plan."""
+def per_gpu_rows(feasible: pd.DataFrame) -> list[tuple[str, dict]]:
+    """(GPU, its best row) for each GPU with a plan, cheapest first, when more than one has one (each row is
+    sized at its own goodput, so each is that GPU's optimum, as if the scenario allowed it alone)."""
     best = {gpu: _clean(feasible.loc[at]) for gpu, at in ranking.best_per_value(feasible, "gpu")}
-    if len(best) < 2:
-        return []
-    resized = reliability.applies(scenario) and scenario.reliability.goodput is None
-    chosen = feasible.iloc[0]["gpu"]  # the plan itself, sized by its own goodput: the row the table shows for it
-    for gpu in [g for g in best if g != chosen] if resized else []:
-        alone = scenario.model_copy(update={"constraints": scenario.constraints.model_copy(update={"gpus": [gpu]})})
-        own = sized_candidates(catalog, alone, calibration, _designs_of(parts, catalog, alone))[1].feasible
-        if own.empty:
-            del best[gpu]
-        else:
-            best[gpu] = _clean(own.iloc[0])
     return sorted(best.items(), key=lambda item: item[1]["objective_usd"]) if len(best) > 1 else []
-
-
-def _designs_of(parts: Designs, catalog: Catalog, scenario: Scenario) -> Designs:
-    """The designs of the servers `scenario` allows, from designs built for a superset of them (a design is one
-    server's: filtering equals designing those servers alone)."""
-    names = {s.name for s in cand.allowed_servers(catalog, scenario)}
-    keep = lambda frame: frame[frame["server"].isin(names)].reset_index(drop=True) if len(frame) else frame  # noqa: E731
-    return Designs(keep(parts.configs), keep(parts.multi), keep(parts.single))
 
 
 def unmeasured_gpu_notes(catalog: Catalog, calibration: Calibration, row, per_gpu: list[tuple[str, dict]]) -> list[str]:
@@ -232,11 +194,11 @@ class _Summaries:
         return found.model_copy(update={"label": label}), lines
 
 
-def plan_schedule(scenario: Scenario, work: Training, head: Summary) -> Schedule | None:
+def plan_schedule(scenario: Scenario, work: Training, head: Summary, row: dict) -> Schedule | None:
     """The deadline in calendar days at the chosen plan's goodput (None without a deadline)."""
     if head.metrics.training_days is None or not reliability.applies(scenario):
         return None
-    g = reliability.goodput(scenario.reliability, work.params, head.choice.nodes)
+    g = reliability.goodput(scenario.reliability, work.params, head.choice.nodes, cand.parts_at(row, head.choice.nodes))
     return reliability.schedule(scenario, g, head.metrics.training_days)
 
 
@@ -516,7 +478,8 @@ def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tu
         su_local=bool(row.get("su_local", False)),
     )
     days = req.training_days(r["tokens_per_s"])
-    g = reliability.goodput(scenario.reliability, work.params, nodes) if reliability.applies(scenario) else None
+    parts = cand.parts_at(row, nodes, q)
+    g = reliability.goodput(scenario.reliability, work.params, nodes, parts) if reliability.applies(scenario) else None
     metrics = Metrics(
         achieved_tflops_per_gpu=r["achieved_tflops_per_gpu"],
         mfu=r["mfu"],
@@ -938,11 +901,16 @@ def _deadline_context(scenario: Scenario, req: Requirements) -> list[str]:
     if r.tokens is None or req.tokens_per_s is None:
         return []
     allowed = r.days * (1 - r.schedule_margin)
-    goodput = r.tokens / (allowed * SECONDS_PER_DAY * req.tokens_per_s)  # the goodput the need was sized at
-    if goodput < 1 - 1e-9:
-        counted = f" at goodput {goodput:.1%} (interruptions, restarts, checkpoints)"
-    elif scenario.reliability.interruptions_per_1000_node_days > 0 and scenario.reliability.goodput is None:
-        counted = " even before interruptions, restarts and checkpoints are counted"
+    rel = scenario.reliability
+    if rel.goodput is not None and rel.goodput < 1:
+        counted = f" at the given goodput {rel.goodput:.1%}"
+    elif rel.goodput is None and rel.interruptions_per_1000_node_days != 0:
+        counted = " before interruptions, restarts and checkpoints, which each configuration's goodput adds"
+        if scenario.spares.node_share == 0 and rel.repair_hours > 0 and rel.interruptions_per_1000_node_days is None:
+            counted += (
+                " (with no spare nodes, spares.node_share 0, every GPU, host or NIC failure stalls the job until its "
+                f"node is repaired, reliability.repair_hours {rel.repair_hours:g}: buy spares)"
+            )
     elif not r.schedule_margin:
         return []
     else:
@@ -1079,13 +1047,10 @@ def _batch_reason(keys: pd.DataFrame, req: Requirements, scenario: Scenario, wor
     """The global batch as the cause: memory, target and deadline leave a node range, but no count in it splits the
     batch into whole micro-batches per data-parallel rank (a pipeline: at least pp, a multiple of pp when
     interleaved). Named with the smallest global batch that would run at some configuration's first count (with
-    a deadline, the count that still meets it at that size's goodput: a node range found before the goodput
-    passes is a few nodes short), and the counts the given batch allows beside that configuration's range."""
+    a deadline, at that count's goodput), and the counts the given batch allows beside that configuration's
+    range."""
     batch = int(req.global_batch)
     lo = keys["n_lo"].to_numpy(np.int64)
-    if reliability.applies(scenario) and scenario.reliability.goodput is None:
-        fraction = np.array([reliability.goodput(scenario.reliability, work.params, int(n)).fraction for n in lo])
-        lo = np.minimum(np.ceil(lo / fraction).astype(np.int64), keys["n_hi"].to_numpy(np.int64))
     ranks = lo * keys["gpus_per_node"].to_numpy(np.int64)
     split = (keys["tp"] * keys["pp"] * keys["cp"]).to_numpy(np.int64)
     pp, vp = keys["pp"].to_numpy(np.int64), keys["vp"].to_numpy(np.int64)

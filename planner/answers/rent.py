@@ -165,6 +165,10 @@ def terms(scenario: Scenario) -> list[str]:
             if rel.goodput is not None
             else f"{rel.interruptions_per_1000_node_days:g} interruptions per 1000 instance-days, "
             f"{rel.restart_minutes:g} min restart, Young/Daly checkpoints"
+            if rel.interruptions_per_1000_node_days is not None
+            else "interruptions from each instance's GPUs and hosts at their failure rates (reliability."
+            "failure_rates), its network counted as one NIC and link per GPU on a non-blocking two-tier fabric, "
+            f"{rel.restart_minutes:g} min restart, Young/Daly checkpoints"
         )
         margin = f", finishing {r.schedule_margin:.0%} early" if r.schedule_margin else ""
         out.append(f"days are calendar days: {goodput}{margin}")
@@ -281,7 +285,8 @@ def cheapest_per_token(
     described = describe(o, n, v, mix, relaxed, "closest")
     update = {"meets_requirement": False}
     if scenario.requirement.tokens:
-        g = reliability.goodput(scenario.reliability, scenario_training(catalog, scenario).params, n)
+        parts = reliability.assumed_parts(o.row.gpus, o.row.hosts, n, math.inf)
+        g = reliability.goodput(scenario.reliability, scenario_training(catalog, scenario).params, n, parts)
         hours = scenario.requirement.tokens / described.tokens_per_s / SECONDS_PER_HOUR / g.fraction
         billed = {p: billed_hours(o.row, p, hours) for p in mix}
         if any(b is None for b in billed.values()):

@@ -13,20 +13,79 @@ from planner.assumptions.constant import Constant
 
 # ---------------------------------------------------------------- interruptions, checkpoints, restarts
 
-INTERRUPTIONS_PER_1000_NODE_DAYS = Constant(
-    "interruptions_per_1000_node_days",
-    4.0,
-    "job interruptions per 1000 node-days (8-GPU nodes)",
-    "Llama 3 (Grattafiori et al., arXiv 2407.21783, sec 3.3.4 and Table 5): 466 interruptions (419 unexpected) "
-    "in 54 days on 16,384 H100 = 2,048 nodes, i.e. 4.2 (3.8 unexpected) per 1000 node-days; Meta's research "
-    "clusters 2.34-6.50 (Kokolis et al., arXiv 2410.21680)",
+# Job interruptions by what fails, per unit per day, applied to the counts in the plan's bill of materials
+# (planner.model.reliability). Research, sources and arithmetic: docs/research/reliability (2026-12-01). None of
+# these rates comes from Llama 3's report: its 419 unexpected interruptions in 54 days on 16,384 H100 (Grattafiori
+# et al., arXiv 2407.21783, Table 5) are held out to check the model (tests/test_reliability.py).
+_DRAFT = "docs/research/reliability/FINDINGS.md section 3"
+FAILURE_RATES = {
+    "gpu": Constant(
+        "failure_rate.gpu", 3.5e-4, "job interruptions per GPU-day",
+        "estimate: HBM 2.25e-4 (NCSA Delta H100 per-GB MTBE, arXiv 2503.11901 v4, x 80 GB) + other GPU errors "
+        "1.25e-4; B200 measured 3.6e-4 (10 in 504 GPUs x 55 days, arXiv 2605.09370); " + _DRAFT,
+    ),
+    "host": Constant(
+        "failure_rate.host", 2.0e-4, "job interruptions per host-day",
+        "estimate, bottom-up: DIMM 2 x 3.6e-5 (Schroeder et al. SIGMETRICS 2009), 2 in-path SSDs x 2.9e-5 "
+        "(Backblaze 2022), PSU 1.4e-5, board/PCIe/BMC/OS 5.5e-5; " + _DRAFT,
+    ),
+    "nic": Constant(
+        "failure_rate.nic", 2.0e-5, "job interruptions per NIC-day",
+        "estimate: no public per-adapter rate (range 1e-5 to 3e-5); " + _DRAFT,
+    ),
+    "node_link": Constant(
+        "failure_rate.node_link", 2.5e-5, "job interruptions per NIC-to-leaf link-day",
+        "between Alibaba HPN's 0.057% of NIC-ToR links a month (1.87e-5, SIGCOMM 2024 sec 2.3) and two "
+        "transceivers at Huawei's 6.3 per 1000 a year (3.4e-5); " + _DRAFT,
+    ),
+    "fabric_link": Constant(
+        "failure_rate.fabric_link", 7.5e-6, "job interruptions per switch-to-switch link-day",
+        "estimate: the node link's 2.5e-5 x 0.3, the share a multipath fabric does not route around; " + _DRAFT,
+    ),
+    "leaf": Constant(
+        "failure_rate.leaf", 1.7e-5, "job interruptions per leaf-switch-day",
+        "Alibaba HPN: 0.051% of ToR switches crash a month (SIGCOMM 2024 sec 2.3); any-failure rates up to "
+        "2.2e-4 (Singh et al. CCR 2021) are upper bounds; " + _DRAFT,
+    ),
+    "upper_switch": Constant(
+        "failure_rate.upper_switch", 8.5e-6, "job interruptions per spine- or core-switch-day",
+        "estimate: the leaf's 1.7e-5 x 0.5, one switch being 1/N of the paths; " + _DRAFT,
+    ),
+    "storage_client": Constant(
+        "failure_rate.storage_client", 1.0e-4, "job interruptions per host-day",
+        "estimate: Meta RSC ranks file-system mounts with IB links among the top attributed causes (Kokolis et "
+        "al., arXiv 2410.21680); range 5e-5 to 2e-4; " + _DRAFT,
+    ),
+}  # fmt: skip
+SOFTWARE_SHARE = Constant(
+    "failure_rate.software_share",
+    0.20,
+    "share of unexpected interruptions from software (NCCL, driver, framework)",
+    "estimate from ByteRobust (SOSP 2025: code rollback 9.2%, transient reattempt 22.7% of incidents), EROICA "
+    "(NSDI 2026) and Meta RSC; range 10-35%; " + _DRAFT,
 )
+
 RESTART_MINUTES = Constant(
     "restart_minutes",
     5.0,
     "minutes per interruption (detect, reschedule, reload; lost work counted apart)",
     "Kokolis et al., arXiv 2410.21680, ETTR model's restart overhead (as relayed by public notes: medium); "
     "2.5 min in FlashRecovery (arXiv 2509.03047) to over 30 min with manual diagnosis (arXiv 2411.01791)",
+)
+REPAIR_HOURS = Constant(
+    "repair_hours",
+    24.0,
+    "hours a failed node is out of service (reset, part swap from stock, or vendor return)",
+    "estimate (docs/research/reliability/REPAIR.md): 40% cleared by a reset in ~1 h, 45% a part swap from "
+    "on-site stock in ~12 h, 15% a vendor return in ~120 h = 24 h (range 4-120 h); Delta's 2.2 h mean GPU-error "
+    "recovery (arXiv 2503.11901) is a floor; ByteRobust (arXiv 2509.16293): 'hours to days'",
+)
+REPAIR_HOURS_RACK_SCALE = Constant(
+    "repair_hours_rack_scale",
+    4.0,
+    "hours a rack-scale system (NVL72) is out when a compute tray fails: the tray swapped from stock",
+    "SemiAnalysis 2025-08 (via a public compilation, low): a GB200 NVL72 compute-tray swap takes 1-4 h without "
+    "draining the rack (a backplane 8-24 h); the upper end taken (docs/research/reliability/REPAIR.md A8)",
 )
 CHECKPOINT_WRITE_GB_PER_S_PER_NODE = Constant(
     "checkpoint_write_gb_per_s_per_node",

@@ -79,6 +79,14 @@ SPARE_LINK_SHARE = Constant(
     "estimate: ~1%/yr optics failures over a 3-month RMA, ~1% dead on arrival or damaged at installation, and a "
     "margin (SemiAnalysis 2024: transceivers are the highest-failure network part); the 2-5% buyers add",
 )
+SPARE_REPAIR_COVER = Constant(
+    "spares.repair_cover",
+    0.99,
+    "quantile of the nodes under repair at once that the spare nodes cover (at least)",
+    "ByteRobust (SOSP 2025, arXiv 2509.16293) sizes its warm standbys at the P99 of the machines failing within a "
+    "repair window, ~4 per 1,024 instances (docs/research/reliability/REPAIR.md section 3); nodes under repair "
+    "are Poisson with mean node failures a day x repair days",
+)
 SPARE_SWITCHES_PER_MODEL = Constant(
     "spares.switches_per_model",
     1.0,

@@ -79,6 +79,7 @@ MAX_RACK_UNITS = 100  # layout.rack_units and reserved_units (racks are 42-58 U)
 MAX_RACKS_PER_ROW = 1_000  # layout.racks_per_row
 MAX_LAYOUT_M = 1_000.0  # layout.rack_width_m, row_pitch_m and slack_m
 MAX_EVENTS_PER_1000_DAYS = 1_000_000.0  # reliability interruptions and cloud spot preemptions per 1000 days
+MAX_EVENTS_PER_UNIT_DAY = 1_000.0  # reliability.failure_rates (a GPU: 3.5e-4)
 MAX_MINUTES = 1_000_000.0  # restart and checkpoint-interval minutes (about two years)
 MAX_CHECKPOINT_BYTES_PER_PARAM = 1_000.0  # reliability.checkpoint_bytes_per_param (bf16 + fp32 Adam: 14)
 MAX_LIST_ITEMS = 1_000  # any list in a scenario

@@ -14,6 +14,7 @@ import numpy as np
 
 from planner.assumptions import facility as F
 from planner.assumptions import hardware as H
+from planner.base import poisson
 from planner.hardware import fabric
 
 # The priced quantities and the coefficient prefix of each (costing.configuration_cost: capex = sum of
@@ -154,14 +155,34 @@ def spares(params, q) -> dict[str, np.ndarray]:
     node_share = np.asarray(params["spare_node_share"], dtype=float)
     link_share = np.asarray(params["spare_link_share"], dtype=float)
     per_model = np.asarray(params["spare_switches_per_model"], dtype=np.int64)
-    # nodes to the nearest (halves down): ceil(share x N - 1/2); a 4-node cluster at 2% buys none
-    out = {"spare_nodes": np.where(multi, np.maximum(_ceil_share(node_share, q["nodes"], -0.5), 0), 0)}
+    cover = repair_cover(params, q["nodes"])
+    out = {"spare_nodes": np.where(multi, np.maximum(spare_nodes(node_share, q["nodes"]), cover), 0)}
     for name, base in SPARED_LINKS.items():  # in units of whole parts (designs: `<prefix>_spare_unit`)
         unit = np.maximum(np.asarray(params[f"{SPARES[name]}_spare_unit"], dtype=np.int64), 1)
         out[name] = unit * _ceil_share(link_share / unit, q[base])
     for name, base in SPARED_MODELS.items():  # a model once (designs: `<prefix>_spare_model`)
         first = np.asarray(params[f"{SPARES[name]}_spare_model"], dtype=bool)
         out[name] = np.where((np.asarray(q[base]) > 0) & first, per_model, 0)
+    return out
+
+
+def spare_nodes(share, nodes) -> np.ndarray:
+    """Spare nodes for `nodes` at `share`, to the nearest (halves down): ceil(share x N - 1/2); a 4-node cluster
+    at 2% buys none."""
+    return np.maximum(_ceil_share(share, nodes, -0.5), 0)
+
+
+def repair_cover(params, nodes) -> np.ndarray:
+    """The fewest spare nodes that cover the nodes under repair at once at the scenario's quantile: Poisson with
+    mean nodes x node failures a day x repair days (an M/G/infinity queue); per row of `params`."""
+    mean = np.asarray(nodes) * np.asarray(params["node_failures_per_day"], dtype=float)
+    mean = mean * np.asarray(params["repair_hours"], dtype=float) / 24.0
+    cover = np.asarray(params["spare_repair_cover"], dtype=float)
+    out = np.zeros(np.broadcast(mean, cover).shape, dtype=np.int64)
+    mean, cover = np.broadcast_arrays(mean, cover)
+    for q in np.unique(cover):  # one quantile per scenario, so one pass
+        at = cover == q
+        out[at] = poisson.quantile(mean[at], float(q))
     return out
 
 

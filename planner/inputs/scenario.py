@@ -397,11 +397,19 @@ class CloudOptions(_Strict):
 
 
 class Spares(_Strict):
-    """Spares bought with the cluster and kept on the shelf (priced, drawing no power): a share of the nodes
-    and of every link kind (its transceivers and cables), rounded up, and so many switches of each model."""
+    """Spares bought with the cluster and kept on the shelf (priced, drawing no power): a share of the nodes (and
+    at least what covers the repairs), of every link kind (its transceivers and cables), rounded up, and so many
+    switches of each model."""
 
     node_share: float = Field(
         H.SPARE_NODE_SHARE.value, ge=0, le=1, description="Spare nodes per node (ceil(share x nodes))."
+    )
+    repair_cover: float = Field(
+        H.SPARE_REPAIR_COVER.value,
+        ge=0,
+        lt=1,
+        description="At least enough spare nodes to cover the nodes under repair at once at this quantile "
+        "(failures from reliability.failure_rates, reliability.repair_hours); 0: the share alone.",
     )
     link_share: float = Field(
         H.SPARE_LINK_SHARE.value, ge=0, le=1, description="Spare links (optics and cables) per link, per kind."
@@ -427,21 +435,58 @@ class Storage(_Strict):
     )
 
 
+def _rate(kind: str):
+    c = D.FAILURE_RATES[kind]
+    return Field(c.value, ge=0, le=L.MAX_EVENTS_PER_UNIT_DAY, description=f"{c.unit[0].upper()}{c.unit[1:]}.")
+
+
+class FailureRates(_Strict):
+    """Job interruptions per unit per day of each kind of part, applied to the plan's bill of materials
+    (defaults and sources: planner/assumptions/facility.py FAILURE_RATES)."""
+
+    gpu: float = _rate("gpu")
+    host: float = _rate("host")
+    nic: float = _rate("nic")
+    node_link: float = _rate("node_link")
+    fabric_link: float = _rate("fabric_link")
+    leaf: float = _rate("leaf")
+    upper_switch: float = _rate("upper_switch")
+    storage_client: float = _rate("storage_client")
+    software_share: float = Field(
+        D.SOFTWARE_SHARE.value, ge=0, lt=1, description="Share of all interruptions from software (0.2)."
+    )
+
+
 class Reliability(_Strict):
     """Schedule risk of a training run with a deadline: interruptions cost restarts, recomputed work and
     checkpoint writes, so the run needs more throughput than tokens / days. Goodput = 1 - the lost share."""
 
-    interruptions_per_1000_node_days: float = Field(
-        D.INTERRUPTIONS_PER_1000_NODE_DAYS.value,
+    interruptions_per_1000_node_days: float | None = Field(
+        None,
         ge=0,
         le=L.MAX_EVENTS_PER_1000_DAYS,
-        description="Job interruptions per 1000 node-days (Llama 3: ~4); 0 turns the goodput model off.",
+        description="Job interruptions per 1000 node-days, instead of counting them from the bill of materials "
+        "(failure_rates); 0 turns the goodput model off.",
     )
+    failure_rates: FailureRates = Field(default_factory=FailureRates)
     restart_minutes: float = Field(
         D.RESTART_MINUTES.value,
         ge=0,
         le=L.MAX_MINUTES,
         description="Minutes per interruption to detect, reschedule and reload.",
+    )
+    repair_hours: float = Field(
+        D.REPAIR_HOURS.value,
+        ge=0,
+        le=L.MAX_MINUTES / 60,
+        description="Hours a failed node is out of service: a GPU, host or NIC failure waits for it when no spare "
+        "node is free (spares.node_share); 0: never waits.",
+    )
+    repair_hours_rack_scale: float = Field(
+        D.REPAIR_HOURS_RACK_SCALE.value,
+        ge=0,
+        le=L.MAX_MINUTES / 60,
+        description="Hours a rack-scale system (NVL72) is out when a compute tray fails (a tray swap).",
     )
     checkpoint_interval_minutes: float | None = Field(
         None, gt=0, le=L.MAX_MINUTES, description="Minutes between checkpoints (default: the Young/Daly optimum)."

@@ -10,6 +10,20 @@ restart time R and, on average, half an interval of recomputed work. So the lost
 
 and goodput = 1 - that share. Spot preemptions (cloud) are a second interruption source with their own rate
 and restart time. Inputs and sources: planner/assumptions/facility.py; docs/plan.md section 7 works an example.
+
+The job's interruption rate N r follows from the bill of materials: each kind of part that can stop the job
+(GPUs, hosts, NICs, NIC-to-leaf links, switch-to-switch links, leaves, spines and cores, each host's storage
+client) at its sourced rate per unit per day, times its count in the plan (`Parts`), and software adds its share
+s of the total: rate = hardware / (1 - s). More GPUs, more links or another switch tier each cost goodput. A
+per-node rate the scenario gives (interruptions_per_1000_node_days) replaces the count.
+
+A GPU, host or NIC failure takes its node out until it is repaired (reliability.repair_hours; a rack-scale
+system's tray: repair_hours_rack_scale) unless a spare node is free: with the nodes under repair Poisson (an
+M/G/infinity queue), the job stalls short of a node P(Poisson > spares) of the time.
+
+`goodput` is one plan's, with its parts counted; `shape_goodput` the same arithmetic for arrays of node shapes
+at arrays of node counts, which the candidate table sizes each configuration by (its network's share at an
+upper bound, so each configuration meets its deadline at its own goodput).
 """
 
 from __future__ import annotations
@@ -18,7 +32,10 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from planner.assumptions import facility as D
+from planner.base import poisson
 from planner.base.errors import InfeasibleError
 from planner.base.units import SECONDS_PER_DAY
 from planner.results import Schedule
@@ -45,8 +62,13 @@ class Goodput:
     checkpoint_interval_s: float  # inf: no interruptions, so no checkpoint is needed for the schedule
     checkpoint_share: float
     lost_work_share: float
-    restart_share: float
+    restart_share: float  # restarts, and the waits for repairs below
     given: bool = False  # the scenario gave the goodput; the parts above are then not modelled
+    repair_wait_share: float = 0.0  # of the time: node failures that find no spare free wait for their repair
+    spare_wait_probability: float = 0.0
+    spare_nodes: float = 0.0
+    repair_hours: float = 0.0  # a failed node's (a rack-scale system's: its tray swap)
+    by_part: dict[str, float] = dataclasses.field(default_factory=dict)  # node interruptions per day, by cause
 
     def wall_days(self, training_days: float) -> float:
         """Calendar days that deliver `training_days` of uninterrupted training."""
@@ -57,10 +79,83 @@ class Goodput:
         return self.interruptions_per_day * self.wall_days(training_days)
 
 
-def node_interruptions(reliability, nodes: int) -> Interruptions:
-    """Hardware and software interruptions of a job on `nodes` nodes (reliability: the scenario section)."""
-    per_s = nodes * reliability.interruptions_per_1000_node_days / 1e3 / SECONDS_PER_DAY
-    return Interruptions(per_s, reliability.restart_minutes * SECONDS_PER_MINUTE)
+@dataclass(frozen=True)
+class Parts:
+    """The parts of a plan that can interrupt its job, counted from its bill of materials."""
+
+    gpus: float
+    hosts: float
+    nics: float = 0.0
+    node_links: float = 0.0  # NIC to leaf
+    fabric_links: float = 0.0  # leaf to spine, spine to core
+    leaves: float = 0.0
+    upper_switches: float = 0.0  # spines and cores
+    spare_nodes: float = 0.0  # on the shelf: a failed node is swapped for one instead of waiting for its repair
+    rack_scale: bool = False  # a node is a rack-scale system: a failed tray is swapped (repair_hours_rack_scale)
+
+    def events_per_day(self, rates) -> dict[str, float]:
+        """Expected job interruptions per day by kind of part (rates: the scenario's reliability.failure_rates),
+        software last, at its share of the total."""
+        counts = {
+            "gpu": self.gpus,
+            "host": self.hosts,
+            "nic": self.nics,
+            "node_link": self.node_links,
+            "fabric_link": self.fabric_links,
+            "leaf": self.leaves,
+            "upper_switch": self.upper_switches,
+            "storage_client": self.hosts,
+        }
+        events = {kind: count * getattr(rates, kind) for kind, count in counts.items()}
+        share = rates.software_share
+        events["software"] = sum(events.values()) * share / (1.0 - share)
+        return events
+
+
+# The failures that take a node out of the job until it is repaired or a spare replaces it (a link, a switch or
+# software is cleared in place: a reroute, an optic swapped, a restart).
+NODE_KINDS = ("gpu", "host", "nic")
+
+
+def repairs_beyond(node_failures_per_day, repair_hours, spares) -> np.ndarray:
+    """The chance that more than `spares` nodes are under repair at once (arrays or scalars): the nodes under
+    repair at a random moment are Poisson with mean (failures a day x repair days) (an M/G/infinity queue), so
+    this is P(Poisson > spares), the share of the time the job lacks a node; at `spares` - 1, the chance that a
+    failure finds no spare free. 0 when repairs are instant or spares unlimited."""
+    mean = np.asarray(node_failures_per_day, dtype=float) * np.asarray(repair_hours, dtype=float) / 24.0
+    return poisson.tail(mean, spares)
+
+
+def repair_hours(reliability, rack_scale) -> np.ndarray:
+    """Hours a failed node is out: a server's repair, or a rack-scale system's tray swap."""
+    return np.where(rack_scale, reliability.repair_hours_rack_scale, reliability.repair_hours)
+
+
+# Where the network is not known (a rented instance's is the provider's and unpublished; a node range before its
+# fabric is sized), it is counted as one NIC and link per GPU on a non-blocking two-tier fabric of 64-port
+# switches: the DGX SuperPOD pattern most GPU clouds follow.
+ASSUMED_SWITCH_PORTS = 64
+
+
+def assumed_parts(gpus_per_node: int, hosts_per_node: int, nodes: int, spare_nodes: float) -> Parts:
+    """The parts of `nodes` nodes whose network is not known (as ASSUMED_SWITCH_PORTS says); `spare_nodes`
+    math.inf for rented instances (the provider's pool replaces a failed one)."""
+    links = float(gpus_per_node * nodes) if nodes > 1 else 0.0
+    leaves = math.ceil(links / (ASSUMED_SWITCH_PORTS / 2))
+    spines = math.ceil(leaves / 2) if leaves > 1 else 0
+    fabric = links if spines else 0.0
+    gpus, hosts = float(gpus_per_node * nodes), float(hosts_per_node * nodes)
+    return Parts(gpus, hosts, links, links, fabric, leaves, spines, spare_nodes)
+
+
+def per_day_by_part(reliability, nodes: int, parts: Parts | None) -> dict[str, float]:
+    """Job interruptions per day by kind of part ({"nodes": ...} when the scenario gives a per-node rate)."""
+    given = reliability.interruptions_per_1000_node_days
+    if given is not None:
+        return {"nodes": nodes * given / 1e3}
+    if parts is None:
+        raise ValueError("interruptions from the bill of materials need the plan's parts")
+    return parts.events_per_day(reliability.failure_rates)
 
 
 def spot_interruptions(cloud, spot_instances: int) -> Interruptions:
@@ -69,34 +164,48 @@ def spot_interruptions(cloud, spot_instances: int) -> Interruptions:
     return Interruptions(per_s, cloud.spot_restart_minutes * SECONDS_PER_MINUTE)
 
 
-def goodput(reliability, params: float, nodes: int, extra: tuple[Interruptions, ...] = ()) -> Goodput:
-    """Goodput of a run of a `params`-parameter model on `nodes` nodes. A goodput the scenario gives is
-    taken as is (extra sources, e.g. spot preemptions, still cost their share)."""
-    sources = (node_interruptions(reliability, nodes), *extra)
+def goodput(
+    reliability, params: float, nodes: int, parts: Parts | None, extra: tuple[Interruptions, ...] = ()
+) -> Goodput:
+    """Goodput of a run of a `params`-parameter model on `nodes` nodes made of `parts` (None: only with a
+    per-node rate given). A goodput the scenario gives is taken as is (extra sources, e.g. spot preemptions,
+    still cost their share)."""
+    counted = parts is not None or reliability.interruptions_per_1000_node_days is not None
+    by_part = per_day_by_part(reliability, nodes, parts) if counted or reliability.goodput is None else {}
+    restart_s = reliability.restart_minutes * SECONDS_PER_MINUTE
+    sources = (Interruptions(sum(by_part.values()) / SECONDS_PER_DAY, restart_s), *extra)
     rate_per_s = sum(s.per_s for s in sources)
-    write_s = checkpoint_write_s(reliability, params, nodes)
-    interval_s = _interval_s(reliability, write_s, rate_per_s)
-    checkpoint = write_s / interval_s if math.isfinite(interval_s) else 0.0
-    lost = rate_per_s * interval_s * D.LOST_WORK_SHARE_OF_INTERVAL.value if rate_per_s else 0.0
-    restart = sum(s.per_s * s.restart_s for s in sources)
+    node_failures = sum(by_part.get(kind, 0.0) for kind in NODE_KINDS)  # a day
+    spares = parts.spare_nodes if parts is not None else 0.0
+    hours = repair_hours(reliability, parts is not None and parts.rack_scale)
+    restarts = sum(s.per_s * s.restart_s for s in sources)
+    shares = lost_shares(reliability, params, nodes, rate_per_s, restarts, node_failures, spares, hours)
+    checkpoint, lost, restart, repair = (float(shares[k]) for k in ("checkpoint", "lost", "restart", "repair"))
+    waits = float(repairs_beyond(node_failures, hours, spares - 1)) if spares >= 1 else float(node_failures > 0)
+    write_s, interval_s = float(shares["write_s"]), float(shares["interval_s"])
     result = Goodput(
         nodes=nodes,
-        fraction=1.0 - checkpoint - lost - restart,
+        fraction=1.0 - checkpoint - lost - restart - repair,
         interruptions_per_day=rate_per_s * SECONDS_PER_DAY,
         checkpoint_write_s=write_s,
         checkpoint_interval_s=interval_s,
         checkpoint_share=checkpoint,
         lost_work_share=lost,
-        restart_share=restart,
+        restart_share=restart + repair,
+        by_part=by_part,
+        repair_wait_share=repair,
+        spare_wait_probability=waits,
+        spare_nodes=spares,
+        repair_hours=float(hours),
     )
     if reliability.goodput is not None:
-        extra_share = 1.0 - goodput(_without_nodes(reliability), params, nodes, extra).fraction if extra else 0.0
+        extra_share = 1.0 - goodput(_without_nodes(reliability), params, nodes, None, extra).fraction if extra else 0.0
         result = dataclasses.replace(result, fraction=reliability.goodput - extra_share, given=True)
     if result.fraction <= 0:
         raise InfeasibleError(
             f"on {nodes} nodes the run is interrupted {result.interruptions_per_day:.1f} times a day and loses "
-            "all its time to restarts and recomputation; lower reliability.interruptions_per_1000_node_days or "
-            "restart_minutes, or checkpoint faster"
+            "all its time to restarts and recomputation; lower reliability.failure_rates (or "
+            "interruptions_per_1000_node_days) or restart_minutes, or checkpoint faster"
         )
     return result
 
@@ -107,22 +216,53 @@ def checkpoint_write_s(reliability, params: float, nodes: int) -> float:
     return params * reliability.checkpoint_bytes_per_param / rate_b_per_s
 
 
-def _interval_s(reliability, write_s: float, rate_per_s: float) -> float:
+def lost_shares(reliability, params, nodes, rate_per_s, restart_s_per_s, node_failures_per_day, spares, hours) -> dict:
+    """The shares of the time lost (arrays or scalars): checkpoint writes, recomputed work and restarts of a job
+    interrupted at `rate_per_s` (restart_s_per_s: seconds of restart per second), and its stalls short of a node
+    (node failures a day, each out `hours` unless one of `spares` is free). Also the write and interval seconds."""
+    rate = np.asarray(rate_per_s, dtype=float)
+    write = checkpoint_write_s(reliability, params, np.asarray(nodes, dtype=float))
     if reliability.checkpoint_interval_minutes is not None:
-        return reliability.checkpoint_interval_minutes * SECONDS_PER_MINUTE
-    if rate_per_s == 0:
-        return math.inf
-    return math.sqrt(2.0 * write_s / rate_per_s)  # Young/Daly: sqrt(2 w M) with M = 1 / rate
+        interval = np.full(np.shape(rate), reliability.checkpoint_interval_minutes * SECONDS_PER_MINUTE)
+    else:  # Young/Daly: sqrt(2 w M) with M = 1 / rate
+        with np.errstate(divide="ignore"):
+            interval = np.where(rate > 0, np.sqrt(2.0 * write / np.where(rate > 0, rate, 1.0)), np.inf)
+    finite = np.isfinite(interval)
+    return {
+        "checkpoint": np.where(finite, write / np.where(finite, interval, 1.0), 0.0),
+        "lost": np.where(rate > 0, rate * np.where(finite, interval, 0.0) * D.LOST_WORK_SHARE_OF_INTERVAL.value, 0.0),
+        "restart": np.asarray(restart_s_per_s, dtype=float),
+        "repair": repairs_beyond(node_failures_per_day, hours, spares),
+        "write_s": write,
+        "interval_s": interval,
+    }
+
+
+def shape_goodput(reliability, params: float, nodes, shape: dict) -> np.ndarray:
+    """Goodput of node shapes (arrays) at `nodes`: `shape` holds gpus_per_node, hosts_per_node, spare_nodes,
+    rack_scale and the network's interruptions per node-day, nic_per_node_day (node failures) and
+    net_per_node_day (links, switches). The arithmetic of `goodput`; a given goodput or per-node rate as there."""
+    nodes = np.asarray(nodes, dtype=float)
+    if reliability.goodput is not None:
+        return np.full(nodes.shape, reliability.goodput)
+    r, given = reliability.failure_rates, reliability.interruptions_per_1000_node_days
+    if given is not None:
+        per_node, failing = np.full(nodes.shape, given / 1e3), np.zeros(nodes.shape)
+    else:
+        gpus, hosts = np.asarray(shape["gpus_per_node"], dtype=float), np.asarray(shape["hosts_per_node"], dtype=float)
+        failing = gpus * r.gpu + hosts * r.host + np.asarray(shape["nic_per_node_day"], dtype=float)
+        hardware = failing + hosts * r.storage_client + np.asarray(shape["net_per_node_day"], dtype=float)
+        per_node = hardware / (1.0 - r.software_share)
+    rate = nodes * per_node / SECONDS_PER_DAY
+    hours = repair_hours(reliability, np.asarray(shape["rack_scale"], dtype=bool))
+    restart = rate * reliability.restart_minutes * SECONDS_PER_MINUTE
+    shares = lost_shares(reliability, params, nodes, rate, restart, nodes * failing, shape["spare_nodes"], hours)
+    return 1.0 - shares["checkpoint"] - shares["lost"] - shares["restart"] - shares["repair"]
 
 
 def _without_nodes(reliability):
     """The reliability settings with node interruptions off (to price only the extra sources)."""
     return reliability.model_copy(update={"interruptions_per_1000_node_days": 0.0, "goodput": None})
-
-
-def with_goodput(scenario, fraction: float):
-    """The scenario with its goodput resolved to `fraction` (what Requirements.of divides the need by)."""
-    return scenario.model_copy(update={"reliability": scenario.reliability.model_copy(update={"goodput": fraction})})
 
 
 def applies(scenario) -> bool:
@@ -149,7 +289,9 @@ def schedule(scenario, g: Goodput, training_days: float) -> Schedule:
         training_days=training_days,
         effective_days=effective,
         interruptions_expected=g.interruptions(training_days),
-        interruptions_per_1000_node_days=rel.interruptions_per_1000_node_days,
+        interruptions_per_1000_node_days=sum(g.by_part.values()) / g.nodes * 1e3,
+        interruptions_by_part={k: v * g.wall_days(training_days) for k, v in g.by_part.items()},
+        interruptions_from="per node" if rel.interruptions_per_1000_node_days is not None else "bill of materials",
         restart_minutes=rel.restart_minutes,
         checkpoint_interval_minutes=interval,
         checkpoint_interval_young_daly=rel.checkpoint_interval_minutes is None,
@@ -157,5 +299,9 @@ def schedule(scenario, g: Goodput, training_days: float) -> Schedule:
         checkpoint_share=g.checkpoint_share,
         lost_work_share=g.lost_work_share,
         restart_share=g.restart_share,
+        repair_wait_share=g.repair_wait_share,
+        spare_wait_probability=g.spare_wait_probability,
+        spare_nodes=int(round(g.spare_nodes)),
+        repair_hours=g.repair_hours,
         meets_deadline=effective <= allowed * (1 + DEADLINE_TOLERANCE),
     )

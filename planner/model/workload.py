@@ -284,15 +284,22 @@ class Requirements:
     global_batch: int | None = None
     tokens: float | None = None
     confidence: float | None = None  # met with this probability (perf.evaluate's pessimistic outcome)
+    # a deadline met in calendar days: each configuration's tokens/s counts at its own goodput (reliability.py),
+    # from these settings and the spares it buys; None: no deadline, or a goodput the scenario gives (in the need)
+    reliability: object | None = None
+    spares: object | None = None  # the scenario's spares section: the spare nodes each configuration buys
 
     @classmethod
     def of(cls, scenario) -> Requirements:
         r = scenario.requirement
-        need = r.min_tokens_per_s
-        if r.tokens is not None:  # a deadline, met in effective time: less the margin, times goodput (reliability.py)
-            need = r.tokens / (r.days * (1 - r.schedule_margin) * SECONDS_PER_DAY * (scenario.reliability.goodput or 1))
+        need, rel = r.min_tokens_per_s, None
+        if r.tokens is not None:  # a deadline, met in effective time: less the margin, times goodput
+            given = scenario.reliability.goodput
+            need = r.tokens / (r.days * (1 - r.schedule_margin) * SECONDS_PER_DAY * (given or 1))
+            rel = scenario.reliability if given is None else None
         target = scenario.target_tflops or 0.0
-        return cls(target, need, r.gpus, scenario.workload.global_batch, r.tokens, scenario.confidence)
+        batch, spares = scenario.workload.global_batch, scenario.spares
+        return cls(target, need, r.gpus, batch, r.tokens, scenario.confidence, rel, spares)
 
     def training_days(self, tokens_per_s):
         return None if self.tokens is None else self.tokens / tokens_per_s / SECONDS_PER_DAY
@@ -306,8 +313,9 @@ def fits_memory(evaluated: Mapping) -> np.ndarray:
     return np.asarray(evaluated["fits_memory"], dtype=bool)
 
 
-def fast_enough(evaluated: Mapping, req: Requirements) -> np.ndarray:
-    tokens_per_s = np.asarray(evaluated["tokens_per_s"])
+def fast_enough(evaluated: Mapping, req: Requirements, goodput=None) -> np.ndarray:
+    """Meets the throughput need (at each row's `goodput`, when given: the calendar time that trains)."""
+    tokens_per_s = np.asarray(evaluated["tokens_per_s"]) * (1.0 if goodput is None else np.asarray(goodput))
     if req.tokens_per_s is None:
         return np.ones(tokens_per_s.shape, dtype=bool)
     return tokens_per_s >= req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)

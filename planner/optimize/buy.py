@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import pulp
 
@@ -330,8 +331,8 @@ def define_oob(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) ->
 
 def define_spares(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars) -> None:
     """Spares (sizing.spares): m X >= share x the quantity spared, X integer (m links make whole parts), so
-    m X is the closed form's at the optimum (every spare has a price); spare switches: so many per model in
-    use, with the picked candidate z_k."""
+    m X is the closed form's at the optimum (every spare has a price); spare nodes also cover the repairs
+    (_repair_cover); spare switches: so many per model in use, with the picked candidate z_k."""
     if int(row["tier"]) == 0:
         return
     q = cv.q | {"nodes": cv.nodes, "endpoints": int(row["endpoints_per_node"]) * cv.nodes}
@@ -339,11 +340,14 @@ def define_spares(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
     for name, base, share in [("spare_nodes", "nodes", node_share)] + [
         (name, base, link_share) for name, base in sizing.SPARED_LINKS.items()
     ]:
-        if share > 0 and base in q:
+        cover = _repair_cover(row, cv) if name == "spare_nodes" else None
+        if (share > 0 or cover is not None) and base in q:
             unit = 1 if name == "spare_nodes" else max(int(row[f"{sizing.SPARES[name]}_spare_unit"]), 1)
             nearest = 0.5 if name == "spare_nodes" else 0.0  # nodes to the nearest, links rounded up
             spare = _int(problem, name, k)  # in units of whole parts
             problem += unit * spare >= share * q[base] - nearest * cv.z, var_name(name, k)
+            if cover is not None:
+                problem += spare >= cover, var_name("spare_cover", k)
             cv.q[name] = unit * spare
     per_model = int(row["spare_switches_per_model"])
     used = {
@@ -355,6 +359,24 @@ def define_spares(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
     for name, base in sizing.SPARED_MODELS.items():
         if per_model and used[base] and int(row[f"{sizing.SPARES[name]}_spare_model"]):
             cv.q[name] = per_model * cv.z
+
+
+def _repair_cover(row: dict, cv: CandidateVars):
+    """The spare nodes that cover the repairs (sizing.repair_cover, a step function of n) as a linear bound
+    exact at the row's smallest count and above the step function up to its largest: c(lo) z + s (n - lo z),
+    s the steepest rise of c over (lo, hi] (every candidate's optimum is its smallest count: cost grows with n).
+    None when the rule buys nothing."""
+    lo, hi = int(row["n_lo"]), max(int(row["n_hi"]), int(row["n_lo"]))
+    counts = np.arange(lo, hi + 1)
+    cover = sizing.repair_cover({c: row[c] for c in REPAIR_COLUMNS}, counts)
+    if not cover.any():
+        return None
+    rise = (cover[1:] - cover[0]) / (counts[1:] - lo) if hi > lo else np.zeros(0)
+    slope = float(rise.max()) if rise.size else 0.0
+    return int(cover[0]) * cv.z + slope * (cv.nodes - lo * cv.z)
+
+
+REPAIR_COLUMNS = ("node_failures_per_day", "repair_hours", "spare_repair_cover")
 
 
 def define_installation(row: dict, cv: CandidateVars) -> None:

@@ -28,7 +28,14 @@ from planner.model import binding
 from planner.model.calibration import Calibration
 from planner.model.parallelism import ZEROPP_OPTIONS
 from planner.report.perf_text import FABRIC_LABEL
-from planner.report.plan_text import delivery_text, layout_text, price_age_text, rack_text, system_text
+from planner.report.plan_text import (
+    delivery_text,
+    interruptions_text,
+    layout_text,
+    price_age_text,
+    rack_text,
+    system_text,
+)
 from planner.report.xlsx import (
     INPUT_FILL,
     NUM0,
@@ -243,8 +250,7 @@ def _schedule_items(plan: Plan) -> list[tuple[str, object]]:
     how = (
         "given in the scenario"
         if s.goodput_given
-        else f"{s.interruptions_per_1000_node_days:g} interruptions per 1000 node-days, {s.restart_minutes:g} min "
-        "restart, checkpoints "
+        else f"{interruptions_text(s, top=2)}, {s.restart_minutes:g} min restart, checkpoints "
         + (
             f"every {s.checkpoint_interval_minutes:.0f} min ({s.checkpoint_write_s:.3g} s to write)"
             if s.checkpoint_interval_minutes is not None
@@ -423,9 +429,14 @@ def _reliability(rel: dict) -> str:
     if rel.get("goodput") is not None:
         return f"goodput {rel['goodput']:.0%} (given)"
     interval = rel.get("checkpoint_interval_minutes")
+    given = rel.get("interruptions_per_1000_node_days")
     return (
-        f"{rel.get('interruptions_per_1000_node_days', 0):g} interruptions per 1000 node-days, "
-        f"{rel.get('restart_minutes', 0):g} min restart, checkpoints "
+        (
+            f"{given:g} interruptions per 1000 node-days, "
+            if given is not None
+            else "failure rates x the bill of materials, "
+        )
+        + f"{rel.get('restart_minutes', 0):g} min restart, checkpoints "
         + (f"every {interval:g} min" if interval else "at the Young/Daly interval")
         + f", written at {rel.get('checkpoint_write_gb_per_s_per_node', 0):g} GB/s per node"
     )

@@ -123,6 +123,46 @@ def delivery_text(delivery) -> str:
     return text
 
 
+PART_LABELS = {
+    "gpu": "GPUs",
+    "host": "hosts",
+    "nic": "NICs",
+    "node_link": "NIC links",
+    "fabric_link": "fabric links",
+    "leaf": "leaves",
+    "upper_switch": "spines and cores",
+    "storage_client": "storage clients",
+    "software": "software",
+}
+
+
+def interruptions_text(s, top: int | None = None) -> str:
+    """Where a schedule's interruptions come from: the parts that fail, largest first (s: a Schedule; `top`:
+    the largest causes only, in brackets)."""
+    rate = f"{s.interruptions_per_1000_node_days:.3g} interruptions per 1000 node-days"
+    if s.interruptions_from != "bill of materials":
+        return rate + " (given)"
+    total = sum(s.interruptions_by_part.values())
+    shares = sorted(((v / total, k) for k, v in s.interruptions_by_part.items() if total and v / total >= 0.005))
+    causes = [f"{PART_LABELS.get(k, k)} {share:.0%}" for share, k in reversed(shares)]
+    if top is not None:
+        return f"{rate} ({', '.join(causes[:top] + (['...'] if len(causes) > top else []))})" if causes else rate
+    return f"{rate} from the bill of materials: {', '.join(causes)}" if causes else rate
+
+
+def repair_text(s) -> str:
+    """What the plan's spare nodes leave of the waits for repairs (s: a Schedule)."""
+    if not s.repair_hours or s.interruptions_from != "bill of materials":
+        return ""
+    if not s.spare_nodes:
+        return f"; no spare nodes: {s.repair_wait_share:.1%} of the time short of a node ({s.repair_hours:g} h repairs)"
+    return (
+        f"; {s.spare_nodes} spare node{'s' if s.spare_nodes > 1 else ''}: a node failure finds none free "
+        f"{s.spare_wait_probability:.1%} of the time, {s.repair_wait_share:.2%} of the time short of a node "
+        f"({s.repair_hours:g} h repairs)"
+    )
+
+
 def _schedule_lines(plan: Plan) -> list[str]:
     """Training days, and with a deadline the calendar days once interruptions are counted."""
     m, s = plan.metrics, plan.schedule
@@ -142,10 +182,7 @@ def _schedule_lines(plan: Plan) -> list[str]:
             if s.checkpoint_interval_minutes is not None
             else "no checkpoints needed"
         )
-        how = (
-            f"{s.interruptions_per_1000_node_days:g} interruptions per 1000 node-days, "
-            f"{s.restart_minutes:g} min restart each, {interval}"
-        )
+        how = f"{interruptions_text(s)}; {s.restart_minutes:g} min restart each{repair_text(s)}, {interval}"
     return [
         f"  training     {s.effective_days:.1f} effective training days (calendar) = {s.training_days:.1f} days "
         f"uninterrupted / goodput {s.goodput:.1%}, with {s.interruptions_expected:.0f} interruptions expected",

@@ -18,7 +18,7 @@ excludes every larger one: the priced table is exact, and the MILP needs only th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from planner.hardware import designs as design_module
 from planner.hardware.designs import Designs, designs
 from planner.hardware.topology import domain_gbps
 from planner.inputs.scenario import Scenario
-from planner.model import layout
+from planner.model import layout, reliability
 from planner.model import performance as perf
 from planner.model.calibration import Calibration
 from planner.model.parallelism import (
@@ -42,7 +42,15 @@ from planner.model.parallelism import (
     Parallelism,
     precision_problem,
 )
-from planner.model.workload import Requirements, Training, fast_enough, fits_memory, meets_target, scenario_training
+from planner.model.workload import (
+    THROUGHPUT_TOLERANCE,
+    Requirements,
+    Training,
+    fast_enough,
+    fits_memory,
+    meets_target,
+    scenario_training,
+)
 
 # A node's shape as the performance model sees it (the fleet's pools share it), then a performance key:
 # the shape, the micro-batch and the network.
@@ -146,6 +154,8 @@ def evaluate_at(keys, nodes, work: Training, calibration: Calibration, confidenc
     out = perf.evaluate_arrays(columns, calibration, len(columns["fabric"]), confidence)
     out["gpus"], out["micro_batch"], out["node_gbps"] = columns["gpus"], columns["micro_batch"], node_gbps
     out["nodes"] = np.broadcast_to(np.asarray(nodes, dtype=np.int64), columns["gpus"].shape)
+    out["gpus_per_node"] = columns["gpus_per_node"]
+    out |= {c: np.asarray(keys[c]) for c in FAILURE_COLUMNS if c in keys}  # goodput_at's
     return out
 
 
@@ -202,19 +212,20 @@ def network_key(single, node_gbps_eff, fabric) -> tuple[np.ndarray, np.ndarray]:
 
 def key_arrays(keys: pd.DataFrame) -> dict[str, np.ndarray]:
     """The KEY columns as arrays: searches index these, not the frame (a frame's rows cost more to take)."""
-    return {c: keys[c].to_numpy() for c in KEY if c in keys}
+    return {c: keys[c].to_numpy() for c in (*KEY, *FAILURE_COLUMNS) if c in keys}
 
 
 def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=None) -> np.ndarray:
     """Per row, by bisection on [lo, hi]: with want_max, the largest N whose test is true (true for small N,
-    false beyond), else lo - 1; otherwise the smallest N whose test is true (false, then true), else hi + 1."""
+    false beyond), else lo - 1; otherwise the smallest N whose test is true (false, then true), else hi + 1.
+    test(evaluated, rows): the evaluated figures of those rows of the keys."""
     lo, hi = lo.astype(np.int64).copy(), hi.astype(np.int64).copy()
     found = lo - 1 if want_max else hi + 1
     arrays = key_arrays(keys)
     while (active := lo <= hi).any():
         rows = np.flatnonzero(active)
         mid = (lo[rows] + hi[rows]) // 2
-        ok = test(evaluate_at({c: a[rows] for c, a in arrays.items()}, mid, work, calibration, confidence))
+        ok = test(evaluate_at({c: a[rows] for c, a in arrays.items()}, mid, work, calibration, confidence), rows)
         found[rows] = np.where(ok, mid, found[rows])
         if want_max:
             lo[rows], hi[rows] = np.where(ok, mid + 1, lo[rows]), np.where(ok, hi[rows], mid - 1)
@@ -253,7 +264,7 @@ def _memory_bound(keys, lo, hi, work, calibration) -> np.ndarray:
         at = at[fewer]
         if at.size:
             top = np.minimum(nodes[at], hi[at] + 1) - 1
-            nodes[at] = _bisect(keys.iloc[at], lo[at], top, fits_memory, work, calibration, False)
+            nodes[at] = _bisect(keys.iloc[at], lo[at], top, lambda ev, _: fits_memory(ev), work, calibration, False)
     return nodes
 
 
@@ -283,38 +294,69 @@ def _scan_target(keys, lo, hi, req, work, calibration, chunk: int = 256) -> tupl
     return first, last
 
 
-def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration, start=None) -> np.ndarray:
-    """The smallest N in [lo, hi] whose cluster throughput meets the need (hi + 1 when none): cluster
-    throughput never falls with N. `start`: each key's bound for a smaller need (the previous goodput pass),
-    below which the answer cannot lie; from there the search gallops (start, +1, +2, +4 ...) then bisects
-    the last gap: a goodput of 99% moves the bound by a node or two, found in 2-3 evaluations instead of
-    bisection's ~10. (Jumping to need / r(n), or to the secant's crossing, took as many evaluations as
-    bisection from scratch: a node's throughput falls slowly, then fast.)"""
-    want = lambda ev: fast_enough(ev, req)  # noqa: E731
-    if start is None:
-        return _bisect(keys, lo, hi, want, work, calibration, False, req.confidence)
-    arrays = key_arrays(keys)
-    probe = np.maximum(lo, start).astype(np.int64)
-    below, step = probe - 1, np.ones(len(probe), dtype=np.int64)  # below: the largest count known too slow
-    found = hi.astype(np.int64) + 1
-    active = probe <= hi
-    while active.any():
+# Passes of the goodput fixed point per key (_speed_bound): two or three in practice.
+MAX_GOODPUT_PASSES = 20
+
+
+def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration) -> np.ndarray:
+    """The smallest N in [lo, hi] whose cluster throughput, at the key's own goodput there, meets the need
+    (hi + 1 when none). Throughput never falls with N, but goodput does (more parts, more interruptions), so
+    throughput x goodput may peak: per key, N_0 meets the need at goodput 1 and N_k+1 is the smallest count whose
+    throughput meets need / g(N_k). While goodput falls with N, every N_k is at most the answer N* (g(N_k) >=
+    g(N*)), so the increasing N_k stop at N* itself; they pass hi when no count meets the need."""
+    need = req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
+    held = np.ones(len(keys))  # the goodput each key's next count is sized at
+    found = _bisect(
+        keys, lo, hi, lambda ev, rows: _reaches(ev, need / held[rows]), work, calibration, False, req.confidence
+    )
+    if req.reliability is None:
+        return found
+    arrays, active = key_arrays(keys), found <= hi
+    for _ in range(MAX_GOODPUT_PASSES):
         rows = np.flatnonzero(active)
-        ok = want(evaluate_at({c: a[rows] for c, a in arrays.items()}, probe[rows], work, calibration, req.confidence))
-        ok = np.asarray(ok, dtype=bool)
-        found[rows[ok]] = probe[rows[ok]]  # fast: the answer is in (below, probe]
-        active[rows[ok]] = False
-        slow = rows[~ok]
-        below[slow] = probe[slow]
-        active[slow[probe[slow] >= hi[slow]]] = False  # too slow at hi: none
-        grow = slow[probe[slow] < hi[slow]]
-        probe[grow] = np.minimum(probe[grow] + step[grow], hi[grow])
-        step[grow] *= 2
-    gap = np.flatnonzero((found <= hi) & (found - below > 1))
-    if gap.size:
-        inside = _bisect(keys.iloc[gap], below[gap] + 1, found[gap] - 1, want, work, calibration, False, req.confidence)
-        found[gap] = inside  # none inside (below, found): found itself, which is what _bisect returns
+        if not rows.size:
+            break
+        ev = evaluate_at({c: a[rows] for c, a in arrays.items()}, found[rows], work, calibration, req.confidence)
+        g = goodput_at(ev, req, work)
+        short = ~_reaches(ev, need / np.maximum(g, 1e-12))
+        active[rows[~short]] = False
+        rows = rows[short]
+        held[rows] = np.maximum(g[short], 1e-12)
+        found[rows] = _bisect(
+            keys.iloc[rows],
+            found[rows] + 1,
+            hi[rows],
+            lambda ev, at, pending=rows: _reaches(ev, need / held[pending][at]),
+            work,
+            calibration,
+            False,
+            req.confidence,
+        )
+        active[rows] = found[rows] <= hi[rows]
     return found
+
+
+def _reaches(ev: dict, need) -> np.ndarray:
+    return np.asarray(ev["tokens_per_s"], dtype=float) >= need
+
+
+def goodput_at(ev: dict, req: Requirements, work: Training) -> np.ndarray | None:
+    """Each evaluated key's goodput at its node count (reliability.shape_goodput, at the key's FAILURE_COLUMNS
+    and the spare nodes the scenario's share buys); None when no deadline counts it."""
+    if req.reliability is None:
+        return None
+    nodes = np.asarray(ev["nodes"], dtype=np.int64)
+    shape = {c: np.asarray(ev[c]) for c in FAILURE_COLUMNS}
+    shape["gpus_per_node"] = np.asarray(ev["gpus_per_node"])
+    rel, spares = req.reliability, req.spares
+    cover = {
+        "node_failures_per_day": shape["cover_per_node_day"],
+        "repair_hours": reliability.repair_hours(rel, shape["rack_scale"]),
+        "spare_repair_cover": spares.repair_cover if rel.interruptions_per_1000_node_days is None else 0.0,
+    }
+    bought = np.maximum(sizing.spare_nodes(spares.node_share, nodes), sizing.repair_cover(cover, nodes))
+    shape["spare_nodes"] = np.where(nodes > 1, bought, 0)
+    return reliability.shape_goodput(rel, work.params, nodes, shape)
 
 
 def node_bounds(
@@ -323,21 +365,15 @@ def node_bounds(
     req: Requirements,
     max_nodes: int,
     calibration: Calibration,
-    previous: Candidates | None = None,
 ) -> pd.DataFrame:
-    """n_lo, n_hi per perf key (n_lo > n_hi: no feasible node count) and why the range is what it is.
-    `previous`: the table of these keys under a requirement that differed only in its throughput (a goodput
-    pass), whose memory and target bounds hold as they are, and whose speed bound, for a need no larger, is a
-    lower bound."""
+    """n_lo, n_hi per perf key (n_lo > n_hi: no feasible node count) and why the range is what it is."""
     if work.offload == "none":  # the host's PCIe and DRAM matter to offload alone: keys equal but for them, once
         codes, first = _distinct(keys, [c for c in (*KEY, "single") if c not in HOST_COLUMNS])
         if len(first) < len(keys):
-            if previous is not None:
-                previous = replace(previous, bounds=previous.bounds.iloc[first].reset_index(drop=True))
-            distinct = node_bounds(keys.iloc[first].reset_index(drop=True), work, req, max_nodes, calibration, previous)
-            figures = distinct.drop(columns=[*KEY, "single"]).iloc[codes].reset_index(drop=True)
+            merged = _least_failures(keys.iloc[first].reset_index(drop=True), keys, codes)
+            distinct = node_bounds(merged, work, req, max_nodes, calibration)
+            figures = distinct.drop(columns=[*KEY, "single", *FAILURE_COLUMNS]).iloc[codes].reset_index(drop=True)
             return pd.concat([keys.reset_index(drop=True), figures], axis=1)
-    known = previous.bounds if previous is not None else None
     single = keys["single"].to_numpy()
     per_node = keys["gpus_per_node"].to_numpy(dtype=np.int64)
     lo = np.where(single, 1, 2)
@@ -348,12 +384,9 @@ def node_bounds(
         lo, hi = np.where(valid, n_fixed, 1), np.where(valid, n_fixed, 0)
 
     c = req.confidence
-    if known is not None and work.offload == "none":
-        n_memory, n_target = known["n_memory_min"].to_numpy(), known["n_target_max"].to_numpy()
-        n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
-    elif work.offload == "none":
+    if work.offload == "none":
         n_memory = _memory_bound(keys, lo, hi, work, calibration)
-        n_target = _bisect(keys, lo, hi, lambda ev: meets_target(ev, req), work, calibration, True, c)
+        n_target = _bisect(keys, lo, hi, lambda ev, _: meets_target(ev, req), work, calibration, True, c)
         n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
     else:  # offload time falls with N while communication grows: scan for the interval meeting the target
         n_memory = _memory_bound(keys, lo, hi, work, calibration)
@@ -361,9 +394,7 @@ def node_bounds(
         n_lo, n_hi = np.maximum.reduce([lo, n_memory, n_first]), np.minimum(hi, n_target)
     n_speed = lo
     if req.tokens_per_s is not None:
-        need = previous.requirements.tokens_per_s if previous is not None else None
-        start = known["n_speed_min"].to_numpy() if need is not None and need <= req.tokens_per_s else None
-        n_speed = _speed_bound(keys, lo, hi, req, work, calibration, start)
+        n_speed = _speed_bound(keys, lo, hi, req, work, calibration)
         n_lo = np.maximum(n_lo, n_speed)
     out = keys.copy()
     out["n_lo"], out["n_hi"] = n_lo, n_hi
@@ -493,7 +524,8 @@ def _performance_keys(
     configuration gives, whether or not a switch and link connect it (the explanations of an empty table need
     the bounds of every speed), plus the single-node key of each server."""
     c = scenario.constraints
-    servers = servers[["server", *(k for k in KEY if k not in ("micro_batch", *SEARCHED, "node_gbps_eff", "fabric"))]]
+    shape = [k for k in KEY if k not in ("micro_batch", *SEARCHED, "node_gbps_eff", "fabric")]
+    servers = servers[["server", *shape, "rack_scale"]]
     parts = [servers.assign(node_gbps_eff=SINGLE_NODE_GBPS, fabric=SINGLE_NODE_FABRIC, single=True)]
     if not configs.empty:
         multi = configs.merge(servers, on="server")
@@ -505,11 +537,54 @@ def _performance_keys(
         parts.append(multi.assign(single=False))
     keys = pd.concat(parts, ignore_index=True)
     keys["node_gbps_eff"] = keys["node_gbps_eff"].astype(float).round(9)
+    keys = _with_failures(keys, scenario.reliability.failure_rates)
     # distinct networks first, then the (distinct) micro-batch x layout rows: the product is distinct as it is
-    keys = keys[[c for c in KEY if c not in ("micro_batch", *SEARCHED)] + ["single"]].drop_duplicates(ignore_index=True)
+    network = [c for c in KEY if c not in ("micro_batch", *SEARCHED)] + ["single"]
+    codes, first = _distinct(keys, network)
+    keys = _least_failures(keys.iloc[first][network].reset_index(drop=True), keys, codes)
     batches = pd.DataFrame({"micro_batch": scenario.workload.micro_batches}).drop_duplicates()
     keys = keys.merge(batches.merge(_given_layout(scenario) if lay is None else lay, how="cross"), how="cross")
-    return keys.loc[_inside_domain(keys), [*KEY, "single"]].reset_index(drop=True)
+    return keys.loc[_inside_domain(keys), [*KEY, "single", *FAILURE_COLUMNS]].reset_index(drop=True)
+
+
+# What a key's goodput needs beyond its KEY columns (goodput_at): its hosts, whether it is a rack-scale system and
+# its network's interruptions per node-day (NICs: node failures; node links), at the least of the configurations
+# that share the key and without the fabric's links and switches: a lower bound on the failures, so the key's node
+# bound is no larger than any of its designs' own; each design is then checked at its own parts (_own_goodput).
+# The spare nodes the key is sized with cover the repairs of its most failing configuration (cover_per_node_day),
+# as many as any of its designs buys.
+FAILURE_COLUMNS = ("hosts_per_node", "rack_scale", "nic_per_node_day", "net_per_node_day", "cover_per_node_day")
+
+
+def _with_failures(keys: pd.DataFrame, rates) -> pd.DataFrame:
+    """The FAILURE_COLUMNS of each key row (rates: the scenario's reliability.failure_rates); a single node has
+    no network to fail."""
+    multi = ~keys["single"].to_numpy(dtype=bool)
+    nics = np.where(multi, keys["nics_per_node"].fillna(0).to_numpy(float), 0.0)
+    ports = nics * keys["nic_ports"].fillna(0).to_numpy(float)
+    hosts = keys["gpus_per_node"].to_numpy(np.int64) // np.maximum(keys["gpus_per_host"].to_numpy(np.int64), 1)
+    hosts = np.maximum(hosts, 1)
+    gpus = keys["gpus_per_node"].to_numpy(float)
+    return keys.assign(
+        hosts_per_node=hosts,
+        rack_scale=keys["rack_scale"].to_numpy(dtype=bool),
+        nic_per_node_day=nics * rates.nic,
+        net_per_node_day=ports * rates.node_link,
+        cover_per_node_day=gpus * rates.gpu + hosts * rates.host + nics * rates.nic,
+    )
+
+
+def _least_failures(distinct: pd.DataFrame, rows: pd.DataFrame, codes: np.ndarray) -> pd.DataFrame:
+    """`distinct` (one row per code) with the FAILURE_COLUMNS of `rows` at their least per code: the fewest
+    hosts, NIC and link interruptions, rack-scale when any row is (its tray repair is the shorter), and the
+    spares of the most failing."""
+    grouped = rows[list(FAILURE_COLUMNS)].groupby(codes)
+    least = grouped.min()
+    least["rack_scale"] = grouped["rack_scale"].max()
+    least["cover_per_node_day"] = grouped["cover_per_node_day"].max()
+    return distinct.drop(columns=[c for c in FAILURE_COLUMNS if c in distinct]).assign(
+        **{c: least[c].to_numpy() for c in FAILURE_COLUMNS}
+    )
 
 
 def _attach_bounds(rows: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
@@ -594,6 +669,70 @@ def quantities_at(rows, nodes) -> dict[str, np.ndarray]:
     if isinstance(rows, dict):
         return {k: np.asarray(v).item() for k, v in sizing.quantities(rows, nodes).items()}
     return sizing.quantities({c: rows[c].to_numpy() for c in PARAMS}, nodes)
+
+
+def parts_at(row: dict, nodes: int, q: dict | None = None) -> reliability.Parts:
+    """What can interrupt the job of candidate `row` at `nodes` nodes, counted from its quantities `q`
+    (default: quantities_at): a single node has no fabric to fail."""
+    q = quantities_at(row, nodes) if q is None else q
+    networked = int(row["tier"]) > 0
+    return reliability.Parts(
+        gpus=float(nodes * int(row["gpus_per_node"])),
+        hosts=float(nodes * int(row["hosts"])),
+        nics=float(nodes * int(row["nics_per_node"])) if networked else 0.0,
+        node_links=float(q["endpoints"]) if networked else 0.0,
+        fabric_links=float(q["uplinks"]),
+        leaves=float(q["leaf"]),
+        upper_switches=float(q["spine"] + q["core"]),
+        spare_nodes=float(q["spare_nodes"]),
+        rack_scale=bool(row["rack_scale"]),
+    )
+
+
+# Node counts tried above a row's bound before it is dropped as never meeting its deadline at its own goodput (one
+# or two suffice: the bound counts all but the fabric's links and switches, a few hundredths of the interruptions).
+OWN_GOODPUT_STEPS = 8
+
+
+def _own_goodput(priced: pd.DataFrame, scenario: Scenario, work: Training, calibration, req) -> pd.DataFrame:
+    """Each row at the smallest node count from its bound that meets the deadline at its own goodput: its parts
+    counted there (parts_at's, with the fabric's links and switches the key's bound leaves out); a row that
+    misses moves to its next legal count and is priced again."""
+    if req.reliability is None or req.tokens_per_s is None or priced.empty:
+        return priced
+    done, todo = [], priced
+    for _ in range(OWN_GOODPUT_STEPS):
+        nodes = todo["nodes"].to_numpy(np.int64)
+        ev = evaluate_at(key_arrays(todo), nodes, work, calibration, req.confidence)
+        ok = np.asarray(fast_enough(ev, req, own_goodput(todo, nodes, req, work)), dtype=bool)
+        done.append(todo[ok])
+        todo = todo[~ok]
+        if todo.empty:
+            break
+        lo, hi = legal_within(todo, req, todo["nodes"].to_numpy(np.int64) + 1, todo["n_hi"].to_numpy(np.int64))
+        todo = todo[lo <= hi].assign(n_lo=lo[lo <= hi])
+        if todo.empty:
+            break
+        todo = _price(todo[COLUMNS], scenario)
+    return pd.concat(done, ignore_index=True) if done else priced.iloc[:0]
+
+
+def own_goodput(rows: pd.DataFrame, nodes: np.ndarray, req: Requirements, work: Training) -> np.ndarray:
+    """Each priced row's goodput at `nodes` from its own parts (parts_at's counts, per node)."""
+    q = quantities_at(rows, nodes)
+    r, n = req.reliability.failure_rates, np.maximum(nodes, 1).astype(float)
+    multi = rows["tier"].to_numpy(np.int64) > 0
+    links = np.where(multi, q["endpoints"], 0) * r.node_link + q["uplinks"] * r.fabric_link
+    switches = q["leaf"] * r.leaf + (q["spine"] + q["core"]) * r.upper_switch
+    shape = {
+        "gpus_per_node": rows["gpus_per_node"].to_numpy(),
+        "hosts_per_node": rows["hosts"].to_numpy(),
+        "rack_scale": rows["rack_scale"].to_numpy(dtype=bool),
+        "nic_per_node_day": np.where(multi, rows["nics_per_node"].to_numpy(float), 0.0) * r.nic,
+        "net_per_node_day": (links + switches) / n,
+        "spare_nodes": q["spare_nodes"],
+    }
+    return reliability.shape_goodput(req.reliability, work.params, nodes, shape)
 
 
 def _price(rows: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
@@ -683,6 +822,9 @@ PARAMS = [
     "install_per_node",
     "spare_node_share",
     "spare_link_share",
+    "spare_repair_cover",
+    "node_failures_per_day",
+    "repair_hours",
     "spare_switches_per_model",
     *(f"{sizing.SPARES[name]}_spare_unit" for name in sizing.SPARED_LINKS),
     *(f"{sizing.SPARES[name]}_spare_model" for name in sizing.SPARED_MODELS),
@@ -779,12 +921,9 @@ def build(
     scenario: Scenario,
     calibration: Calibration,
     parts: Designs | None = None,
-    previous: Candidates | None = None,
 ) -> Candidates:
     """The priced candidate table (cheapest first) and the bounds table of every performance key. `parts`:
-    the scenario's designs when already built (they depend on its hardware, not on its requirement);
-    `previous`: the table of these designs under a requirement that differed only in its throughput (the
-    goodput passes), whose keys and memory and target bounds are reused."""
+    the scenario's designs when already built (they depend on its hardware, not on its requirement)."""
     work = scenario_training(catalog, scenario)
     req = Requirements.of(scenario)
     if parts is None:
@@ -797,13 +936,10 @@ def build(
             f"({', '.join(str(g) for g in sorted({int(g) for g in domains}))} GPUs): tensor parallelism stays inside "
             "one and tiles it; use a tp that divides a domain (or allow NVL72)"
         )
-    if previous is None:
-        keys, table = _performance_keys(parts.single, parts.configs, scenario, lay), _design_table(parts, scenario)
-        if len(lay) > 1:
-            keys = _screen_layouts(keys, work, req, calibration, scenario.constraints.max_nodes)
-    else:
-        keys, table = previous.bounds[[*KEY, "single"]], previous.designs
-    bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration, previous)
+    keys, table = _performance_keys(parts.single, parts.configs, scenario, lay), _design_table(parts, scenario)
+    if len(lay) > 1:
+        keys = _screen_layouts(keys, work, req, calibration, scenario.constraints.max_nodes)
+    bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration)
     allowed = keys[[*NODE_SHAPE, "micro_batch", *SEARCHED]].drop_duplicates(ignore_index=True)
     profiles, profile_of = _profiles(table)
     rows = _node_range(_attach_bounds(_with_micro_batches(profiles, scenario, lay, allowed), bounds), req)
@@ -813,7 +949,7 @@ def build(
     # the wide columns only for the rows that have a node range (a few hundred of thousands)
     wide = table.iloc[rows["design"].to_numpy()].reset_index(drop=True)
     wide = wide.assign(**{c: rows[c].to_numpy() for c in ("micro_batch", *SEARCHED, "n_lo", "n_hi")})
-    priced = _price(wide[COLUMNS], scenario)
+    priced = _own_goodput(_price(wide[COLUMNS], scenario), scenario, work, calibration, req)
     priced = priced.sort_values(["objective_usd", "capex_usd", "power_w"], kind="stable", ignore_index=True)
     return Candidates(priced, bounds, work, req, table)
 

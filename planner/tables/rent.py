@@ -362,7 +362,8 @@ def _variant(
     instances than Capacity Blocks sell)."""
     trains = req.tokens is not None
     extra = (reliability.spot_interruptions(scenario.cloud, spot),) if spot else ()
-    g = reliability.goodput(scenario.reliability, params, n, extra) if trains else None
+    parts = reliability.assumed_parts(o.row.gpus, o.row.hosts, n, math.inf)
+    g = reliability.goodput(scenario.reliability, params, n, parts, extra) if trains else None
     wall = o.hours[n] / g.fraction if g else o.hours[n]
     r = scenario.requirement
     if trains and wall > r.days * (1 - r.schedule_margin) * 24 * (1 + 1e-9):

@@ -104,7 +104,7 @@ def _spares_usd(catalog: Catalog, row: dict, nodes: int, q: dict, node_usd: floa
     if not int(row["tier"]):
         return 0.0
     sp = scenario.spares
-    usd = max(0, math.ceil(round(sp.node_share * nodes - 0.5, 9) - 1e-9)) * node_usd  # the nearest, halves down
+    usd = spare_nodes(catalog, row, nodes, scenario) * node_usd
     for prefix, base in SPARED_LINKS.items():
         skus = row[f"{prefix}_skus"]
         whole = math.lcm(1, *(Fraction(qty).limit_denominator(64).denominator for _, _, qty in skus))
@@ -112,6 +112,26 @@ def _spares_usd(catalog: Catalog, row: dict, nodes: int, q: dict, node_usd: floa
         usd += count * _per_unit(catalog, skus)[0]
     models = {key for prefix, base in MODELS if q[base] > 0 for kind, key, _ in row[f"{prefix}_skus"]}
     return usd + sum(sp.switches_per_model * _row_of(catalog, "switches", key).price_usd for key in models)
+
+
+def spare_nodes(catalog: Catalog, row: dict, nodes: int, scenario: Scenario) -> int:
+    """share x nodes to the nearest (halves down), and at least the fewest that leave the nodes under repair at
+    once (Poisson: nodes x GPU, host and NIC failures a day x repair days) above them with a chance of at most
+    1 - repair_cover. A single node buys none."""
+    if not int(row["tier"]):
+        return 0
+    sp, rel = scenario.spares, scenario.reliability
+    share = max(0, math.ceil(round(sp.node_share * nodes - 0.5, 9) - 1e-9))
+    if rel.interruptions_per_1000_node_days is not None or not sp.repair_cover:
+        return share
+    server, r = catalog.server(row["server"]), rel.failure_rates
+    failing = server.gpus_per_node * r.gpu + server.hosts * r.host + int(row["nics_per_node"]) * r.nic
+    mean = nodes * failing * (rel.repair_hours_rack_scale if server.rack_scale else rel.repair_hours) / 24
+    cover, mass = 0, math.exp(-mean)
+    while 1 - mass > 1 - sp.repair_cover:
+        cover += 1
+        mass += math.exp(-mean) * mean**cover / math.factorial(cover)
+    return max(share, cover)
 
 
 def _labour_usd(catalog: Catalog, row: dict, nodes: int, q: dict, scenario: Scenario) -> float:
@@ -162,8 +182,39 @@ def _need_tokens_per_s(scenario: Scenario) -> float | None:
     r = scenario.requirement
     if r.tokens is None:
         return r.min_tokens_per_s
-    goodput = scenario.reliability.goodput or 1.0  # a deadline scenario arrives with its goodput resolved
+    goodput = scenario.reliability.goodput or 1.0  # given, or each configuration's own (goodput below)
     return r.tokens / (r.days * (1 - r.schedule_margin) * SECONDS_PER_DAY * goodput)
+
+
+def goodput(catalog: Catalog, row: dict, nodes: int, scenario: Scenario, params: float) -> float:
+    """A configuration's goodput at this size, stated as docs/plan.md section 7 states it: its GPUs, hosts (and
+    their storage clients), NICs, NIC links, fabric links, leaves, spines and cores at their failure rates, plus
+    the software share; Young/Daly checkpoints; 5-minute-style restarts; and the share of the time more nodes are
+    under repair (Poisson, mean failures x repair days) than the spares it buys."""
+    rel, r = scenario.reliability, scenario.reliability.failure_rates
+    if rel.goodput is not None:
+        return rel.goodput
+    server = catalog.server(row["server"])
+    q = {k: np.asarray(v).item() for k, v in quantities(row, nodes).items()}
+    networked = int(row["tier"]) > 0
+    nics = nodes * int(row["nics_per_node"]) if networked else 0
+    node_failures = nodes * (server.gpus_per_node * r.gpu + server.hosts * r.host) + nics * r.nic
+    hardware = node_failures + nodes * server.hosts * r.storage_client + r.leaf * q["leaf"]
+    hardware += (q["endpoints"] if networked else 0) * r.node_link + q["uplinks"] * r.fabric_link
+    hardware += (q["spine"] + q["core"]) * r.upper_switch
+    per_day = hardware / (1 - r.software_share)
+    if rel.interruptions_per_1000_node_days is not None:
+        per_day, node_failures = nodes * rel.interruptions_per_1000_node_days / 1e3, 0.0
+    if per_day == 0:
+        return 1.0
+    mtbf_s = SECONDS_PER_DAY / per_day
+    write_s = params * rel.checkpoint_bytes_per_param / (nodes * rel.checkpoint_write_gb_per_s_per_node * 1e9)
+    tau = (rel.checkpoint_interval_minutes or 0) * 60 or math.sqrt(2 * write_s * mtbf_s)
+    spares = spare_nodes(catalog, row, nodes, scenario)
+    hours = rel.repair_hours_rack_scale if server.rack_scale else rel.repair_hours
+    mean = node_failures * hours / 24
+    short = 1 - sum(math.exp(-mean) * mean**k / math.factorial(k) for k in range(spares + 1)) if mean else 0.0
+    return 1 - write_s / tau - tau / 2 / mtbf_s - rel.restart_minutes * 60 / mtbf_s - short
 
 
 def best(
@@ -194,8 +245,12 @@ def best(
         per_step = columns["gpus"] * columns["micro_batch"]
         ok &= (per_step <= scenario.workload.global_batch) & (scenario.workload.global_batch % per_step == 0)
     ok &= np.array([bool(records[d]["rack_fits"]) for d in grid["design"]])
-    found = None
-    for d, mb, n in grid[ok].itertuples(index=False):
+    found, params = None, scenario_training(catalog, scenario).params
+    tokens_per_s = np.asarray(figures["tokens_per_s"])
+    for i, (d, mb, n) in zip(np.flatnonzero(ok), grid[ok].itertuples(index=False), strict=True):
+        own = scenario.requirement.tokens is not None and scenario.reliability.goodput is None
+        if own and tokens_per_s[i] * goodput(catalog, records[d], int(n), scenario, params) < need * (1 - 1e-12):
+            continue
         c = price(catalog, records[d], int(n), scenario)
         if c["fits"] and _within(c, scenario) and (found is None or c["objective_usd"] < found[0] - 1e-6):
             found = (c["objective_usd"], {**records[d], "micro_batch": int(mb)}, int(n))
