@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 import pytest
 from support import bom_parts
 
@@ -298,3 +299,93 @@ def test_spare_nodes_cover_the_repairs_of_rack_scale_systems():
     plan = purchase.run(load_catalog(), scenario, Calibration.default(), alternatives=0)
     spares = sum(b.quantity for b in plan.bom if b.section == "spares" and b.category == "servers")
     assert (plan.choice.nodes, spares) == (15, 1)
+
+
+def fabric_plan(nodes: int, server: str, switch: str, fabric: str, **constraints):
+    scenario = Scenario.model_validate(
+        {
+            "workload": SMALL,
+            "requirement": {"gpus": 8 * nodes},
+            "target_tflops": 1,
+            "constraints": {"servers": [server], "switches": [switch], "fabrics": [fabric], "max_nodes": 16384}
+            | constraints,
+        }
+    )
+    return purchase.run(load_catalog(), scenario, Calibration.default(), alternatives=0)
+
+
+# DGX SuperPOD B300 on Spectrum-X (RA-11337-001, Table 3 "Larger DGX SuperPOD component counts"): 64-node SUs,
+# twin-plane. NVIDIA counts cables in 800G units (one per NIC; leaf-spine bandwidth / 800G); each CX-8 runs
+# 2 x 400GbE, one port per plane, so the planner's 400G links are twice the published counts.
+B300_TWIN_PLANE_TABLE = [(1, 16, 8, 512, 512), (2, 32, 16, 1024, 1024), (4, 64, 32, 2048, 2048)]
+B300_TWIN_PLANE_TABLE += [(8, 128, 64, 4096, 4096), (16, 256, 128, 8192, 8192)]
+
+
+@pytest.mark.parametrize(("sus", "leaf", "spine", "node_leaf_800g", "leaf_spine_800g"), B300_TWIN_PLANE_TABLE)
+def test_superpod_b300_spectrum_x_twin_plane_table(sus, leaf, spine, node_leaf_800g, leaf_spine_800g):
+    """Port p of every NIC to plane p: a plane's rail leaf (SN5600, 64 x 400G down) serves one port of each of
+    64 nodes; each plane's 4 spines per SU stripe its own leaves' 64 uplinks; nothing is shared between planes."""
+    plan = fabric_plan(64 * sus, B300, "SN5600", "spectrum-x", planes=[2])
+    c = plan.choice
+    assert (c.nodes, c.tier, c.topology, c.nics_per_node) == (64 * sus, 2, "rail", 8)
+    assert "64-node scalable units, 2 planes" in c.fabric_text
+    assert c.switches_by_tier == {"leaf": leaf, "spine": spine}
+    links = {line.segment: line for line in plan.links if line.section == "compute fabric"}
+    assert (links["node-leaf"].count, links["switch-switch"].count) == (2 * node_leaf_800g, 2 * leaf_spine_800g)
+
+
+def test_twin_plane_is_chosen_only_where_it_is_cheaper():
+    """With one plane or two allowed: at 8 SUs (512 nodes) both are two tiers of the same switches and links, so
+    the single plane is taken (a second plane only where it is cheaper); at 1,024 nodes one plane of 16 ports per
+    node needs a third tier (two tiers hold 512) and the twin-plane stays at two, the published design."""
+    at_512 = fabric_plan(512, B300, "SN5600", "spectrum-x")
+    assert "2 planes" not in at_512.choice.fabric_text and at_512.choice.tier == 2
+    one = fabric_plan(1024, B300, "SN5600", "spectrum-x", planes=[1])
+    both = fabric_plan(1024, B300, "SN5600", "spectrum-x")
+    assert one.choice.tier == 3 and both.choice.tier == 2 and "2 planes" in both.choice.fabric_text
+    assert both.choice.switches_by_tier == {"leaf": 256, "spine": 128}
+    assert both.cost.capex_usd < one.cost.capex_usd  # same GPUs, NICs and throughput
+    assert both.metrics.tokens_per_s == pytest.approx(one.metrics.tokens_per_s)
+    assert any("2 independent fabrics" in line for line in both.why)
+
+
+def test_a_second_plane_takes_links_and_switches_out_of_the_interruptions():
+    """The twin-plane's links and switches back each other up (a failure halves that rail's bandwidth): the
+    interruptions are the GPUs', hosts', NICs', storage clients' and software's only."""
+    from planner.tables import buy as cand
+
+    both = fabric_plan(1024, B300, "SN5600", "spectrum-x")
+    row = {"topology": "rail", "planes": 2}
+    assert bool(cand.redundant_planes(row)) and not bool(cand.redundant_planes({"topology": "rail-only", "planes": 8}))
+    parts = bom_parts(both)
+    twin = reliability.Parts(**{**parts.__dict__, "redundant_planes": True})
+    events = twin.events_per_day(Reliability().failure_rates)
+    assert all(events[k] == 0 for k in ("node_link", "fabric_link", "leaf", "upper_switch"))
+    assert events["nic"] == pytest.approx(1024 * 8 * 2e-5)
+
+
+def test_rail_only_drops_the_spines():
+    """Rail-only (Wang et al., arXiv 2307.12169): 128 DGX H100 on 128 x 400G switches: one switch per rail, 8
+    switches, 1,024 node links and no spine, against the rail-optimised 2 SUs of 8 leaves and 8 spines with 1,024
+    uplinks: the compute fabric costs about half (the paper: 38-77% less), at the same throughput."""
+    rail_only = fabric_plan(128, DGX, "N9600-64OD", "roce", topologies=["rail", "rail-only"])
+    rail = fabric_plan(128, DGX, "N9600-64OD", "roce", topologies=["rail"])
+    assert rail_only.choice.topology == "rail-only" and rail_only.choice.switches_by_tier == {"leaf": 8}
+    links = {line.segment: line.count for line in rail_only.links if line.section == "compute fabric"}
+    assert links == {"node-leaf": 1024}
+    assert rail.choice.switches_by_tier == {"leaf": 16, "spine": 8}
+    saved = 1 - rail_only.cost.by_section["compute fabric"] / rail.cost.by_section["compute fabric"]
+    assert 0.38 <= saved <= 0.77
+    assert rail_only.metrics.tokens_per_s == pytest.approx(rail.metrics.tokens_per_s)
+    assert any("no switch joins two rails" in line for line in rail_only.why)
+
+
+def test_rail_only_is_legal_only_for_same_rank_traffic():
+    """Tensor, context and expert parallelism must stay inside the NVLink domain on a rail-only fabric: an
+    expert-parallel group across nodes would need traffic between rails, which no switch carries."""
+    from planner.tables import buy as cand
+
+    rows = pd.DataFrame(
+        {"rail_only": [True, True, True, False], "tp": [8, 2, 4, 4], "cp": [1, 1, 1, 1], "ep": [1, 4, 4, 4]}
+    ).assign(scale_up_gpus=8)
+    assert list(cand._rail_only_legal(rows)) == [True, True, False, True]

@@ -227,10 +227,12 @@ HARDWARE = [c for c in cand.GROUP if c not in ("micro_batch", *cand.SEARCHED)] +
 
 def _simplest_of_ties(pool: pd.DataFrame, sol: buy.Solution, scenario: Scenario, table, calibration) -> buy.Solution:
     """The MILP's pick among candidates of the same hardware at the same node count and price (they differ in
-    micro-batch or parallel layout only, and the solver breaks such ties at random): the one the layout rule
-    takes, the simplest within LAYOUT_SIMPLICITY_MARGIN of the fastest (planner.model.layout.choose)."""
+    micro-batch, parallel layout or fabric planes only, and the solver breaks such ties at random): the fewest
+    planes (a second plane is chosen only where it is cheaper), then the one the layout rule takes, the simplest
+    within LAYOUT_SIMPLICITY_MARGIN of the fastest (planner.model.layout.choose)."""
     picked, nodes = pool.iloc[sol.k], sol.nodes
-    same = (pool[HARDWARE] == picked[HARDWARE]).all(axis=1).to_numpy()
+    hardware = [c for c in HARDWARE if c != "planes"]
+    same = (pool[hardware] == picked[hardware]).all(axis=1).to_numpy()
     same = same & (pool["n_lo"].to_numpy() <= nodes) & (pool["n_hi"].to_numpy() >= nodes)
     index = [int(i) for i in np.flatnonzero(same)]
     index = [i for i in index if (allowed := cand.allowed_nodes(pool.iloc[i], table.requirements)) is None
@@ -241,6 +243,8 @@ def _simplest_of_ties(pool: pd.DataFrame, sol: buy.Solution, scenario: Scenario,
     cost = costing.configuration_cost(rows, nodes, **costing.priced_quantities(cand.quantities_at(rows, nodes)))
     price = np.asarray(costing.objective_usd(cost, scenario.objective), dtype=float)
     tied = np.abs(price - price.min()) <= 1e-9 * max(abs(price.min()), 1.0)
+    planes = rows["planes"].to_numpy(np.int64)
+    tied &= planes == planes[tied].min()
     figures = cand.evaluate_at(
         rows, np.full(len(rows), nodes), table.training, calibration, table.requirements.confidence
     )
@@ -622,7 +626,14 @@ def _storage_notes(row, nodes: int, scenario: Scenario) -> list[str]:
 def _fabric_notes(row, nodes: int, asked) -> list[str]:
     """The fabric's shape in words: the switch radix and the tiers it needs at this size, how leaves are
     sized, the subnet manager's held slot; and a topology asked for that one switch makes moot."""
-    tier = int(row["tier"])
+    tier, planes = int(row["tier"]), max(int(row.get("planes", 1) or 1), 1)
+    if row["topology"] == "rail-only":
+        return [
+            f"fabric: rail-only (Wang et al., arXiv 2307.12169): each of the {planes} rails is its own fabric of "
+            f"{row['switch']} and no switch joins two rails; traffic between rails crosses the NVLink domain, so the "
+            "layout keeps tensor, context and expert parallelism inside one domain and only data and pipeline "
+            "parallel traffic crosses, rank to same rank."
+        ]
     if tier < 2:
         if asked and tier == 1:
             return [
@@ -631,7 +642,7 @@ def _fabric_notes(row, nodes: int, asked) -> list[str]:
             ]
         return []
     p, o, ppc = int(row["switch_ports"]), float(row["oversubscription"]), int(row["ports_per_cage"])
-    per_node = int(row["endpoints_per_node"]) / max(int(row["breakout"]), 1)
+    per_node = int(row["endpoints_per_node"]) / planes / max(int(row["breakout"]), 1)
     two_tier = int(fabric.max_down_ports(2, p, o, ppc) // per_node) - int(row["reserved_nodes"])
     radix = (
         f"{row['switch']} has {p} ports: two tiers hold up to {two_tier:,} of these nodes"
@@ -643,6 +654,13 @@ def _fabric_notes(row, nodes: int, asked) -> list[str]:
     else:
         sizing_rule = "each leaf's uplinks follow the down-ports it uses"
     notes = [f"fabric: {radix}; {sizing_rule}."]
+    if planes > 1:
+        notes.append(
+            f"planes: port p of every NIC goes to plane p, {planes} independent fabrics (the DGX SuperPOD B300's "
+            f"twin-plane Spectrum-X): a plane's leaf serves one port per node, so an SU is {int(row['su_nodes'])} "
+            f"nodes and two tiers hold {planes} times the nodes of one plane; a failed link or switch leaves the job "
+            f"running on the other plane{'s' if planes > 2 else ''} at reduced bandwidth (not an interruption)."
+        )
     if int(row["reserved_nodes"]):
         held = "one node's leaf ports are held for the UFM subnet manager's links (RA-11333-001 Table 7: 127 nodes"
         held += " in 4 SUs)"
@@ -662,10 +680,23 @@ def _failure_domains(row, nodes: int, by_tier: dict[str, int]) -> list[str]:
     tier = int(row["tier"])
     if tier == 0:
         return []
+    planes = max(int(row.get("planes", 1) or 1), 1)
+    if row["topology"] == "rail-only":
+        what = "switch" if tier == 1 else "leaf or spine"
+        return [
+            f"failure domains: a rail's {what}: every node it serves loses that rail, one of {planes}, and nothing "
+            "reroutes between rails (the job stops)."
+        ]
     if tier == 1:
         return [f"failure domains: the one switch carries every node link: its failure stops all {nodes} nodes."]
     e, b = int(row["endpoints_per_node"]), max(int(row["breakout"]), 1)
-    if row["topology"] == "rail":
+    if row["topology"] == "rail" and planes > 1:
+        rails, su = int(row["rails"]), int(row["su_nodes"])
+        leaf = (
+            f"a leaf: one plane of one of {rails} rails of {min(su, nodes)} nodes, which run on at "
+            f"{planes - 1}/{planes} of that rail's bandwidth through the other plane{'s' if planes > 2 else ''}"
+        )
+    elif row["topology"] == "rail":
         rails, su = int(row["rails"]), int(row["su_nodes"])
         leaf = f"a leaf: one of {rails} rails of {min(su, nodes)} nodes (a job on them stops unless it reroutes)"
     elif row["tor"]:

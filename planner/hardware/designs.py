@@ -209,6 +209,7 @@ class _Context:
             nic=None, nics_per_node=0, nic_speed_gbps=0.0, nic_port_gbps=0.0, nic_ports=0, nic_ports_total=0,
             nic_usable_gbps=0.0, nic_pcie="", node_gbps=0.0, nics_bought=0, fabric="none", switch=None, tier=0,
             oversubscription=1.0, topology="single node", placement="", links="", cap_lo=1, cap_hi=1, su_local=False,
+            planes=1,
         )  # fmt: skip
         # a single node joins no network of ours: no storage NICs bought for it
         no_storage = dict(storage_bought=0, storage_usd=0.0, storage_w=0.0)
@@ -280,8 +281,11 @@ class _Context:
             if topology == "rail":
                 want = want & (multi["nics_per_node"] >= 2).to_numpy()
             parts.append(multi[want].assign(topology=topology))
-        rows = pd.concat(parts, ignore_index=True)
-        rows["placement"] = rows["topology"].map({t: self._placement(t) for t in ("rail", "leaf-spine", "one switch")})
+        if c.topologies is not None and "rail-only" in c.topologies:
+            parts.append(self._rail_only(rows[(rows["oversubscription"] == 1) & (rows["tier"] <= 2)]))
+        rows = self._planes(pd.concat(parts, ignore_index=True))
+        names = ("rail", "leaf-spine", "one switch", "rail-only")
+        rows["placement"] = rows["topology"].map({t: self._placement(t) for t in names})
         # a rack-scale system's rack has no free units for a leaf: its leaves stand in the row's network rack
         tor = rows["rack_scale"].to_numpy(dtype=bool) & (rows["placement"] == "top-of-rack").to_numpy()
         rows.loc[tor, "placement"] = "middle-of-row"
@@ -291,9 +295,31 @@ class _Context:
         rows["leaf_down"], rows["leaf_up"] = down, up
         return rows
 
+    @staticmethod
+    def _rail_only(rows: pd.DataFrame) -> pd.DataFrame:
+        """Rail-only fabrics (fabric.py's docstring): a rail per NIC of a host, each its own plane, of one switch
+        (tier 1) or a leaf-spine of its own (tier 2), non-blocking; a node needs two rails or more."""
+        rails = rows["nics_per_node"] // rows["hosts"]
+        rows = rows[(rails >= 2).to_numpy()]
+        return rows.assign(topology="rail-only", planes=(rows["nics_per_node"] // rows["hosts"]).to_numpy())
+
+    def _planes(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Rail-optimised rows at every allowed plane count that splits each NIC's ports evenly (a CX-8 at
+        2 x 400GbE: 1 or 2 planes); other rows one plane (rail-only: its rails)."""
+        if "planes" not in rows:
+            rows = rows.assign(planes=1)
+        rows["planes"] = rows["planes"].fillna(1).astype(np.int64)
+        rail = (rows["topology"] == "rail").to_numpy()
+        out = [rows[~rail]]
+        ports = rows["nic_ports"].to_numpy(np.int64)
+        for planes in self.scenario.constraints.planes:
+            fits = rail & (ports % planes == 0) & (ports >= planes)
+            out.append(rows[fits].assign(planes=planes))
+        return pd.concat(out, ignore_index=True)
+
     def _placement(self, topology: str) -> str:
         wanted = self.scenario.layout.leaf_placement
-        if topology == "rail":  # rail leaves serve many racks: never on top of one
+        if topology in ("rail", "rail-only"):  # rail leaves serve many racks: never on top of one
             return "end-of-row" if wanted == "end-of-row" else "middle-of-row"
         if topology == "leaf-spine":
             return "top-of-rack" if wanted == "auto" else wanted
@@ -325,9 +351,10 @@ class _Context:
         rows["cage_endpoints"] = np.array([lk.endpoints_per_cage if lk else 0 for lk in distinct], np.int64)[codes]
         rows["endpoints_per_node"] = rows["nics_per_node"] * rows["nic_ports"]
         rows["rail"] = rows["topology"] == "rail"
-        # rail i is NIC i of every host (a DGX: 8 rails; an NVL72 tray's 4 NICs: 4 rails of 18 hosts per node)
+        # rail i is NIC i of every host (a DGX: 8 rails; an NVL72 tray's 4 NICs: 4 rails of 18 hosts per node);
+        # a rail of a plane takes 1/planes of each NIC's ports (the twin-plane B300: one 400G port per node)
         rows["rails"] = np.where(rows["rail"], rows["nics_per_node"] // rows["hosts"], 1)
-        rows["rail_endpoints"] = rows["nic_ports"] * rows["hosts"]
+        rows["rail_endpoints"] = rows["nic_ports"] * rows["hosts"] // np.where(rows["rail"], rows["planes"], 1)
         rows["su_nodes"] = np.maximum(rows["leaf_down"] * rows["breakout"] // rows["rail_endpoints"], 1)
         rows["tor"] = rows["placement"] == "top-of-rack"
         per_rack = rows["nodes_per_rack"] * rows["endpoints_per_node"]

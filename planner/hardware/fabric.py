@@ -20,6 +20,15 @@ ones u each and the last one up(its ports), which sums to up(D) over the fabric;
 up(the ports of a full rack's leaf) (every rack is designed alike); rail leaves: u each, the full SU (the
 reference's rule above).
 
+Planes: P independent fabrics side by side, nothing shared but the node and its NICs, each taking 1/P of every
+node's ports and sized as above, the counts times P:
+  * multi-plane rail-optimised (DGX SuperPOD B300 on Spectrum-X, twin-plane): port p of every NIC goes to plane
+    p, so a plane's rail leaf serves one port per node: 64-node SUs of 16 leaves (8 per plane), and a plane's
+    spines stripe its own leaves' uplinks; two tiers hold P times the nodes of one plane;
+  * rail-only (Wang et al., arXiv 2307.12169): every rail is a plane of its own, its leaves filled in order (one
+    switch per rail while the rail fits it), no switch joins two rails; traffic between rails crosses the
+    NVLink domain, so it is legal only where the layout keeps it there (planner.tables.buy).
+
 An InfiniBand fabric of leaves (tiers 2 and 3) holds one node's slot for its subnet manager (UFM) links, as
 the reference does (RA-11333-001 Table 7: 127 nodes in 4 SUs, "to accommodate UFM connectivity"; the
 SuperPOD FAQ: "31 to 1,023 nodes"): rail SUs count N + 1 nodes, leaves filled in order hold the slot's
@@ -142,6 +151,7 @@ class Topology:
     nodes_per_rack: object = 1
     reserved_nodes: object = 0  # node slots held for the subnet manager (module docstring)
     node_endpoints: object = 0  # NIC ports per node (the size of a held slot)
+    planes: object = 1  # independent fabrics, each of 1/planes of every node's ports (module docstring)
 
 
 def size_arrays(
@@ -164,18 +174,21 @@ def size_arrays(
       tier 2: L leaves (see Topology) with U leaf uplinks (the module docstring), S spines: the smallest
               divisor of a leaf's uplinks that is at least ceil(U / p) (striped_spines)
       tier 3: L leaves, U leaf uplinks, A = ceil(U / a) aggregation, C = ceil(A (p - a) / p) core,
-      uplinks U + A (p - a); `leaf_uplinks` is U"""
-    e, t = np.asarray(endpoints, dtype=np.int64), np.asarray(tier, dtype=np.int64)
+      uplinks U + A (p - a); `leaf_uplinks` is U
+    all of one plane (E / P endpoints, the held slot's ports / P), times P (Topology.planes)."""
+    topo = topology or Topology()
+    planes = np.maximum(np.asarray(topo.planes, dtype=np.int64), 1)
+    e, t = np.asarray(endpoints, dtype=np.int64) // planes, np.asarray(tier, dtype=np.int64)  # one plane's
     p, b = np.asarray(ports, dtype=np.int64), np.maximum(np.asarray(breakout_, dtype=np.int64), 1)
     ppc = np.maximum(np.asarray(ports_per_cage, dtype=np.int64), 1)
     c = np.maximum(np.asarray(cage_endpoints if cage_endpoints is not None else b * ppc, dtype=np.int64), 1)
-    topo = topology or Topology()
     n = np.asarray(nodes if nodes is not None else 0, dtype=np.int64)
+    node_endpoints = np.asarray(topo.node_endpoints, dtype=np.int64) // planes
     rail, tor = np.asarray(topo.rail, dtype=bool) & (t >= 2), np.asarray(topo.tor, dtype=bool) & (t >= 2)
     rails = np.maximum(np.asarray(topo.rails, dtype=np.int64), 1)
     down_ports = np.where(t > 0, -(-e // b), 0)
     reserved = np.asarray(topo.reserved_nodes, dtype=np.int64)
-    held = np.where(t > 0, -(-(reserved * np.asarray(topo.node_endpoints, dtype=np.int64)) // b), 0)
+    held = np.where(t > 0, -(-(reserved * node_endpoints) // b), 0)
     per_rail = np.asarray(topo.rail_endpoints, dtype=np.int64) * n
     cages = np.where(t > 0, np.where(rail, rails * -(-per_rail // c), -(-e // c)), 0)
     d, u = leaf_split(p, oversubscription, ppc)
@@ -185,7 +198,7 @@ def size_arrays(
     npr = np.asarray(topo.nodes_per_rack, dtype=np.int64)
     racks = -(-n // np.maximum(npr, 1))
     rack_leaves = np.asarray(topo.rack_leaves, dtype=np.int64)
-    rack_room = rack_leaves * d - -(-(npr * np.asarray(topo.node_endpoints, dtype=np.int64)) // b)
+    rack_room = rack_leaves * d - -(-(npr * node_endpoints) // b)
     tor_leaves = rack_leaves * racks + np.where(rack_room < held, 1, 0)
     leaves_multi = np.select([rail, tor], [rails * sus, tor_leaves], -(-(down_ports + held) // d))
     tor_up = leaves_multi * np.asarray(topo.rack_leaf_up, dtype=np.int64)
@@ -199,18 +212,10 @@ def size_arrays(
     core = np.where(t == 3, -(-(aggs * (p - a)) // np.maximum(p, 1)), 0)
     uplinks = leaf_up + aggs * (p - a)
     fits = (down_ports + held <= max_down_ports(t, p, oversubscription, ppc)) & (leaf <= max_leaves(t, p))
-    return {
-        "down_ports": down_ports,
-        "cages": cages,
-        "leaf": leaf,
-        "spine": spine,
-        "core": core,
-        "switches": leaf + spine + core,
-        "uplinks": uplinks,
-        "leaf_uplinks": leaf_up,
-        "sus": sus,
-        "fits": fits | (t == 0),
-    }
+    one = {"down_ports": down_ports, "cages": cages, "leaf": leaf, "spine": spine, "core": core}
+    one |= {"uplinks": uplinks, "leaf_uplinks": leaf_up}
+    out = {name: value * planes for name, value in one.items()}  # every plane alike
+    return out | {"switches": out["leaf"] + out["spine"] + out["core"], "sus": sus, "fits": fits | (t == 0)}
 
 
 def size(endpoints: int, tier: int, ports: int, breakout_: int, oversubscription: float, **kw) -> Switches | None:

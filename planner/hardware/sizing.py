@@ -83,6 +83,7 @@ def topology(params) -> fabric.Topology:
         nodes_per_rack=params["nodes_per_rack"],
         reserved_nodes=params["reserved_nodes"],
         node_endpoints=params["endpoints_per_node"],
+        planes=params["planes"],
     )
 
 

@@ -249,10 +249,17 @@ class Constraints(_Strict):
         "switches with SuperNIC-class NICs).",
     )
     switches: list[str] | None = Field(None, description="Allowed compute-fabric switch SKUs.")
-    topologies: list[Literal["rail", "leaf-spine"]] | None = Field(
+    topologies: list[Literal["rail", "leaf-spine", "rail-only"]] | None = Field(
         None,
-        description="Fabric topologies above one switch: rail-optimised and/or plain leaf-spine. Default: "
-        "rail-optimised for nodes with one NIC per GPU (HGX/DGX, as DGX SuperPOD), else leaf-spine.",
+        description="Fabric topologies: rail-optimised, plain leaf-spine and/or rail-only (no spines: every rail "
+        "its own fabric, traffic between rails over NVLink; only asked for). Default: rail-optimised for nodes "
+        "with one NIC per GPU (HGX/DGX, as DGX SuperPOD), else leaf-spine.",
+    )
+    planes: list[Literal[1, 2, 4]] = Field(
+        default_factory=lambda: [1, 2],
+        min_length=1,
+        description="Fabric planes of a rail-optimised fabric: 2 or 4 put each port of a multi-port NIC on its own "
+        "independent fabric (the DGX SuperPOD B300's twin-plane Spectrum-X).",
     )
     oversubscription: list[Annotated[float, Field(ge=1, le=L.MAX_OVERSUBSCRIPTION)]] = Field(
         default_factory=lambda: [1.0], min_length=1, description="Allowed leaf oversubscription ratios o (o:1)."

@@ -92,6 +92,10 @@ class Parts:
     upper_switches: float = 0.0  # spines and cores
     spare_nodes: float = 0.0  # on the shelf: a failed node is swapped for one instead of waiting for its repair
     rack_scale: bool = False  # a node is a rack-scale system: a failed tray is swapped (repair_hours_rack_scale)
+    # planes that back each other up (a multi-plane fabric): a failed link or switch of one plane leaves the job
+    # running on the others at reduced bandwidth (DGX SuperPOD B300 RA: "will not lead to a catastrophic job
+    # abortion ... ½ of the original bandwidth"), so links and switches interrupt nothing; the NIC still does
+    redundant_planes: bool = False
 
     def events_per_day(self, rates) -> dict[str, float]:
         """Expected job interruptions per day by kind of part (rates: the scenario's reliability.failure_rates),
@@ -107,10 +111,15 @@ class Parts:
             "storage_client": self.hosts,
         }
         events = {kind: count * getattr(rates, kind) for kind, count in counts.items()}
+        if self.redundant_planes:
+            events |= {kind: 0.0 for kind in PLANE_KINDS}
         share = rates.software_share
         events["software"] = sum(events.values()) * share / (1.0 - share)
         return events
 
+
+# What a second plane backs up (Parts.redundant_planes)
+PLANE_KINDS = ("node_link", "fabric_link", "leaf", "upper_switch")
 
 # The failures that take a node out of the job until it is repaired or a spare replaces it (a link, a switch or
 # software is cleared in place: a reroute, an optic swapped, a restart).

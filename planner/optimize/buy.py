@@ -133,11 +133,13 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
                L_k >= l_k R_k (+ 1 when a full rack has no room for h_k)   (s_k, h_k: the subnet manager's slot)
       leaf uplinks U_k: u_k L_k (rail), t_k L_k (top of rack), ppc_k W_k with d_k ppc_k W_k >= u_k D_k (in order)
       tier 2:  p_k S_k >= U_k, S_k a divisor of a leaf's uplinks;  tier 3: a_k A_k >= U_k, p_k C_k >= (p_k - a_k) A_k
-    Uplinks (switch-to-switch links) = U_k (+ (p_k - a_k) A_k)."""
+    Uplinks (switch-to-switch links) = U_k (+ (p_k - a_k) A_k). All of one plane (e_k / P_k endpoints per node),
+    its counts times the P_k planes (fabric.Topology.planes)."""
     tier = int(row["tier"])
     if tier == 0:
         return
-    p, b, e = int(row["switch_ports"]), int(row["breakout"]), int(row["endpoints_per_node"])
+    planes = max(int(row["planes"]), 1)
+    p, b, e = int(row["switch_ports"]), int(row["breakout"]), int(row["endpoints_per_node"]) // planes
     d, u, a = leaf_split_columns(row)
     cap = int(fabric.max_down_ports(tier, p, row["oversubscription"], int(row["ports_per_cage"])))
     D = _int(problem, "D", k, cap)
@@ -157,6 +159,7 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
         cv.q["cages"] = cages
     if tier == 1:
         cv.q["switches"], cv.q["leaf"] = pulp.lpSum([cv.z]), pulp.lpSum([cv.z])
+        _all_planes(cv, planes)
         return
     leaves = _leaves(problem, k, row, cv, D, d, rail)
     problem += leaves <= int(fabric.max_leaves(tier, p)) * cv.z, var_name("leaf_max", k)
@@ -171,6 +174,18 @@ def define_fabric(problem: pulp.LpProblem, k: int, row: dict, cv: CandidateVars)
         problem += p * cores >= (p - a) * aggs, var_name("cores", k)
         cv.q["switches"], cv.q["uplinks"] = leaves + aggs + cores, up + (p - a) * aggs
     cv.q["leaf"] = leaves
+    _all_planes(cv, planes)
+
+
+PLANE_QUANTITIES = ("down_ports", "cages", "switches", "leaf", "uplinks")
+
+
+def _all_planes(cv: CandidateVars, planes: int) -> None:
+    """One plane's fabric quantities times the planes (each plane alike)."""
+    if planes > 1:
+        for name in PLANE_QUANTITIES:
+            if name in cv.q:
+                cv.q[name] = planes * cv.q[name]
 
 
 def _striped_spines(problem, k: int, row: dict, cv: CandidateVars, u: int):
@@ -197,8 +212,9 @@ def _leaf_uplinks(problem, k: int, row: dict, leaves, down_ports, d: int, u: int
 
 
 def _held_ports(row: dict) -> int:
-    """Leaf down-ports held for the subnet manager: one node slot's (fabric.size_arrays)."""
-    return -(-int(row["reserved_nodes"]) * int(row["endpoints_per_node"]) // max(int(row["breakout"]), 1))
+    """Leaf down-ports of one plane held for the subnet manager: one node slot's (fabric.size_arrays)."""
+    per_plane = int(row["endpoints_per_node"]) // max(int(row["planes"]), 1)
+    return -(-int(row["reserved_nodes"]) * per_plane // max(int(row["breakout"]), 1))
 
 
 def _leaves(problem, k: int, row: dict, cv: CandidateVars, down_ports, d: int, rail: bool):

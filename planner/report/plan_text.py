@@ -182,7 +182,7 @@ def _schedule_lines(plan: Plan) -> list[str]:
             if s.checkpoint_interval_minutes is not None
             else "no checkpoints needed"
         )
-        how = f"{interruptions_text(s)}; {s.restart_minutes:g} min restart each{repair_text(s)}, {interval}"
+        how = f"{interruptions_text(s)}; {s.restart_minutes:g} min restart each, {interval}{repair_text(s)}"
     return [
         f"  training     {s.effective_days:.1f} effective training days (calendar) = {s.training_days:.1f} days "
         f"uninterrupted / goodput {s.goodput:.1%}, with {s.interruptions_expected:.0f} interruptions expected",

@@ -75,7 +75,7 @@ HOST_COLUMNS = ("gpus_per_host", "host_gbps", "host_dram_gb_per_s")  # what only
 SINGLE_NODE_GBPS, SINGLE_NODE_FABRIC = 1.0, "ib"
 # A distinct configuration (what alternatives and no-good cuts tell apart): tiers are variants of one; a
 # rail-optimised fabric is a configuration of its own.
-GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "micro_batch", *SEARCHED]
+GROUP = ["server", "nic", "nics_per_node", "nic_ports", "fabric", "switch", "rail", "planes", "micro_batch", *SEARCHED]
 
 
 @dataclass(frozen=True)
@@ -420,6 +420,7 @@ def _design_table(parts: Designs, scenario: Scenario) -> pd.DataFrame:
     table["node_gbps_eff"] = table["node_gbps_eff"].astype(float).round(9)  # keys match at 9 decimals
     table["cap_hi"] = np.minimum(table["cap_hi"].to_numpy(np.int64), scenario.constraints.max_nodes)
     table["capacity"] = np.where(table["single"], 1, _capacity_nodes(table))
+    table["rail_only"] = (table["topology"] == "rail-only").to_numpy() if "topology" in table else False
     return table
 
 
@@ -438,7 +439,9 @@ def _with_micro_batches(
     batches = np.asarray(scenario.workload.micro_batches, dtype=np.int64)
     lay = _given_layout(scenario) if lay is None else lay
     per_design = pd.DataFrame({"micro_batch": batches}).merge(lay, how="cross")
-    columns = [c for c in (*KEY, "single", "cap_lo", "capacity", "rack_fits") if c not in per_design.columns]
+    columns = [
+        c for c in (*KEY, "single", "cap_lo", "capacity", "rack_fits", "rail_only") if c not in per_design.columns
+    ]
     if allowed is None or len(lay) <= 1:
         at = np.repeat(np.arange(len(designs)), len(per_design))
         rows = designs[columns].iloc[at].reset_index(drop=True)
@@ -537,7 +540,7 @@ def _performance_keys(
         parts.append(multi.assign(single=False))
     keys = pd.concat(parts, ignore_index=True)
     keys["node_gbps_eff"] = keys["node_gbps_eff"].astype(float).round(9)
-    keys = _with_failures(keys, scenario.reliability.failure_rates)
+    keys = _with_failures(keys, scenario.reliability.failure_rates, scenario.constraints.planes)
     # distinct networks first, then the (distinct) micro-batch x layout rows: the product is distinct as it is
     network = [c for c in KEY if c not in ("micro_batch", *SEARCHED)] + ["single"]
     codes, first = _distinct(keys, network)
@@ -556,20 +559,21 @@ def _performance_keys(
 FAILURE_COLUMNS = ("hosts_per_node", "rack_scale", "nic_per_node_day", "net_per_node_day", "cover_per_node_day")
 
 
-def _with_failures(keys: pd.DataFrame, rates) -> pd.DataFrame:
-    """The FAILURE_COLUMNS of each key row (rates: the scenario's reliability.failure_rates); a single node has
-    no network to fail."""
+def _with_failures(keys: pd.DataFrame, rates, planes) -> pd.DataFrame:
+    """The FAILURE_COLUMNS of each key row (rates: the scenario's reliability.failure_rates; planes: those
+    allowed); a single node has no network to fail, nor one whose planes may back each other up."""
     multi = ~keys["single"].to_numpy(dtype=bool)
     nics = np.where(multi, keys["nics_per_node"].fillna(0).to_numpy(float), 0.0)
     ports = nics * keys["nic_ports"].fillna(0).to_numpy(float)
     hosts = keys["gpus_per_node"].to_numpy(np.int64) // np.maximum(keys["gpus_per_host"].to_numpy(np.int64), 1)
     hosts = np.maximum(hosts, 1)
     gpus = keys["gpus_per_node"].to_numpy(float)
+    multi_plane = (keys["nic_ports"].fillna(0).to_numpy() >= 2) & (max(planes) > 1)  # may back each other up
     return keys.assign(
         hosts_per_node=hosts,
         rack_scale=keys["rack_scale"].to_numpy(dtype=bool),
         nic_per_node_day=nics * rates.nic,
-        net_per_node_day=ports * rates.node_link,
+        net_per_node_day=np.where(multi_plane, 0.0, ports * rates.node_link),
         cover_per_node_day=gpus * rates.gpu + hosts * rates.host + nics * rates.nic,
     )
 
@@ -686,7 +690,13 @@ def parts_at(row: dict, nodes: int, q: dict | None = None) -> reliability.Parts:
         upper_switches=float(q["spine"] + q["core"]),
         spare_nodes=float(q["spare_nodes"]),
         rack_scale=bool(row["rack_scale"]),
+        redundant_planes=bool(redundant_planes(row)),
     )
+
+
+def redundant_planes(rows) -> object:
+    """Multi-plane rail-optimised fabrics: planes that back each other up (a rail-only fabric's rails do not)."""
+    return (np.asarray(rows["topology"]) == "rail") & (np.asarray(rows["planes"]) > 1)
 
 
 # Node counts tried above a row's bound before it is dropped as never meeting its deadline at its own goodput (one
@@ -729,7 +739,7 @@ def own_goodput(rows: pd.DataFrame, nodes: np.ndarray, req: Requirements, work: 
         "hosts_per_node": rows["hosts"].to_numpy(),
         "rack_scale": rows["rack_scale"].to_numpy(dtype=bool),
         "nic_per_node_day": np.where(multi, rows["nics_per_node"].to_numpy(float), 0.0) * r.nic,
-        "net_per_node_day": (links + switches) / n,
+        "net_per_node_day": np.where(redundant_planes(rows), 0.0, (links + switches) / n),
         "spare_nodes": q["spare_nodes"],
     }
     return reliability.shape_goodput(req.reliability, work.params, nodes, shape)
@@ -765,6 +775,7 @@ def _price(rows: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
 # the columns sizing.quantities reads
 PARAMS = [
     "tier",
+    "planes",
     "endpoints_per_node",
     "switch_ports",
     "breakout",
@@ -943,6 +954,7 @@ def build(
     allowed = keys[[*NODE_SHAPE, "micro_batch", *SEARCHED]].drop_duplicates(ignore_index=True)
     profiles, profile_of = _profiles(table)
     rows = _node_range(_attach_bounds(_with_micro_batches(profiles, scenario, lay, allowed), bounds), req)
+    rows = rows[_rail_only_legal(rows)].reset_index(drop=True)
     if len(lay) > 1:
         rows = _best_layouts(rows, work, calibration, req)
     rows = _per_design(rows, profile_of)
@@ -950,11 +962,20 @@ def build(
     wide = table.iloc[rows["design"].to_numpy()].reset_index(drop=True)
     wide = wide.assign(**{c: rows[c].to_numpy() for c in ("micro_batch", *SEARCHED, "n_lo", "n_hi")})
     priced = _own_goodput(_price(wide[COLUMNS], scenario), scenario, work, calibration, req)
-    priced = priced.sort_values(["objective_usd", "capex_usd", "power_w"], kind="stable", ignore_index=True)
+    priced = priced.sort_values(["objective_usd", "capex_usd", "power_w", "planes"], kind="stable", ignore_index=True)
     return Candidates(priced, bounds, work, req, table)
 
 
 PROFILE = [*(c for c in KEY if c not in ("micro_batch", *SEARCHED)), "single", "cap_lo", "capacity", "rack_fits"]
+PROFILE.append("rail_only")
+
+
+def _rail_only_legal(rows: pd.DataFrame) -> np.ndarray:
+    """A rail-only fabric joins no two rails, so only traffic between same-rank GPUs may cross NVLink domains:
+    data and pipeline parallelism; tensor, context and expert parallelism stay inside one (tp x cp x ep <= its
+    GPUs), as Wang et al. (arXiv 2307.12169) require. Other rows: every layout."""
+    inside = (rows["tp"] * rows["cp"] * rows["ep"]).to_numpy() <= rows["scale_up_gpus"].to_numpy()
+    return ~rows["rail_only"].to_numpy(dtype=bool) | inside
 
 
 def _profiles(table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
@@ -1011,14 +1032,19 @@ def leaf_split_columns(row: dict) -> tuple[int, int, int]:
 def fabric_text(row: dict) -> str:
     if row["tier"] == 0:
         return "single node (no fabric)"
-    if row["tier"] == 1:
+    planes = int(row.get("planes", 1) or 1)
+    if row.get("topology") == "rail-only":
+        each = "one switch" if row["tier"] == 1 else "a two-tier leaf-spine"
+        shape = f"rail-only ({planes} rails, each {each}, no switch between rails)"
+    elif row["tier"] == 1:
         shape = "one switch"
     else:
         tiers = {2: "two-tier", 3: "three-tier"}[row["tier"]]
         kind = "rail-optimised" if row["topology"] == "rail" else "leaf-spine"
         shape = f"{tiers} {kind}"
         if row["topology"] == "rail":
-            shape += f" ({int(row['rails'])} rails, {int(row['su_nodes'])}-node scalable units)"
+            shape += f" ({int(row['rails'])} rails, {int(row['su_nodes'])}-node scalable units"
+            shape += f", {planes} planes)" if planes > 1 else ")"
     over = "" if row["oversubscription"] == 1 else f", {row['oversubscription']:g}:1 oversubscribed"
     if row["oversubscription"] != 1 and row.get("su_local"):
         over += " (rail-local within one scalable unit: full bandwidth)"

@@ -199,9 +199,10 @@ def goodput(catalog: Catalog, row: dict, nodes: int, scenario: Scenario, params:
     networked = int(row["tier"]) > 0
     nics = nodes * int(row["nics_per_node"]) if networked else 0
     node_failures = nodes * (server.gpus_per_node * r.gpu + server.hosts * r.host) + nics * r.nic
-    hardware = node_failures + nodes * server.hosts * r.storage_client + r.leaf * q["leaf"]
-    hardware += (q["endpoints"] if networked else 0) * r.node_link + q["uplinks"] * r.fabric_link
-    hardware += (q["spine"] + q["core"]) * r.upper_switch
+    hardware = node_failures + nodes * server.hosts * r.storage_client
+    if not (row["topology"] == "rail" and int(row["planes"]) > 1):  # a second plane carries on past these
+        hardware += r.leaf * q["leaf"] + (q["endpoints"] if networked else 0) * r.node_link
+        hardware += q["uplinks"] * r.fabric_link + (q["spine"] + q["core"]) * r.upper_switch
     per_day = hardware / (1 - r.software_share)
     if rel.interruptions_per_1000_node_days is not None:
         per_day, node_failures = nodes * rel.interruptions_per_1000_node_days / 1e3, 0.0
