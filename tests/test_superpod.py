@@ -389,3 +389,46 @@ def test_rail_only_is_legal_only_for_same_rank_traffic():
         {"rail_only": [True, True, True, False], "tp": [8, 2, 4, 4], "cp": [1, 1, 1, 1], "ep": [1, 4, 4, 4]}
     ).assign(scale_up_gpus=8)
     assert list(cand._rail_only_legal(rows)) == [True, True, False, True]
+
+
+GB300 = "GB300 NVL72 (analyst estimate 2026-06)"
+GB200 = "GB200 NVL72 (analyst estimate 2025-09)"
+
+
+def rack_plan(racks: int, server: str, switch: str):
+    scenario = Scenario.model_validate(
+        {
+            "workload": SMALL,
+            "requirement": {"gpus": 72 * racks},
+            "target_tflops": 1,
+            "constraints": {"servers": [server], "switches": [switch], "fabrics": ["ib"], "planes": [1]},
+            "include": {"subnet_manager_slot": False},
+        }
+    )
+    return purchase.run(load_catalog(), scenario, Calibration.default(), alternatives=0)
+
+
+@pytest.mark.parametrize(("racks", "leaf", "spine"), [(8, 8, 4), (128, 128, 72)])
+def test_superpod_gb300_scale_out_per_rack(racks, leaf, spine):
+    """DGX SuperPOD GB300 (Quantum-X800; two secondary copies of the RA PDF): an SU of 8 NVL72 racks has 8 Q3400
+    leaves, tray NIC r of racks 1-4 to rail-r leaf A and of racks 5-8 to leaf B, 72 down and 72 up each; 16 SUs
+    are 128 leaves and 72 spines ("9,216 GPUs need only 128 + 72 = 200 Q3400"); 576 node links per SU."""
+    plan = rack_plan(racks, GB300, "Q3400-RA")
+    assert (plan.choice.tier, plan.choice.topology) == (2, "rail")
+    assert plan.choice.switches_by_tier == {"leaf": leaf, "spine": spine}
+    links = {line.segment: line.count for line in plan.links if line.section == "compute fabric"}
+    assert links == {"node-leaf": 576 * racks // 8, "switch-switch": 576 * racks // 8}
+
+
+def test_superpod_gb200_rail_leaves_carry_the_rack_uplinks_only():
+    """DGX SuperPOD GB200 (Quantum-2 QM9700): a rail leaf takes one rail of one rack, 18 trays: 18 down and 18 up
+    of its 64 ports (the RA: 28 idle). One SU of 8 racks: 32 leaves and 576 / 64 = 9 spines; at 4 SUs, three
+    tiers with the RA's 128 leaves and 36 cores (its 96 spines stripe each spine-leaf group, 6 spines of 24 down
+    ports each, where the planner packs 72 full ones; docs/plan.md says so)."""
+    one = rack_plan(8, GB200, "QM9700")
+    assert one.choice.switches_by_tier == {"leaf": 32, "spine": 9}
+    links = {line.segment: line.count for line in one.links if line.section == "compute fabric"}
+    assert links == {"node-leaf": 576, "switch-switch": 576}
+    four = rack_plan(32, GB200, "QM9700")
+    assert four.choice.tier == 3
+    assert (four.choice.switches_by_tier["leaf"], four.choice.switches_by_tier["core"]) == (128, 36)

@@ -356,6 +356,12 @@ class _Context:
         rows["rails"] = np.where(rows["rail"], rows["nics_per_node"] // rows["hosts"], 1)
         rows["rail_endpoints"] = rows["nic_ports"] * rows["hosts"] // np.where(rows["rail"], rows["planes"], 1)
         rows["su_nodes"] = np.maximum(rows["leaf_down"] * rows["breakout"] // rows["rail_endpoints"], 1)
+        # a rail leaf's uplinks follow the down-ports a full SU uses (an NVL72 rack's 18 trays use 18 of a
+        # QM9700 leaf's 32: 18 uplinks, as the DGX SuperPOD GB200 RA builds it)
+        su_down = -(-(rows["su_nodes"] * rows["rail_endpoints"]) // np.maximum(rows["breakout"], 1))
+        rows["rail_leaf_up"] = np.minimum(
+            uplinks_for(su_down, rows["leaf_down"], rows["leaf_up"], rows["ports_per_cage"]), rows["leaf_up"]
+        )
         rows["tor"] = rows["placement"] == "top-of-rack"
         per_rack = rows["nodes_per_rack"] * rows["endpoints_per_node"]
         rows["rack_leaves"] = -(-per_rack // np.maximum(rows["leaf_down"] * rows["breakout"], 1))
@@ -823,8 +829,8 @@ def _zero_params() -> dict:
     """A single node's network parameters: no fabric, no other networks."""
     zeros = dict(
         switch_ports=0, ports_per_cage=1, breakout=1, cage_endpoints=1, endpoints_per_node=0, rail=False, rails=1,
-        rail_endpoints=1, su_nodes=1, tor=False, rack_leaves=1, rack_leaf_up=0, reserved_nodes=0, switch_units=0,
-        switch_w=0.0, switch_usd=0.0,
+        rail_endpoints=1, su_nodes=1, tor=False, rack_leaves=1, rack_leaf_up=0, rail_leaf_up=0, reserved_nodes=0,
+        switch_units=0, switch_w=0.0, switch_usd=0.0,
         leaf_down=0, leaf_up=0, node_run_m=0.0, uplink_run_m=0.0, inband_ports_per_node=0, inband_down=1,
         inband_switch_units=0, inband_switch_w=0.0, ufm_count=0, ufm_units=0, ufm_w=0.0, row_network_rack=False,
         oob_ports_per_switch=0,

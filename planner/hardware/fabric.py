@@ -17,8 +17,9 @@ Topologies (tiers 2 and 3):
 Uplinks follow the down-ports a leaf uses, at the leaf's o:1, in whole cages: a leaf serving D' of its d
 down-ports gets up(D') = ppc x ceil(u D' / (d ppc)) uplinks (up(d) = u). Leaves filled in order: the full
 ones u each and the last one up(its ports), which sums to up(D) over the fabric; a top-of-rack leaf:
-up(the ports of a full rack's leaf) (every rack is designed alike); rail leaves: u each, the full SU (the
-reference's rule above).
+up(the ports of a full rack's leaf) (every rack is designed alike); rail leaves: up(the ports of a full SU)
+each, the reference's rule above (u, unless an SU cannot fill its leaves: an NVL72 rack's 18 trays on a
+QM9700 leaf's 32 down-ports get 18 uplinks, as the DGX SuperPOD GB200 builds it).
 
 Planes: P independent fabrics side by side, nothing shared but the node and its NICs, each taking 1/P of every
 node's ports and sized as above, the counts times P:
@@ -148,6 +149,7 @@ class Topology:
     tor: object = False
     rack_leaves: object = 1
     rack_leaf_up: object = 0  # uplinks of a top-of-rack leaf (uplinks_for its full rack's ports)
+    rail_leaf_up: object = None  # uplinks of a rail leaf (uplinks_for its full SU's ports; default all)
     nodes_per_rack: object = 1
     reserved_nodes: object = 0  # node slots held for the subnet manager (module docstring)
     node_endpoints: object = 0  # NIC ports per node (the size of a held slot)
@@ -202,11 +204,12 @@ def size_arrays(
     tor_leaves = rack_leaves * racks + np.where(rack_room < held, 1, 0)
     leaves_multi = np.select([rail, tor], [rails * sus, tor_leaves], -(-(down_ports + held) // d))
     tor_up = leaves_multi * np.asarray(topo.rack_leaf_up, dtype=np.int64)
+    rail_up = u if topo.rail_leaf_up is None else np.asarray(topo.rail_leaf_up, dtype=np.int64)
     in_order = uplinks_for(down_ports, d, u, ppc)
-    leaf_up = np.where(t >= 2, np.select([rail, tor], [leaves_multi * u, tor_up], in_order), 0)
+    leaf_up = np.where(t >= 2, np.select([rail, tor], [leaves_multi * rail_up, tor_up], in_order), 0)
     aggs = np.where(t == 3, -(-leaf_up // a), 0)
     leaf = np.select([t == 1, t >= 2], [1, leaves_multi], 0)
-    per_leaf = np.select([tor], [np.asarray(topo.rack_leaf_up, dtype=np.int64)], u)
+    per_leaf = np.select([tor, rail], [np.asarray(topo.rack_leaf_up, dtype=np.int64), rail_up], u)
     two_tier = np.where(t == 2, striped_spines(per_leaf, -(-leaf_up // np.maximum(p, 1))), 0)
     spine = np.select([t == 2, t == 3], [two_tier, aggs], 0)
     core = np.where(t == 3, -(-(aggs * (p - a)) // np.maximum(p, 1)), 0)

@@ -80,6 +80,7 @@ def topology(params) -> fabric.Topology:
         tor=params["tor"],
         rack_leaves=params["rack_leaves"],
         rack_leaf_up=params["rack_leaf_up"],
+        rail_leaf_up=params["rail_leaf_up"],
         nodes_per_rack=params["nodes_per_rack"],
         reserved_nodes=params["reserved_nodes"],
         node_endpoints=params["endpoints_per_node"],

@@ -191,7 +191,7 @@ def _all_planes(cv: CandidateVars, planes: int) -> None:
 def _striped_spines(problem, k: int, row: dict, cv: CandidateVars, u: int):
     """S = sum_v v x_kv over the divisors v of a leaf's uplinks, sum_v x_kv = z_k (fabric.striped_spines:
     every leaf spreads its uplinks evenly over every spine; the objective takes the smallest that holds U)."""
-    per_leaf = int(row["rack_leaf_up"]) if row["tor"] else u
+    per_leaf = int(row["rack_leaf_up"]) if row["tor"] else int(row["rail_leaf_up"]) if row["rail"] else u
     options = fabric.divisors(per_leaf)
     picks = [new_var(problem, var_name("spines_of", k, v), 0, 1, "Binary") for v in options]
     problem += pulp.lpSum(picks) == cv.z, var_name("spine_pick", k)
@@ -202,7 +202,7 @@ def _leaf_uplinks(problem, k: int, row: dict, leaves, down_ports, d: int, u: int
     """The leaves' uplinks (fabric.uplinks_for): u per rail leaf (the full SU), the full rack's per top-of-rack
     leaf, and for leaves filled in order ppc W with d ppc W >= u D (W whole uplink cages)."""
     if rail:
-        return u * leaves
+        return int(row["rail_leaf_up"]) * leaves
     if row["tor"]:
         return int(row["rack_leaf_up"]) * leaves
     ppc = max(int(row["ports_per_cage"]), 1)

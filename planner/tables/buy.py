@@ -789,6 +789,7 @@ PARAMS = [
     "tor",
     "rack_leaves",
     "rack_leaf_up",
+    "rail_leaf_up",
     "reserved_nodes",
     "nodes_per_rack",
     "rack_span",
