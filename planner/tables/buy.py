@@ -1050,4 +1050,4 @@ def fabric_text(row: dict) -> str:
     if row["oversubscription"] != 1 and row.get("su_local"):
         over += " (rail-local within one scalable unit: full bandwidth)"
     brk = f", 1:{row['breakout']:g} breakout" if row["breakout"] > 1 else ""
-    return f"{shape} of {row['switch']}{over}{brk}, leaves {row['placement']}"
+    return f"{shape} of {row['switch']} ({int(row['switch_ports'])} ports){over}{brk}, leaves {row['placement']}"
