@@ -299,6 +299,7 @@ def test_spare_nodes_cover_the_repairs_of_rack_scale_systems():
     plan = purchase.run(load_catalog(), scenario, Calibration.default(), alternatives=0)
     spares = sum(b.quantity for b in plan.bom if b.section == "spares" and b.category == "servers")
     assert (plan.choice.nodes, spares) == (15, 1)
+    assert any("1 spare node, to cover the nodes under repair at once 99%" in line for line in plan.why)
 
 
 def fabric_plan(nodes: int, server: str, switch: str, fabric: str, **constraints):

@@ -16,7 +16,7 @@ from planner.assumptions import model as A
 from planner.base.errors import InfeasibleError, SolverError
 from planner.base.units import format_count, format_usd
 from planner.catalog.load import Catalog
-from planner.hardware import bom, costing, fabric, layout, pcie
+from planner.hardware import bom, costing, fabric, layout, pcie, sizing
 from planner.hardware.designs import Designs
 from planner.inputs.scenario import Scenario
 from planner.model import binding, reliability
@@ -615,10 +615,19 @@ def _storage_notes(row, nodes: int, scenario: Scenario) -> list[str]:
             f"storage system: {math.ceil(round(needs[binding], 9) - 1e-9)} x {sku}, set by {binding}; the plan's "
             "checkpoint time assumes that write rate."
         )
-    sp = scenario.spares
+    sp, q = scenario.spares, cand.quantities_at(row, nodes)
+    share = int(sizing.spare_nodes(sp.node_share, nodes))
+    cover = int(sizing.repair_cover(row, nodes))
+    bought = int(q["spare_nodes"])
+    why_nodes = (
+        f"{bought} spare node{'s' if bought != 1 else ''}, to cover the nodes under repair at once "
+        f"{sp.repair_cover:.0%} of the time ({sp.node_share:.0%} of the nodes would be {share})"
+        if cover > share
+        else f"{sp.node_share:.0%} of the nodes (to the nearest)"
+    )
     out.append(
-        f"spares: {sp.node_share:.0%} of the nodes (to the nearest), {sp.link_share:.0%} of each link kind, "
-        f"{sp.switches_per_model} switch per model (the spares section of the bill of materials)."
+        f"spares: {why_nodes}, {sp.link_share:.0%} of each link kind, {sp.switches_per_model} switch per model "
+        "(the spares section of the bill of materials)."
     )
     return out
 
