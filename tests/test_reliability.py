@@ -224,3 +224,27 @@ def test_the_arrays_and_a_plans_goodput_agree():
         if arrays <= 0:  # all the time lost: the plan's goodput refuses it (tested above)
             continue
         assert arrays == pytest.approx(reliability.goodput(Reliability(), 70e9, nodes, parts).fraction, abs=1e-12)
+
+
+def test_poisson_large_means_take_the_normal_approximation():
+    """Above NORMAL_FROM the tail and quantile are the normal approximation's (continuity-corrected), close to
+    the exact sums, and cost no time at absurd means (a failure rate of 5 a GPU-day and 2,000 h repairs)."""
+    from planner.base import poisson
+
+    mean, k = 450.0, 480
+    exact = 1 - sum(math.exp(j * math.log(mean) - mean - math.lgamma(j + 1)) for j in range(k + 1))
+    assert poisson.tail(mean, k) == pytest.approx(exact, rel=0.02)
+    assert abs(int(poisson.quantile([mean], 0.99)[0]) - 500) <= 1  # exact: 500
+    assert int(poisson.quantile([1e9], 0.99)[0]) == pytest.approx(1e9 + 2.326 * 1e9**0.5, rel=1e-6)
+
+
+def test_a_deadline_lost_to_interruptions_says_so():
+    """Fast enough before interruptions, too slow at its goodput: the message gives both and names the remedy."""
+    from planner.base.errors import InfeasibleError
+
+    rough = {"interruptions_per_1000_node_days": 100_000, "restart_minutes": 30}
+    sc = scenario(requirement={"tokens": "15B", "days": 1}, reliability=rough)
+    with pytest.raises(InfeasibleError) as caught:
+        purchase.run(tiny(), sc, CAL)
+    text = str(caught.value)
+    assert "at its goodput" in text and "before interruptions it would reach" in text

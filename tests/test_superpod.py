@@ -433,3 +433,9 @@ def test_superpod_gb200_rail_leaves_carry_the_rack_uplinks_only():
     four = rack_plan(32, GB200, "QM9700")
     assert four.choice.tier == 3
     assert (four.choice.switches_by_tier["leaf"], four.choice.switches_by_tier["core"]) == (128, 36)
+
+
+def test_planes_a_nic_cannot_split_stay_one():
+    """constraints.planes [4] with single-port NICs: their rail fabrics stay one plane (not dropped)."""
+    plan = fabric_plan(64, DGX, "N9600-64OD", "roce", planes=[4])
+    assert plan.choice.topology == "rail" and "planes" not in plan.choice.fabric_text

@@ -605,7 +605,8 @@ def _storage_notes(row, nodes: int, scenario: Scenario) -> list[str]:
             f"{read:,.0f} GB/s of reads (storage.read_gb_per_s_per_gpu {float(row['storage_read_per_gpu']):.3g})": read
             / float(row["storage_block_read"]),
             f"{write:,.0f} GB/s of checkpoint writes (reliability.checkpoint_write_gb_per_s_per_node "
-            f"{float(row['storage_write_per_node']):g} on every node)": write / float(row["storage_block_write"]),
+            f"{scenario.reliability.checkpoint_write_gb_per_s_per_node:g} on every host)": write
+            / float(row["storage_block_write"]),
             f"{float(row['storage_tb']):,.0f} TB ({scenario.storage.checkpoints_kept} checkpoints and the training "
             "data)": float(row["storage_tb"]) / float(row["storage_block_tb"]),
         }
@@ -653,22 +654,31 @@ def _fabric_notes(row, nodes: int, asked) -> list[str]:
     p, o, ppc = int(row["switch_ports"]), float(row["oversubscription"]), int(row["ports_per_cage"])
     per_node = int(row["endpoints_per_node"]) / planes / max(int(row["breakout"]), 1)
     two_tier = int(fabric.max_down_ports(2, p, o, ppc) // per_node) - int(row["reserved_nodes"])
+    if row["topology"] == "rail":  # whole SUs: a plane's two tiers reach p leaves, rails of them per SU
+        two_tier = int(fabric.max_leaves(2, p)) // max(int(row["rails"]), 1) * int(row["su_nodes"])
+        two_tier -= int(row["reserved_nodes"])
     radix = (
         f"{row['switch']} has {p} ports: two tiers hold up to {two_tier:,} of these nodes"
         + (f", so {nodes:,} need three" if tier == 3 and nodes > two_tier else "")
         + (f" at {o:g}:1" if o != 1 else "")
     )
     if row["topology"] == "rail":
-        sizing_rule = "rail leaves keep all their uplinks: the fabric is designed for the full SU (RA-11333-001)"
+        used, up = int(row["rail_leaf_up"]), cand.leaf_split_columns(row)[1]
+        sizing_rule = (
+            "rail leaves carry the uplinks a full SU uses"
+            + (f" ({used} of {up})" if used < up else "")
+            + ": the fabric is designed for the full SU (RA-11333-001)"
+        )
     else:
         sizing_rule = "each leaf's uplinks follow the down-ports it uses"
     notes = [f"fabric: {radix}; {sizing_rule}."]
     if planes > 1:
         notes.append(
             f"planes: port p of every NIC goes to plane p, {planes} independent fabrics (the DGX SuperPOD B300's "
-            f"twin-plane Spectrum-X): a plane's leaf serves one port per node, so an SU is {int(row['su_nodes'])} "
-            f"nodes and two tiers hold {planes} times the nodes of one plane; a failed link or switch leaves the job "
-            f"running on the other plane{'s' if planes > 2 else ''} at reduced bandwidth (not an interruption)."
+            "twin-plane Spectrum-X): a plane's leaf serves one port of each NIC of its rail, so an SU is "
+            f"{int(row['su_nodes'])} nodes and two tiers hold {planes} times the nodes of one plane; a failed link or "
+            f"switch leaves the job running on the other plane{'s' if planes > 2 else ''} at reduced bandwidth (not an "
+            "interruption)."
         )
     if int(row["reserved_nodes"]):
         held = "one node's leaf ports are held for the UFM subnet manager's links (RA-11333-001 Table 7: 127 nodes"
@@ -946,7 +956,8 @@ def _deadline_context(scenario: Scenario, req: Requirements) -> list[str]:
         counted = f" at the given goodput {rel.goodput:.1%}"
     elif rel.goodput is None and rel.interruptions_per_1000_node_days != 0:
         counted = " before interruptions, restarts and checkpoints, which each configuration's goodput adds"
-        if scenario.spares.node_share == 0 and rel.repair_hours > 0 and rel.interruptions_per_1000_node_days is None:
+        no_spares = scenario.spares.node_share == 0 and scenario.spares.repair_cover == 0
+        if no_spares and rel.repair_hours > 0 and rel.interruptions_per_1000_node_days is None:
             counted += (
                 " (with no spare nodes, spares.node_share 0, every GPU, host or NIC failure stalls the job until its "
                 f"node is repaired, reliability.repair_hours {rel.repair_hours:g}: buy spares)"
@@ -1027,12 +1038,22 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
         ]
     if req.tokens_per_s is not None and (keys["n_speed_min"] > keys["range_hi"]).all():
         top = cand.evaluate_at(keys, keys["range_hi"].to_numpy(), work, calibration, req.confidence)
-        fastest = float(np.max(top["tokens_per_s"]))
-        days = f" ({req.training_days(fastest):.1f} days)" if req.tokens else ""
+        tokens = np.asarray(top["tokens_per_s"], dtype=float)
+        goodput = cand.goodput_at(top, req, work)
+        at = int(np.argmax(tokens if goodput is None else tokens * goodput))
+        fastest = float(tokens[at] if goodput is None else tokens[at] * goodput[at])
+        days = f" ({req.training_days(fastest):.1f} calendar days)" if req.tokens and fastest > 0 else ""
+        counted = f" at its goodput {goodput[at]:.1%}" if goodput is not None else ""
+        remedy = "raise max_nodes or the deadline, or lower the target"
+        if goodput is not None and tokens.max() >= req.tokens_per_s and fastest < req.tokens_per_s:
+            remedy = (
+                f"before interruptions it would reach {format_count(float(tokens.max()))}: lower "
+                "reliability.failure_rates, restart_minutes or repair_hours, buy spares, or raise the deadline"
+            )
         return [
             f"the throughput requirement ({format_count(req.tokens_per_s)} tokens/s) is out of reach: the fastest "
             f"configuration within max_nodes {scenario.constraints.max_nodes} reaches "
-            f"{format_count(fastest)} tokens/s{days}; raise max_nodes or the deadline, or lower the target"
+            f"{format_count(fastest)} tokens/s{counted}{days}; {remedy}"
         ]
     if (keys["n_lo"] <= keys["n_hi"]).any():
         if req.global_batch:

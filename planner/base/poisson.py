@@ -4,11 +4,16 @@ occupancy is Poisson with mean arrivals x mean service time), which the goodput 
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 
 # terms beyond mean + TAIL_SIGMAS sqrt(mean) + TAIL_FLOOR carry under 1e-40 of the mass: the sums stop there
 TAIL_SIGMAS, TAIL_FLOOR = 15.0, 30.0
+# above this mean the normal approximation with continuity correction (off by under 1e-3 of the tail) replaces
+# the term-by-term sums, which would take ~mean terms (an absurd failure rate or repair time must not hang a plan)
+NORMAL_FROM = 400.0
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
 
 
 def tail(mean, k) -> np.ndarray:
@@ -17,6 +22,12 @@ def tail(mean, k) -> np.ndarray:
     mean = np.asarray(mean, dtype=float)
     k = np.asarray(k, dtype=float)
     mean, k = np.broadcast_arrays(mean, k)
+    large = np.isfinite(k) & (mean > NORMAL_FROM)
+    if large.any():
+        out = np.array(tail(np.where(large, 0.0, mean), np.where(large, 0.0, k)), dtype=float)
+        z = (np.floor(k[large]) + 0.5 - mean[large]) / np.sqrt(2.0 * mean[large])
+        out[large] = 0.5 * _ERFC(z).astype(float)
+        return out
     counted = np.isfinite(k) & (mean > 0)
     whole = np.where(counted, np.floor(k), -1.0)
     top = float(mean[counted].max()) if counted.any() else 0.0
@@ -36,6 +47,12 @@ def quantile(mean, q: float) -> np.ndarray:
     k = np.full(mean.shape, -1, dtype=np.int64)
     if q <= 0 or not mean.size:
         return np.zeros(mean.shape, dtype=np.int64)
+    large = mean > NORMAL_FROM
+    if large.any():
+        out = quantile(np.where(large, 0.0, mean), q)
+        z = NormalDist().inv_cdf(q)
+        out[large] = np.ceil(mean[large] + z * np.sqrt(mean[large]) - 0.5).astype(np.int64)
+        return out
     top = float(mean.max())
     last = int(top + TAIL_SIGMAS * math.sqrt(top) + TAIL_FLOOR)
     positive = mean > 0

@@ -305,16 +305,23 @@ class _Context:
 
     def _planes(self, rows: pd.DataFrame) -> pd.DataFrame:
         """Rail-optimised rows at every allowed plane count that splits each NIC's ports evenly (a CX-8 at
-        2 x 400GbE: 1 or 2 planes); other rows one plane (rail-only: its rails)."""
+        2 x 400GbE: 1 or 2 planes), one plane where none does (a single-port NIC with planes [2] asked); other
+        rows one plane (rail-only: its rails)."""
         if "planes" not in rows:
             rows = rows.assign(planes=1)
         rows["planes"] = rows["planes"].fillna(1).astype(np.int64)
         rail = (rows["topology"] == "rail").to_numpy()
         out = [rows[~rail]]
         ports = rows["nic_ports"].to_numpy(np.int64)
-        for planes in self.scenario.constraints.planes:
+        allowed = self.scenario.constraints.planes
+        for planes in allowed:
             fits = rail & (ports % planes == 0) & (ports >= planes)
             out.append(rows[fits].assign(planes=planes))
+        splits = np.zeros(len(rows), dtype=bool)
+        for planes in allowed:
+            splits |= (ports % planes == 0) & (ports >= planes)
+        if 1 not in allowed:
+            out.append(rows[rail & ~splits].assign(planes=1))
         return pd.concat(out, ignore_index=True)
 
     def _placement(self, topology: str) -> str:
@@ -626,8 +633,10 @@ class _Context:
             columns |= NO_STORAGE_BLOCK | {"storage_block_usd": 0.0, "storage_block_w": 0.0, "storage_block_skus": ()}
             columns["storage_system_note"] = _storage_system_note(inc, block)
         columns["storage_read_per_gpu"] = sc.storage.read_gb_per_s_per_gpu if columns["storage_block_skus"] else 0.0
-        columns["storage_write_per_node"] = (
-            sc.reliability.checkpoint_write_gb_per_s_per_node if columns["storage_block_skus"] else 0.0
+        columns["storage_write_per_node"] = (  # every host writes its shard (an NVL72 rack: 18 trays)
+            sc.reliability.checkpoint_write_gb_per_s_per_node * rows["hosts"].to_numpy(float)
+            if columns["storage_block_skus"]
+            else 0.0
         )
         columns["storage_tb"] = self._storage_tb() if columns["storage_block_skus"] else 0.0
         if mgmt is not None and inc.management_servers:

@@ -428,7 +428,7 @@ class Spares(_Strict):
 
 class Storage(_Strict):
     """The shared file system the plan buys (blocks of infra.csv kind `storage`): enough blocks for the read
-    rate, the checkpoint write rate (reliability.checkpoint_write_gb_per_s_per_node on every node at once)
+    rate, the checkpoint write rate (reliability.checkpoint_write_gb_per_s_per_node on every host at once)
     and the capacity (checkpoints kept and the training data)."""
 
     read_gb_per_s_per_gpu: float = Field(
@@ -502,7 +502,8 @@ class Reliability(_Strict):
         D.CHECKPOINT_WRITE_GB_PER_S_PER_NODE.value,
         gt=0,
         le=L.MAX_QUANTITY["gb_per_s"],
-        description="Sustained write to shared storage per node while every node writes its shard.",
+        description="Sustained write to shared storage per node while every node writes its shard (per host: "
+        "each tray of a rack-scale system writes its own).",
     )
     checkpoint_bytes_per_param: float = Field(
         D.CHECKPOINT_BYTES_PER_PARAM.value,

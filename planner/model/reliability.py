@@ -188,7 +188,8 @@ def goodput(
     spares = parts.spare_nodes if parts is not None else 0.0
     hours = repair_hours(reliability, parts is not None and parts.rack_scale)
     restarts = sum(s.per_s * s.restart_s for s in sources)
-    shares = lost_shares(reliability, params, nodes, rate_per_s, restarts, node_failures, spares, hours)
+    writers = parts.hosts if parts is not None else nodes
+    shares = lost_shares(reliability, params, writers, rate_per_s, restarts, node_failures, spares, hours)
     checkpoint, lost, restart, repair = (float(shares[k]) for k in ("checkpoint", "lost", "restart", "repair"))
     waits = float(repairs_beyond(node_failures, hours, spares - 1)) if spares >= 1 else float(node_failures > 0)
     write_s, interval_s = float(shares["write_s"]), float(shares["interval_s"])
@@ -219,18 +220,22 @@ def goodput(
     return result
 
 
-def checkpoint_write_s(reliability, params: float, nodes: int) -> float:
-    """Seconds to write a checkpoint: every node writes its shard at once, so the rate scales with nodes."""
-    rate_b_per_s = nodes * reliability.checkpoint_write_gb_per_s_per_node * 1e9
+def checkpoint_write_s(reliability, params: float, writers) -> float:
+    """Seconds to write a checkpoint: every host (`writers`: a server is one, an NVL72 rack 18) writes its shard
+    at once, so the rate scales with them."""
+    rate_b_per_s = writers * reliability.checkpoint_write_gb_per_s_per_node * 1e9
     return params * reliability.checkpoint_bytes_per_param / rate_b_per_s
 
 
-def lost_shares(reliability, params, nodes, rate_per_s, restart_s_per_s, node_failures_per_day, spares, hours) -> dict:
-    """The shares of the time lost (arrays or scalars): checkpoint writes, recomputed work and restarts of a job
-    interrupted at `rate_per_s` (restart_s_per_s: seconds of restart per second), and its stalls short of a node
-    (node failures a day, each out `hours` unless one of `spares` is free). Also the write and interval seconds."""
+def lost_shares(
+    reliability, params, writers, rate_per_s, restart_s_per_s, node_failures_per_day, spares, hours
+) -> dict:
+    """The shares of the time lost (arrays or scalars): checkpoint writes (by `writers` hosts), recomputed work and
+    restarts of a job interrupted at `rate_per_s` (restart_s_per_s: seconds of restart per second), and its stalls
+    short of a node (node failures a day, each out `hours` unless one of `spares` is free). Also the write and
+    interval seconds."""
     rate = np.asarray(rate_per_s, dtype=float)
-    write = checkpoint_write_s(reliability, params, np.asarray(nodes, dtype=float))
+    write = checkpoint_write_s(reliability, params, np.asarray(writers, dtype=float))
     if reliability.checkpoint_interval_minutes is not None:
         interval = np.full(np.shape(rate), reliability.checkpoint_interval_minutes * SECONDS_PER_MINUTE)
     else:  # Young/Daly: sqrt(2 w M) with M = 1 / rate
@@ -265,8 +270,9 @@ def shape_goodput(reliability, params: float, nodes, shape: dict) -> np.ndarray:
     rate = nodes * per_node / SECONDS_PER_DAY
     hours = repair_hours(reliability, np.asarray(shape["rack_scale"], dtype=bool))
     restart = rate * reliability.restart_minutes * SECONDS_PER_MINUTE
-    shares = lost_shares(reliability, params, nodes, rate, restart, nodes * failing, shape["spare_nodes"], hours)
-    return 1.0 - shares["checkpoint"] - shares["lost"] - shares["restart"] - shares["repair"]
+    writers = nodes * np.asarray(shape["hosts_per_node"], dtype=float)
+    shares = lost_shares(reliability, params, writers, rate, restart, nodes * failing, shape["spare_nodes"], hours)
+    return np.maximum(1.0 - shares["checkpoint"] - shares["lost"] - shares["restart"] - shares["repair"], 0.0)
 
 
 def _without_nodes(reliability):

@@ -303,7 +303,9 @@ def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration) -
     (hi + 1 when none). Throughput never falls with N, but goodput does (more parts, more interruptions), so
     throughput x goodput may peak: per key, N_0 meets the need at goodput 1 and N_k+1 is the smallest count whose
     throughput meets need / g(N_k). While goodput falls with N, every N_k is at most the answer N* (g(N_k) >=
-    g(N*)), so the increasing N_k stop at N* itself; they pass hi when no count meets the need."""
+    g(N*)), so the increasing N_k stop at N* itself; they pass hi when no count meets the need. Goodput rises
+    where a count buys one more spare node, so the fixed point may pass N*: the counts from N_0 (a lower bound,
+    at goodput 1) to it are then scanned (_first_meeting)."""
     need = req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
     held = np.ones(len(keys))  # the goodput each key's next count is sized at
     found = _bisect(
@@ -311,7 +313,7 @@ def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration) -
     )
     if req.reliability is None:
         return found
-    arrays, active = key_arrays(keys), found <= hi
+    first, arrays, active = found.copy(), key_arrays(keys), found <= hi
     for _ in range(MAX_GOODPUT_PASSES):
         rows = np.flatnonzero(active)
         if not rows.size:
@@ -333,6 +335,24 @@ def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration) -
             req.confidence,
         )
         active[rows] = found[rows] <= hi[rows]
+    return _first_meeting(keys, first, np.minimum(found, hi + 1), need, req, work, calibration)
+
+
+def _first_meeting(keys, start, stop, need, req, work, calibration, chunk: int = 64) -> np.ndarray:
+    """Per key, the smallest N in [start, stop) whose throughput x goodput meets `need`, else stop; the counts
+    evaluated `chunk` at a time, every key at once."""
+    found, arrays = stop.astype(np.int64).copy(), key_arrays(keys)
+    todo, offset = np.flatnonzero(start < stop), 0
+    while todo.size:
+        counts = start[todo][:, None] + offset + np.arange(chunk)[None, :]
+        inside = counts < stop[todo][:, None]
+        rows, nodes = np.broadcast_to(todo[:, None], counts.shape)[inside], counts[inside]
+        ev = evaluate_at({c: a[rows] for c, a in arrays.items()}, nodes, work, calibration, req.confidence)
+        met = np.zeros(counts.shape, dtype=bool)
+        met[inside] = _reaches(ev, need / np.maximum(goodput_at(ev, req, work), 1e-12))
+        hit = met.any(axis=1)
+        found[todo[hit]] = counts[np.flatnonzero(hit), met[hit].argmax(axis=1)]
+        todo, offset = todo[~hit & (start[todo] + offset + chunk < stop[todo])], offset + chunk
     return found
 
 
@@ -370,7 +390,7 @@ def node_bounds(
     if work.offload == "none":  # the host's PCIe and DRAM matter to offload alone: keys equal but for them, once
         codes, first = _distinct(keys, [c for c in (*KEY, "single") if c not in HOST_COLUMNS])
         if len(first) < len(keys):
-            merged = _least_failures(keys.iloc[first].reset_index(drop=True), keys, codes)
+            merged = _least_failures(keys.iloc[first].reset_index(drop=True), keys, codes, req.reliability)
             distinct = node_bounds(merged, work, req, max_nodes, calibration)
             figures = distinct.drop(columns=[*KEY, "single", *FAILURE_COLUMNS]).iloc[codes].reset_index(drop=True)
             return pd.concat([keys.reset_index(drop=True), figures], axis=1)
@@ -544,7 +564,7 @@ def _performance_keys(
     # distinct networks first, then the (distinct) micro-batch x layout rows: the product is distinct as it is
     network = [c for c in KEY if c not in ("micro_batch", *SEARCHED)] + ["single"]
     codes, first = _distinct(keys, network)
-    keys = _least_failures(keys.iloc[first][network].reset_index(drop=True), keys, codes)
+    keys = _least_failures(keys.iloc[first][network].reset_index(drop=True), keys, codes, scenario.reliability)
     batches = pd.DataFrame({"micro_batch": scenario.workload.micro_batches}).drop_duplicates()
     keys = keys.merge(batches.merge(_given_layout(scenario) if lay is None else lay, how="cross"), how="cross")
     return keys.loc[_inside_domain(keys), [*KEY, "single", *FAILURE_COLUMNS]].reset_index(drop=True)
@@ -578,13 +598,14 @@ def _with_failures(keys: pd.DataFrame, rates, planes) -> pd.DataFrame:
     )
 
 
-def _least_failures(distinct: pd.DataFrame, rows: pd.DataFrame, codes: np.ndarray) -> pd.DataFrame:
+def _least_failures(distinct: pd.DataFrame, rows: pd.DataFrame, codes: np.ndarray, rel=None) -> pd.DataFrame:
     """`distinct` (one row per code) with the FAILURE_COLUMNS of `rows` at their least per code: the fewest
-    hosts, NIC and link interruptions, rack-scale when any row is (its tray repair is the shorter), and the
-    spares of the most failing."""
+    hosts, NIC and link interruptions, the shorter repair (rel: the scenario's reliability settings; a rack-scale
+    system's tray swap unless set longer), and the spares of the most failing."""
     grouped = rows[list(FAILURE_COLUMNS)].groupby(codes)
     least = grouped.min()
-    least["rack_scale"] = grouped["rack_scale"].max()
+    shorter = rel is None or rel.repair_hours_rack_scale <= rel.repair_hours
+    least["rack_scale"] = grouped["rack_scale"].max() if shorter else grouped["rack_scale"].min()
     least["cover_per_node_day"] = grouped["cover_per_node_day"].max()
     return distinct.drop(columns=[c for c in FAILURE_COLUMNS if c in distinct]).assign(
         **{c: least[c].to_numpy() for c in FAILURE_COLUMNS}

@@ -209,7 +209,9 @@ def goodput(catalog: Catalog, row: dict, nodes: int, scenario: Scenario, params:
     if per_day == 0:
         return 1.0
     mtbf_s = SECONDS_PER_DAY / per_day
-    write_s = params * rel.checkpoint_bytes_per_param / (nodes * rel.checkpoint_write_gb_per_s_per_node * 1e9)
+    write_s = (
+        params * rel.checkpoint_bytes_per_param / (nodes * server.hosts * rel.checkpoint_write_gb_per_s_per_node * 1e9)
+    )
     tau = (rel.checkpoint_interval_minutes or 0) * 60 or math.sqrt(2 * write_s * mtbf_s)
     spares = spare_nodes(catalog, row, nodes, scenario)
     hours = rel.repair_hours_rack_scale if server.rack_scale else rel.repair_hours
