@@ -2,8 +2,8 @@
 checkpoints (first-order Young/Daly model).
 
 With N nodes each interrupted at r per second, the job is interrupted at rate N r (MTBF M = 1/(N r)). Every
-node writes its shard of the checkpoint in parallel, so a checkpoint takes w = params x bytes_per_param /
-(N x write rate). Checkpointing every tau seconds costs w / tau of the time; each interruption costs its
+host writes its shard of the checkpoint in parallel, so a checkpoint takes w = params x bytes_per_param /
+(hosts x write rate). Checkpointing every tau seconds costs w / tau of the time; each interruption costs its
 restart time R and, on average, half an interval of recomputed work. So the lost share is
 
     w / tau  +  (tau / 2) / M  +  R / M,     minimised at tau = sqrt(2 w M) (Young/Daly),
