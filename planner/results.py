@@ -145,6 +145,10 @@ class Metrics(_Frozen):
     binding_label: str = Field("", description="binding, weighed by the exposed-communication share")
     goodput: float | None = Field(None, description="share of wall-clock time that trains (deadline runs)")
     effective_training_days: float | None = Field(None, description="training days / goodput: calendar days")
+    usd_per_million_tokens: float | None = Field(
+        None, description="TCO over the horizon / the tokens the cluster trains in it at this rate (goodput counted)"
+    )
+    cost_to_train_usd: float | None = Field(None, description="the run's tokens at usd_per_million_tokens")
     t_bubble_s: float = Field(0.0, description="pipeline bubble per micro-step (idle stages)")
     t_comm_tp_s: float = Field(0.0, description="exposed tensor- and expert-parallel communication per micro-step")
     bubble: float = Field(0.0, description="pipeline bubble as a share of the busy time, (pp-1)/(vp m)")

@@ -14,7 +14,7 @@ import pandas as pd
 from planner.assumptions import hardware as H
 from planner.assumptions import model as A
 from planner.base.errors import InfeasibleError, SolverError
-from planner.base.units import format_count, format_usd
+from planner.base.units import HOURS_PER_YEAR, SECONDS_PER_HOUR, format_count, format_usd
 from planner.catalog.load import Catalog
 from planner.hardware import bom, costing, fabric, layout, pcie, sizing
 from planner.hardware.designs import Designs
@@ -62,7 +62,10 @@ def run(
     _check_against_table(sol, feasible.iloc[0])
     per_gpu = per_gpu_rows(feasible)
     listed = _listed(feasible, row, alternatives) | {"per_gpu": per_gpu}
-    summarize = _Summaries(catalog, scenario, calibration, table.training, [(row, sol.nodes), *_listed_rows(listed)])
+    faster = _fastest_network(feasible, row, sol.nodes, table, calibration)
+    extra = [(faster, sol.nodes)] if faster is not None else []
+    rows = [(row, sol.nodes), *_listed_rows(listed), *extra]
+    summarize = _Summaries(catalog, scenario, calibration, table.training, rows)
     head, head_lines = summarize(row, sol.nodes, "chosen")
     _check_cost(sol, head)
     described_as = {
@@ -89,6 +92,7 @@ def run(
         + nic_note(catalog, scenario, calibration, table, row, head)
         + tie_notes(head, described_as["per_fabric"])
         + radix_notes(catalog, head, described_as["per_fabric"])
+        + network_notes(head, summarize(faster, sol.nodes, "faster network", head)[0] if faster else None)
         + gpu_notes(catalog, scenario, table, described_as["per_gpu"])
         + unmeasured_gpu_notes(catalog, calibration, row, listed["per_gpu"]),
         **described_as,
@@ -225,6 +229,54 @@ HARDWARE = [c for c in cand.GROUP if c not in ("micro_batch", *cand.SEARCHED)] +
 ]
 
 
+# A plan whose step waits on communication for at least this share is told what the fastest network for the same
+# servers would cost per token (a buyer's question the cheapest capex hides: starved GPUs).
+NETWORK_WAIT_NOTE = 0.25
+
+
+def _fastest_network(feasible: pd.DataFrame, row: dict, nodes: int, table, calibration) -> dict | None:
+    """The candidate of the same servers at the same node count whose objective (capex or TCO) per token is the
+    lowest there, when the chosen plan's step waits on the network for NETWORK_WAIT_NOTE of its time or more and
+    that candidate trains at least 5% faster; None otherwise."""
+    same = feasible[(feasible["server"] == row["server"]) & (feasible["n_lo"] <= nodes) & (feasible["n_hi"] >= nodes)]
+    if same.empty:
+        return None
+    work, req = table.training, table.requirements
+    ev = cand.evaluate_at(same, np.full(len(same), nodes), work, calibration, req.confidence)
+    own = cand.evaluate_at(pd.DataFrame([row]), [nodes], work, calibration, req.confidence)
+    if float(own["t_comm_exposed_s"][0]) < NETWORK_WAIT_NOTE * float(own["t_step_s"][0]):
+        return None
+    tokens = np.asarray(ev["tokens_per_s"], dtype=float)
+    faster = tokens > 1.05 * float(own["tokens_per_s"][0])
+    if not faster.any():
+        return None
+    per_token = np.where(faster, same["objective_usd"].to_numpy(float) / np.maximum(tokens, 1e-9), np.inf)
+    return _clean(same.iloc[int(np.argmin(per_token))])
+
+
+def network_notes(head: Summary, faster: Summary | None) -> list[str]:
+    """The chosen plan waits on its network: what the fastest network for the same servers buys, per token."""
+    if faster is None:
+        return []
+    m, f = head.metrics, faster.metrics
+    wait = m.t_comm_exposed_s / m.t_step_s if m.t_step_s else 0.0
+    per_token = ""
+    if m.usd_per_million_tokens is not None and f.usd_per_million_tokens is not None:
+        cheaper = f.usd_per_million_tokens < m.usd_per_million_tokens
+        per_token = (
+            f"; TCO per million tokens ${f.usd_per_million_tokens:,.3g} against ${m.usd_per_million_tokens:,.3g}"
+            + (f" (cheaper per token: target_tflops {f.achieved_tflops_per_gpu:.0f} buys it)" if cheaper else "")
+        )
+    return [
+        f"network: {wait:.0%} of the step waits on communication; the network with the lowest cost per token for "
+        "these servers "
+        f"({faster.choice.nics_per_node} x {faster.choice.nic}, {faster.choice.fabric_text}) trains "
+        f"{f.tokens_per_s / m.tokens_per_s - 1:+.0%} faster ({f.achieved_tflops_per_gpu:.0f} against "
+        f"{m.achieved_tflops_per_gpu:.0f} TFLOPs/GPU) for {format_usd(faster.cost.capex_usd - head.cost.capex_usd)} "
+        f"more capex{per_token}."
+    ]
+
+
 def _simplest_of_ties(pool: pd.DataFrame, sol: buy.Solution, scenario: Scenario, table, calibration) -> buy.Solution:
     """The MILP's pick among candidates of the same hardware at the same node count and price (they differ in
     micro-batch, parallel layout or fabric planes only, and the solver breaks such ties at random): the fewest
@@ -359,8 +411,20 @@ def _summary(
     lines = bom.bill_of_materials(catalog, row, nodes, q, _geometry(scenario), _override(scenario))
     cost = _cost(row, nodes, q, scenario.objective, lines)
     choice, metrics = _choice_and_metrics(scenario, work, row, nodes, q, figures)
+    metrics = metrics.model_copy(update=_per_token(cost, metrics, scenario))
     delta = cost.objective_usd - head.cost.objective_usd if head else 0.0
     return Summary(label=label, choice=choice, metrics=metrics, cost=cost, delta_usd=delta), lines
+
+
+def _per_token(cost: CostBreakdown, metrics: Metrics, scenario: Scenario) -> dict:
+    """What a trained token costs: the TCO over the horizon over the tokens the cluster trains in it, at the
+    plan's throughput and goodput (the whole horizon training); and the run's tokens at that price."""
+    rate = metrics.tokens_per_s * (metrics.goodput if metrics.goodput is not None else 1.0)
+    if rate <= 0 or cost.years <= 0:
+        return {}
+    per_million = cost.tco_usd / (rate * cost.years * HOURS_PER_YEAR * SECONDS_PER_HOUR) * 1e6
+    tokens = scenario.requirement.tokens
+    return {"usd_per_million_tokens": per_million, "cost_to_train_usd": per_million * tokens / 1e6 if tokens else None}
 
 
 def compare(head: Summary, head_lines: list[BomLine], other: Summary, lines: list[BomLine]) -> Summary:

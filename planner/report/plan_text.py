@@ -67,7 +67,7 @@ def render(plan: Plan) -> str:
         + ")"
     )
     out.append(f"  power        {cost.power_kw:,.1f} kW nameplate, {cost.draw_kw:,.1f} kW training draw")
-    out += _tco_lines(cost)
+    out += _tco_lines(cost) + _per_token_lines(m, cost)
     out += price_age_lines(plan.prices) + delivery_lines(plan.delivery)
     if plan.why:
         out += ["", "Why this plan:"] + [f"  - {w}" for w in plan.why]
@@ -201,6 +201,17 @@ def _tco_lines(cost) -> list[str]:
     return [
         f"  running      over {years}: " + ", ".join(running),
         f"  TCO          {format_usd(cost.tco_usd)} over {years} (capex + running)",
+    ]
+
+
+def _per_token_lines(m, cost) -> list[str]:
+    """What a trained token costs, and the run at that price."""
+    if m.usd_per_million_tokens is None:
+        return []
+    run = f"; this run's tokens: {format_usd(m.cost_to_train_usd)}" if m.cost_to_train_usd is not None else ""
+    return [
+        f"  per token    ${m.usd_per_million_tokens:,.3g} per million tokens (TCO over {cost.years:g} years / the "
+        f"tokens it trains in them at this rate{', goodput counted' if m.goodput is not None else ''}){run}"
     ]
 
 
