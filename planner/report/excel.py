@@ -331,7 +331,22 @@ def _cost_block(ws: Worksheet, row: int, plan: Plan, context: PlanContext, total
     put(ws, row, 1, "TCO (USD): capex + energy + colocation + support + staff", bold=True)
     parts = "+".join(f"B{cells[k]}" for k in ("energy", "colocation", "support", "staff"))
     formula(ws, row, 2, f"=B{capex}+{parts}", USD0, bold=True, value=cost.tco_usd)
-    return row + 2
+    return _per_token(ws, row + 1, plan, row, cells["years"])
+
+
+def _per_token(ws: Worksheet, row: int, plan: Plan, tco_row: int, years_row: int) -> int:
+    """Tokens trained per second (the plan's rate, goodput counted) and the TCO per million of them over the
+    horizon, as a formula of the TCO and horizon cells above."""
+    m = plan.metrics
+    if m.usd_per_million_tokens is None:
+        return row + 1
+    rate = m.tokens_per_s * (m.goodput if m.goodput is not None else 1.0)
+    put(ws, row, 1, "Tokens trained per second (the plan's rate x goodput)")
+    put(ws, row, 2, float(rate), NUM0)
+    put(ws, row + 1, 1, "TCO per million tokens (USD): TCO / (tokens/s x 3,600 s x 8,760 h x years) x 10^6")
+    per_million = f"=B{tco_row}/(B{row}*3600*8760*B{years_row})*1000000"
+    formula(ws, row + 1, 2, per_million, '"$"#,##0.000', value=m.usd_per_million_tokens)
+    return row + 3
 
 
 def _inputs(ws: Worksheet, row: int, items: list, cells: dict[str, int]) -> int:
