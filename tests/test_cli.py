@@ -10,7 +10,7 @@ import pytest
 from support import DS2928
 
 from planner import __version__
-from planner.base.resources import catalogs_dir
+from planner.base.resources import catalogs_dir, examples_dir
 
 
 def test_version_and_help(run):
@@ -280,3 +280,27 @@ def test_predict_bad_choices_name_the_allowed_ones(run, flag, value, allowed):
 def test_zeropp_with_fsdp_is_refused_in_one_line(run):
     result = run("predict", *DS2928, "--node-gbps", "100", "--framework", "fsdp", "--zeropp")
     assert result.exit_code == 2 and "ZeRO++ (qwz/hpz/qgz) is a DeepSpeed feature" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gpu", "H10O"], "error: --gpu: constraints.gpus[0]: unknown GPU 'H10O': did you mean H100"),
+        (["--set", "constraints.gpus=[H10O]"], "error: --set constraints.gpus: constraints.gpus[0]: unknown GPU"),
+        (["--set", "workload.seqlen=4096"], "--set workload.seqlen: workload.seqlen = 4096: unknown field; did you "
+         "mean seq_len?"),
+        (["--set", "constraints.max_nodes=abc"], "error: --set constraints.max_nodes: constraints.max_nodes = 'abc'"),
+    ],
+)  # fmt: skip
+def test_a_value_from_the_command_line_is_blamed_on_the_command_line(run, args, message):
+    """A mistake typed on the command line names the option it came from, not the scenario file."""
+    result = run("plan", str(examples_dir() / "llama-70b-h100.yaml"), "-q", *args)
+    assert result.exit_code != 0 and message in result.output + result.stderr
+    assert "llama-70b-h100.yaml" not in result.output + result.stderr and "Traceback" not in result.output
+
+
+def test_an_unknown_key_in_the_file_suggests_the_field(run, write):
+    path = write("s.yaml", "workload:\n  model: Llama-2-70B\n  seqlen: 4096\nrequirement:\n  gpus: 64\n")
+    result = run("plan", str(path), "-q")
+    assert result.exit_code != 0
+    assert "s.yaml: workload.seqlen = 4096: unknown field; did you mean seq_len?" in result.output + result.stderr

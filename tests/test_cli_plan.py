@@ -180,15 +180,25 @@ def test_unknown_model_names_the_file_and_field(run, write):
         ("constraints.switches=[QM9999]", "constraints.switches[0]: unknown switch 'QM9999': did you mean QM9700"),
     ],
 )
-def test_unknown_constraint_names_name_the_file_and_field(run, setting, fragment):
-    """Before this check an unknown switch SKU ended in a misleading 'no node count' infeasibility."""
+def test_unknown_constraint_names_name_the_source_and_field(run, setting, fragment, write):
+    """Before this check an unknown switch SKU ended in a misleading 'no node count' infeasibility. A name given
+    with --set names the --set; the same name in the file names the file."""
     path = examples_dir() / "llama-70b-h100.yaml"
     result = run("plan", path, "-q", "--set", setting)
-    assert result.exit_code == 1 and result.stderr.startswith(f"error: {path}: {fragment}"), result.stderr
+    key, value = setting.split("=")
+    assert result.exit_code == 1 and result.stderr.startswith(f"error: --set {key}: {fragment}"), result.stderr
+    section, field = key.split(".")
+    text = path.read_text().replace(f"{section}:\n", f"{section}:\n  {field}: {value}\n", 1)
+    if f"  {field}:" in path.read_text():  # the example sets it already: replace its line
+        text = "\n".join(ln for ln in path.read_text().splitlines() if not ln.startswith(f"  {field}:"))
+        text = text.replace(f"{section}:\n", f"{section}:\n  {field}: {value}\n", 1)
+    in_file = write("s.yaml", text)
+    result = run("plan", in_file, "-q")
+    assert result.exit_code == 1 and result.stderr.startswith(f"error: {in_file}: {fragment}"), result.stderr
 
 
 def test_unknown_cloud_provider_names_the_field_and_suggests(run):
     path = examples_dir() / "cloud-70b.yaml"
     result = run("cloud", path, "--provider", "AWZ")
     assert result.exit_code == 1
-    assert f"error: {path}: cloud.providers[0]: unknown cloud provider 'AWZ': did you mean AWS" in result.stderr
+    assert "error: --provider: cloud.providers[0]: unknown cloud provider 'AWZ': did you mean AWS" in result.stderr

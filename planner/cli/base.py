@@ -223,12 +223,14 @@ def write_report(outputs, report, targets, quiet: bool = False) -> None:
         wrote(path, quiet)
 
 
-def check_names(catalog, scenario, path) -> None:
+def check_names(catalog, scenario, path, given: dict[str, str] | None = None) -> None:
     """The names a scenario gives against the catalog, before any work: its workload (the model named, the
     architecture complete), the GPUs, servers and switches its constraints allow and the cloud providers,
     regions and instances it rents from, so a typo names the file and field: "s.yaml:
-    constraints.switches[0]: unknown switch 'QM9999': did you mean QM9700?"."""
+    constraints.switches[0]: unknown switch 'QM9999': did you mean QM9700?" (given: the fields the command line
+    set and their options, inputs.scenario.sources, named instead of the file)."""
     from planner.base.errors import in_field
+    from planner.inputs.scenario import source_of
     from planner.model.workload import scenario_training
 
     c = scenario.constraints
@@ -244,7 +246,7 @@ def check_names(catalog, scenario, path) -> None:
             (f"cloud.{field}[{i}]", lambda n=n, k=known, a=attribute: _known(n, k, a)) for i, n in enumerate(names)
         ]
     for where, lookup in lookups:
-        in_field(path, where, lookup)
+        in_field(source_of(where, path, given or {}), where, lookup)
 
 
 def named(option: str, lookup):

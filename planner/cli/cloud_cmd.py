@@ -59,7 +59,7 @@ def cloud(scenario: str, **kw) -> None:
     from planner.answers.rent import run as run_cloud
     from planner.base.fileio import Outputs
     from planner.catalog.load import load_catalog
-    from planner.inputs.scenario import load_scenario
+    from planner.inputs.scenario import load_scenario, sources
     from planner.report.cloud_text import render
     from planner.report.writers import document, format_for
 
@@ -77,14 +77,18 @@ def cloud(scenario: str, **kw) -> None:
         "cloud.spot_share_max": kw.pop("spot_share"),
         "workload.micro_batches": list(kw.pop("micro_batches")) or None,
     }
-    loaded_scenario = load_scenario(scenario, overrides, parse_settings(kw.pop("settings")))
+    settings = parse_settings(kw.pop("settings"))
+    flags = {"constraints.budget_usd": "--budget", "target_tflops": "--target-tflops", "confidence": "--confidence"}
+    flags |= {"cloud.providers": "--provider", "cloud.regions": "--region", "cloud.pricing": "--pricing"}
+    flags |= {"cloud.spot_share_max": "--spot-share", "workload.micro_batches": "--micro-batch"}
+    loaded_scenario = load_scenario(scenario, overrides, settings, flags)
     from planner.model.calibration import load_calibration
 
     catalogs, calibration_path = [*loaded_scenario.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
     outputs = Outputs(command_inputs(scenario, catalogs, calibration_path))
     outputs.check("-o", output)
     loaded = load_catalog(catalogs)
-    check_names(loaded, loaded_scenario, scenario)
+    check_names(loaded, loaded_scenario, scenario, sources(scenario, overrides, settings, flags))
     quiet = kw.pop("quiet")
     stderr_progress(quiet)("predicting every offering at every instance count, then the rental MILP")
     result = run_cloud(loaded, loaded_scenario, load_calibration(calibration_path), kw.pop("solver"))

@@ -92,6 +92,22 @@ def plan(scenario: str | None, schema: bool, **kw) -> None:
     _run_plan(scenario, kw)
 
 
+# the option that sets each overridden field (an error in its value names the option, not the file)
+PLAN_FLAGS = {
+    "target_tflops": "--target-tflops",
+    "confidence": "--confidence",
+    "constraints.budget_usd": "--budget",
+    "constraints.power_kw": "--power-kw",
+    "constraints.max_nodes": "--max-nodes",
+    "requirement": "--gpus",
+    "constraints.gpus": "--gpu",
+    "constraints.fabrics": "--fabric",
+    "workload.micro_batches": "--micro-batch",
+    "workload.global_batch": "--global-batch",
+    "objective.kind": "--objective",
+}
+
+
 def _overrides(kw: dict) -> dict:
     zeropp = kw.pop("zeropp")
     return {
@@ -114,7 +130,7 @@ def _run_plan(path: str, kw: dict) -> None:
     from planner.answers.buy import run
     from planner.base.fileio import Outputs
     from planner.catalog.load import load_catalog
-    from planner.inputs.scenario import load_scenario
+    from planner.inputs.scenario import load_scenario, sources
     from planner.model.calibration import load_calibration
     from planner.report.plan_text import render
     from planner.report.writers import PlanReport, document, format_for
@@ -124,13 +140,14 @@ def _run_plan(path: str, kw: dict) -> None:
     output, csv_path = kw.pop("output"), kw.pop("csv_path")
     targets = [("-o", output, format_for("plan", "-o", output))]
     targets.append(("--csv", csv_path, format_for("bill of materials", "--csv", csv_path)))
-    loaded_scenario = load_scenario(path, _overrides(kw), parse_settings(kw.pop("settings")))
+    overrides, settings = _overrides(kw), parse_settings(kw.pop("settings"))
+    loaded_scenario = load_scenario(path, overrides, settings, PLAN_FLAGS)
     catalogs, calibration_path = [*loaded_scenario.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
     outputs = Outputs(command_inputs(path, catalogs, calibration_path))
     outputs.check("-o", output)  # before the solve: a bad target fails in a second, not after minutes
     outputs.check("--csv", csv_path)
     loaded = load_catalog(catalogs)
-    check_names(loaded, loaded_scenario, path)
+    check_names(loaded, loaded_scenario, path, sources(path, overrides, settings, PLAN_FLAGS))
     calibration = load_calibration(calibration_path)
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
     progress = stderr_progress(quiet)

@@ -604,9 +604,31 @@ def apply_overrides(data: dict, overrides: dict[str, object], keep_none: bool = 
     return data
 
 
+def sources(
+    path: str | Path, overrides: dict | None = None, settings: dict | None = None, flags: dict | None = None
+) -> dict[str, str]:
+    """Where each overridden field's value came from, by its dotted key: `--set KEY`, or the flag that sets it
+    (flags: dotted key -> option; "the command line" for one not named); the file gives the rest."""
+    given = {key: (flags or {}).get(key, "the command line") for key, v in (overrides or {}).items() if v is not None}
+    return given | {key: f"--set {location_part(key, 80)}" for key in settings or {}}
+
+
+def source_of(where: str, path: str | Path, given: dict[str, str]) -> str:
+    """The source of the field at `where` (workload.seq_len, constraints.gpus[0]): the longest overridden key
+    it lies under, else the file."""
+    plain = where.replace("[", ".").replace("]", "")
+    keys = [k for k in given if plain == k or plain.startswith(k + ".")]
+    return given[max(keys, key=len)] if keys else str(path)
+
+
 def load_scenario(
-    path: str | Path, overrides: dict[str, object] | None = None, settings: dict[str, object] | None = None
+    path: str | Path,
+    overrides: dict[str, object] | None = None,
+    settings: dict[str, object] | None = None,
+    flags: dict[str, str] | None = None,
 ) -> Scenario:
+    """The scenario file with the command line's overrides (flags: the option of each dotted key, which an error
+    in its value names instead of the file)."""
     path = Path(path)
     data = read_yaml(path, "scenario")
     if not isinstance(data, dict):
@@ -618,7 +640,9 @@ def load_scenario(
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError("\n".join(validation_messages(str(path), exc))) from None
+        given = sources(path, overrides, settings, flags)
+        labelled = lambda label, err: field_message(source_of(_dotted(err["loc"]), label, given), err)  # noqa: E731
+        raise ScenarioError("\n".join(validation_messages(str(path), exc, labelled))) from None
     base = path.parent
     return scenario.model_copy(update={"catalogs": [str((base / c).resolve()) for c in scenario.catalogs]})
 
@@ -656,11 +680,42 @@ def location_part(part: object, limit: int = 40) -> str:
     return part if plain else L.short(part, limit)
 
 
+def _unknown_field(loc: tuple, root) -> str:
+    """An unknown key, with the closest field of its section when one is close (seqlen: seq_len)."""
+    import difflib
+
+    section = root
+    for part in loc[:-1]:
+        fields = getattr(section, "model_fields", {}) if section is not None else {}
+        if isinstance(part, int) or part not in fields:
+            section = None if not isinstance(part, int) else section
+            continue
+        section = _model_of(fields[part].annotation)
+    names = list(getattr(section, "model_fields", {})) if section is not None else []
+    close = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.6)
+    return f"unknown field; did you mean {close[0]}?" if close else "unknown field"
+
+
+def _model_of(annotation):
+    """The pydantic model a field holds (through Optional and list), or None."""
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
 def field_message(label: str, err: dict, command: str = "plan", where_of=_dotted) -> str:
     """file: field = value: what is wrong. The value is cut to MAX_VALUE_CHARS: the input may be huge.
     `command` names the schema to see; `where_of` writes the field's location."""
     where = where_of(err["loc"])
     message = L.cut(error_text(err) if err["type"] != "missing" else str(err["msg"]))
+    if err["type"] == "extra_forbidden":
+        message = _unknown_field(err["loc"], Scenario if command == "plan" else None)
     hint = f" (see `planner {command} --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
     if not err["loc"]:  # a rule over several fields: its message names them
         return f"{label}: {message}{hint}"
