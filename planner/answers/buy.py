@@ -717,10 +717,11 @@ def _fabric_notes(row, nodes: int, asked) -> list[str]:
         return []
     p, o, ppc = int(row["switch_ports"]), float(row["oversubscription"]), int(row["ports_per_cage"])
     per_node = int(row["endpoints_per_node"]) / planes / max(int(row["breakout"]), 1)
-    two_tier = int(fabric.max_down_ports(2, p, o, ppc) // per_node) - int(row["reserved_nodes"])
     if row["topology"] == "rail":  # whole SUs: a plane's two tiers reach p leaves, rails of them per SU
-        two_tier = int(fabric.max_leaves(2, p)) // max(int(row["rails"]), 1) * int(row["su_nodes"])
-        two_tier -= int(row["reserved_nodes"])
+        most = int(fabric.max_leaves(2, p)) // max(int(row["rails"]), 1) * int(row["su_nodes"])
+    else:
+        most = int(fabric.max_down_ports(2, p, o, ppc) // per_node)
+    two_tier = most - int(row["reserved_nodes"])
     radix = (
         f"{row['switch']} has {p} ports: two tiers hold up to {two_tier:,} of these nodes"
         + (f", so {nodes:,} need three" if tier == 3 and nodes > two_tier else "")

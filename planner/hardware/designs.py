@@ -662,12 +662,10 @@ class _Context:
         """The scenario's spares rule and, per row, the links that make whole parts of each link kind (a
         twin-port module serves 2) and which switch models it spares (sizing.spares)."""
         spare, rel = self.scenario.spares, self.scenario.reliability
-        columns = {"spare_node_share": spare.node_share, "spare_link_share": spare.link_share}
-        columns |= {"spare_repair_cover": spare.repair_cover if rel.interruptions_per_1000_node_days is None else 0.0}
-        columns["node_failures_per_day"] = node_failures_per_day(rows, rel.failure_rates)
-        columns["repair_hours"] = np.where(
-            rows["rack_scale"].to_numpy(dtype=bool), rel.repair_hours_rack_scale, rel.repair_hours
-        )
+        nics = rows["nics_per_node"].fillna(0).to_numpy(float)
+        failures = sizing.node_failures_per_day(rel.failure_rates, rows["gpus_per_node"], rows["hosts"], nics)
+        columns = sizing.repair_params(spare, rel, failures, rows["rack_scale"].to_numpy(dtype=bool))
+        columns["spare_link_share"] = spare.link_share
         columns["spare_switches_per_model"] = spare.switches_per_model
         for name in SPARED_LINKS:
             prefix = SPARES[name]
@@ -854,15 +852,6 @@ def _zero_params() -> dict:
     zeros |= dict(mgmt_servers_base=0)
     notes = dict(storage_note="", inband_note="", oob_note="", ufm_note="", storage_system_note="", mgmt_note="")
     return zeros | notes | dict(inband_switch=None, uplink=None, link=None, inband_link=None)
-
-
-def node_failures_per_day(rows: pd.DataFrame, rates) -> np.ndarray:
-    """Failures a day that take one node of each row out until repaired: its GPUs, hosts and NICs at the
-    scenario's reliability.failure_rates (planner.model.reliability.NODE_KINDS)."""
-    gpus = rows["gpus_per_node"].to_numpy(float)
-    hosts = rows["hosts"].to_numpy(float)
-    nics = rows["nics_per_node"].fillna(0).to_numpy(float) if "nics_per_node" in rows else np.zeros(len(rows))
-    return gpus * rates.gpu + hosts * rates.host + nics * rates.nic
 
 
 def _assign(rows: pd.DataFrame, values: dict) -> pd.DataFrame:

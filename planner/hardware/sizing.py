@@ -154,11 +154,9 @@ def spares(params, q) -> dict[str, np.ndarray]:
     parts (m x ceil(share x Q / m), m the links whose parts are whole); spare switches: so many of each
     model in use (a single node buys no spares)."""
     multi = np.asarray(params["tier"], dtype=np.int64) > 0
-    node_share = np.asarray(params["spare_node_share"], dtype=float)
     link_share = np.asarray(params["spare_link_share"], dtype=float)
     per_model = np.asarray(params["spare_switches_per_model"], dtype=np.int64)
-    cover = repair_cover(params, q["nodes"])
-    out = {"spare_nodes": np.where(multi, np.maximum(spare_nodes(node_share, q["nodes"]), cover), 0)}
+    out = {"spare_nodes": np.where(multi, spare_node_count(params, q["nodes"]), 0)}
     for name, base in SPARED_LINKS.items():  # in units of whole parts (designs: `<prefix>_spare_unit`)
         unit = np.maximum(np.asarray(params[f"{SPARES[name]}_spare_unit"], dtype=np.int64), 1)
         out[name] = unit * _ceil_share(link_share / unit, q[base])
@@ -172,6 +170,36 @@ def spare_nodes(share, nodes) -> np.ndarray:
     """Spare nodes for `nodes` at `share`, to the nearest (halves down): ceil(share x N - 1/2); a 4-node cluster
     at 2% buys none."""
     return np.maximum(_ceil_share(share, nodes, -0.5), 0)
+
+
+def spare_node_count(params, nodes) -> np.ndarray:
+    """The spare nodes bought: the share to the nearest, and at least the repairs' cover (repair_cover)."""
+    return np.maximum(spare_nodes(params["spare_node_share"], nodes), repair_cover(params, nodes))
+
+
+def node_failures_per_day(rates, gpus, hosts, nics) -> np.ndarray:
+    """Failures a day that take one node out until repaired: its GPUs, hosts and NICs at the scenario's
+    reliability.failure_rates (planner.model.reliability.NODE_KINDS); arrays or scalars."""
+    return np.asarray(gpus, dtype=float) * rates.gpu + np.asarray(hosts) * rates.host + np.asarray(nics) * rates.nic
+
+
+def repair_params(spares, reliability, node_failures, rack_scale) -> dict:
+    """What spare_node_count reads, from the scenario's spares and reliability sections, nodes that fail
+    `node_failures` times a day and whether each is a rack-scale system (its repair a tray swap); a given
+    per-node rate says nothing of what fails, so the share alone."""
+    given = reliability.interruptions_per_1000_node_days is not None
+    return {
+        "spare_node_share": spares.node_share,
+        "spare_repair_cover": 0.0 if given else spares.repair_cover,
+        "node_failures_per_day": node_failures,
+        "repair_hours": repair_hours(reliability, rack_scale),
+    }
+
+
+def repair_hours(reliability, rack_scale) -> np.ndarray:
+    """Hours a failed node is out (reliability: the scenario's section): a server's repair, or a rack-scale
+    system's tray swap."""
+    return np.where(np.asarray(rack_scale, dtype=bool), reliability.repair_hours_rack_scale, reliability.repair_hours)
 
 
 def repair_cover(params, nodes) -> np.ndarray:

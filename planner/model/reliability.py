@@ -38,6 +38,7 @@ from planner.assumptions import facility as D
 from planner.base import poisson
 from planner.base.errors import InfeasibleError
 from planner.base.units import SECONDS_PER_DAY
+from planner.hardware import sizing
 from planner.results import Schedule
 
 SECONDS_PER_MINUTE = 60.0
@@ -81,7 +82,8 @@ class Goodput:
 
 @dataclass(frozen=True)
 class Parts:
-    """The parts of a plan that can interrupt its job, counted from its bill of materials."""
+    """The parts of a plan that can interrupt its job, counted from its bill of materials (floats, or arrays of
+    them for many candidates at once)."""
 
     gpus: float
     hosts: float
@@ -111,8 +113,9 @@ class Parts:
             "storage_client": self.hosts,
         }
         events = {kind: count * getattr(rates, kind) for kind, count in counts.items()}
-        if self.redundant_planes:
-            events |= {kind: 0.0 for kind in PLANE_KINDS}
+        backed = np.asarray(self.redundant_planes, dtype=bool)
+        if backed.any():
+            events |= {kind: np.where(backed, 0.0, events[kind]) if backed.ndim else 0.0 for kind in PLANE_KINDS}
         share = rates.software_share
         events["software"] = sum(events.values()) * share / (1.0 - share)
         return events
@@ -133,11 +136,6 @@ def repairs_beyond(node_failures_per_day, repair_hours, spares) -> np.ndarray:
     failure finds no spare free. 0 when repairs are instant or spares unlimited."""
     mean = np.asarray(node_failures_per_day, dtype=float) * np.asarray(repair_hours, dtype=float) / 24.0
     return poisson.tail(mean, spares)
-
-
-def repair_hours(reliability, rack_scale) -> np.ndarray:
-    """Hours a failed node is out: a server's repair, or a rack-scale system's tray swap."""
-    return np.where(rack_scale, reliability.repair_hours_rack_scale, reliability.repair_hours)
 
 
 # Where the network is not known (a rented instance's is the provider's and unpublished; a node range before its
@@ -186,7 +184,7 @@ def goodput(
     rate_per_s = sum(s.per_s for s in sources)
     node_failures = sum(by_part.get(kind, 0.0) for kind in NODE_KINDS)  # a day
     spares = parts.spare_nodes if parts is not None else 0.0
-    hours = repair_hours(reliability, parts is not None and parts.rack_scale)
+    hours = sizing.repair_hours(reliability, parts is not None and parts.rack_scale)
     restarts = sum(s.per_s * s.restart_s for s in sources)
     writers = parts.hosts if parts is not None else nodes
     shares = lost_shares(reliability, params, writers, rate_per_s, restarts, node_failures, spares, hours)
@@ -268,7 +266,7 @@ def shape_goodput(reliability, params: float, nodes, shape: dict) -> np.ndarray:
         hardware = failing + hosts * r.storage_client + np.asarray(shape["net_per_node_day"], dtype=float)
         per_node = hardware / (1.0 - r.software_share)
     rate = nodes * per_node / SECONDS_PER_DAY
-    hours = repair_hours(reliability, np.asarray(shape["rack_scale"], dtype=bool))
+    hours = sizing.repair_hours(reliability, shape["rack_scale"])
     restart = rate * reliability.restart_minutes * SECONDS_PER_MINUTE
     writers = nodes * np.asarray(shape["hosts_per_node"], dtype=float)
     shares = lost_shares(reliability, params, writers, rate, restart, nodes * failing, shape["spare_nodes"], hours)

@@ -18,7 +18,7 @@ excludes every larger one: the priced table is exact, and the MILP needs only th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import pandas as pd
@@ -368,14 +368,9 @@ def goodput_at(ev: dict, req: Requirements, work: Training) -> np.ndarray | None
     nodes = np.asarray(ev["nodes"], dtype=np.int64)
     shape = {c: np.asarray(ev[c]) for c in FAILURE_COLUMNS}
     shape["gpus_per_node"] = np.asarray(ev["gpus_per_node"])
-    rel, spares = req.reliability, req.spares
-    cover = {
-        "node_failures_per_day": shape["cover_per_node_day"],
-        "repair_hours": reliability.repair_hours(rel, shape["rack_scale"]),
-        "spare_repair_cover": spares.repair_cover if rel.interruptions_per_1000_node_days is None else 0.0,
-    }
-    bought = np.maximum(sizing.spare_nodes(spares.node_share, nodes), sizing.repair_cover(cover, nodes))
-    shape["spare_nodes"] = np.where(nodes > 1, bought, 0)
+    rel = req.reliability
+    cover = sizing.repair_params(req.spares, rel, shape["cover_per_node_day"], shape["rack_scale"])
+    shape["spare_nodes"] = np.where(nodes > 1, sizing.spare_node_count(cover, nodes), 0)
     return reliability.shape_goodput(rel, work.params, nodes, shape)
 
 
@@ -594,7 +589,7 @@ def _with_failures(keys: pd.DataFrame, rates, planes) -> pd.DataFrame:
         rack_scale=keys["rack_scale"].to_numpy(dtype=bool),
         nic_per_node_day=nics * rates.nic,
         net_per_node_day=np.where(multi_plane, 0.0, ports * rates.node_link),
-        cover_per_node_day=gpus * rates.gpu + hosts * rates.host + nics * rates.nic,
+        cover_per_node_day=sizing.node_failures_per_day(rates, gpus, hosts, nics),
     )
 
 
@@ -697,21 +692,29 @@ def quantities_at(rows, nodes) -> dict[str, np.ndarray]:
 
 
 def parts_at(row: dict, nodes: int, q: dict | None = None) -> reliability.Parts:
-    """What can interrupt the job of candidate `row` at `nodes` nodes, counted from its quantities `q`
-    (default: quantities_at): a single node has no fabric to fail."""
-    q = quantities_at(row, nodes) if q is None else q
-    networked = int(row["tier"]) > 0
+    """What can interrupt the job of candidate `row` at `nodes` nodes (parts_of, as numbers)."""
+    parts = parts_of(row, nodes, quantities_at(row, nodes) if q is None else q)
+    flags = ("rack_scale", "redundant_planes")
+    values = {f.name: (bool if f.name in flags else float)(getattr(parts, f.name)) for f in fields(parts)}
+    return replace(parts, **values)
+
+
+def parts_of(rows, nodes, q: dict) -> reliability.Parts:
+    """What can interrupt the jobs of candidate `rows` (a frame, or one row as a dict) at `nodes`, counted from
+    their quantities `q`: a single node has no fabric to fail."""
+    column = lambda name: np.asarray(rows[name])  # noqa: E731
+    n, networked = np.asarray(nodes, dtype=float), column("tier").astype(np.int64) > 0
     return reliability.Parts(
-        gpus=float(nodes * int(row["gpus_per_node"])),
-        hosts=float(nodes * int(row["hosts"])),
-        nics=float(nodes * int(row["nics_per_node"])) if networked else 0.0,
-        node_links=float(q["endpoints"]) if networked else 0.0,
-        fabric_links=float(q["uplinks"]),
-        leaves=float(q["leaf"]),
-        upper_switches=float(q["spine"] + q["core"]),
-        spare_nodes=float(q["spare_nodes"]),
-        rack_scale=bool(row["rack_scale"]),
-        redundant_planes=bool(redundant_planes(row)),
+        gpus=n * column("gpus_per_node"),
+        hosts=n * column("hosts"),
+        nics=np.where(networked, n * column("nics_per_node").astype(float), 0.0),
+        node_links=np.where(networked, q["endpoints"], 0.0),
+        fabric_links=np.asarray(q["uplinks"], dtype=float),
+        leaves=np.asarray(q["leaf"], dtype=float),
+        upper_switches=np.asarray(q["spine"] + q["core"], dtype=float),
+        spare_nodes=np.asarray(q["spare_nodes"], dtype=float),
+        rack_scale=column("rack_scale").astype(bool),
+        redundant_planes=redundant_planes(rows),
     )
 
 
@@ -749,19 +752,16 @@ def _own_goodput(priced: pd.DataFrame, scenario: Scenario, work: Training, calib
 
 
 def own_goodput(rows: pd.DataFrame, nodes: np.ndarray, req: Requirements, work: Training) -> np.ndarray:
-    """Each priced row's goodput at `nodes` from its own parts (parts_at's counts, per node)."""
-    q = quantities_at(rows, nodes)
-    r, n = req.reliability.failure_rates, np.maximum(nodes, 1).astype(float)
-    multi = rows["tier"].to_numpy(np.int64) > 0
-    links = np.where(multi, q["endpoints"], 0) * r.node_link + q["uplinks"] * r.fabric_link
-    switches = q["leaf"] * r.leaf + (q["spine"] + q["core"]) * r.upper_switch
+    """Each priced row's goodput at `nodes` from its own parts (parts_of), as per-node rates for shape_goodput."""
+    parts = parts_of(rows, nodes, quantities_at(rows, nodes))
+    events, n = parts.events_per_day(req.reliability.failure_rates), np.maximum(nodes, 1).astype(float)
     shape = {
         "gpus_per_node": rows["gpus_per_node"].to_numpy(),
         "hosts_per_node": rows["hosts"].to_numpy(),
-        "rack_scale": rows["rack_scale"].to_numpy(dtype=bool),
-        "nic_per_node_day": np.where(multi, rows["nics_per_node"].to_numpy(float), 0.0) * r.nic,
-        "net_per_node_day": np.where(redundant_planes(rows), 0.0, (links + switches) / n),
-        "spare_nodes": q["spare_nodes"],
+        "rack_scale": parts.rack_scale,
+        "nic_per_node_day": events["nic"] / n,
+        "net_per_node_day": sum(events[kind] for kind in reliability.PLANE_KINDS) / n,
+        "spare_nodes": parts.spare_nodes,
     }
     return reliability.shape_goodput(req.reliability, work.params, nodes, shape)
 
