@@ -240,6 +240,7 @@ class Plan(_Frozen):
     per_nic_speed: list[Summary] = Field(default_factory=list)
     per_gpu: list[Summary] = Field(default_factory=list, description="the best plan of each allowed GPU")
     alternatives: list[Summary] = Field(default_factory=list)
+    alternatives_note: str = Field("", description="why fewer alternatives came back than were asked for")
     candidates: int = 0
     calibration: str = ""
     schedule: Schedule | None = None

@@ -169,7 +169,7 @@ def test_unknown_model_names_the_file_and_field(run, write):
     for command in (["plan", path, "-q"], ["cloud", path]):
         result = run(*command)
         assert result.exit_code == 1
-        expected = f"error: {path}: workload: unknown model 'Llama-9': did you mean"
+        expected = f"error: {path}: workload.model: unknown model 'Llama-9': did you mean"
         assert result.stderr.startswith(expected), result.stderr
 
 
@@ -202,3 +202,33 @@ def test_unknown_cloud_provider_names_the_field_and_suggests(run):
     result = run("cloud", path, "--provider", "AWZ")
     assert result.exit_code == 1
     assert "error: --provider: cloud.providers[0]: unknown cloud provider 'AWZ': did you mean AWS" in result.stderr
+
+
+def test_a_question_in_options_alone_plans_and_saves_its_scenario(run, tmp_path):
+    """No scenario file: the model, the requirement and the limits as options; --save-scenario writes the YAML
+    it implied, which plans to the same answer."""
+    saved = tmp_path / "question.yaml"
+    asked = ["--params", "7B", "--seq-len", "2048", "--gpus", "32", "--gpu", "H100", "--micro-batch", "2"]
+    result = run("plan", *asked, "--save-scenario", saved, "--json", "-q")
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    assert plan["scenario"] == "7B parameters on 32 GPUs" and plan["choice"]["gpus"] == 32
+    again = run("plan", saved, "--json", "-q")
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["choice"] == plan["choice"]
+    assert "params: 7B" in saved.read_text() and "gpus: 32" in saved.read_text()
+
+
+def test_a_question_in_options_names_what_is_missing_or_mistyped(run, tmp_path):
+    missing = run("plan", "--model", "Llama-3-70B", "-q")
+    assert missing.exit_code == 1
+    assert missing.stderr.strip() == (
+        "error: the command line: no requirement: give --tokens with --days (a deadline), or --gpus (a GPU count)"
+    )
+    typo = run("plan", "--model", "Llama-3-70X", "--gpus", "64", "-q")
+    assert typo.exit_code == 1 and typo.stderr.startswith("error: --model: workload.model: unknown model")
+    assert "did you mean Llama-3-70B" in typo.stderr
+    nothing = run("plan")
+    assert nothing.exit_code == 2 and "--model (or --params)" in nothing.stderr
+    wrong = run("plan", "--params", "7B", "--gpus", "32", "--save-scenario", tmp_path / "q.txt")
+    assert wrong.exit_code == 2 and "write .yaml" in wrong.stderr and not (tmp_path / "q.txt").exists()

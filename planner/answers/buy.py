@@ -25,7 +25,12 @@ from planner.model.layout import choose as choose_layout
 from planner.model.layout import layout_name
 from planner.model.parallelism import LAYOUT, LAYOUT_DEFAULTS, RECOMPUTE_SEARCH
 from planner.model.sweep import bandwidth_table
-from planner.model.workload import Requirements, Training, scenario_training, whole_grad_accum
+from planner.model.workload import (
+    Requirements,
+    Training,
+    scenario_training,
+    whole_grad_accum,
+)
 from planner.optimize import buy, ranking
 from planner.results import BomLine, Choice, CostBreakdown, Metrics, Plan, Schedule, Summary
 from planner.tables import buy as cand
@@ -51,7 +56,11 @@ def run(
     feasible = table.feasible
     if feasible.empty:
         raise InfeasibleError("\n".join(explain_infeasible(scenario, calibration, table, catalog, parts)))
-    groups = ranking.best_per_group(feasible, cand.GROUP).head(alternatives + 1)
+    groups = ranking.best_per_group(feasible, cand.GROUP)
+    # the alternatives' groups and every group tied with the last of them (a tie is broken by the layout rule
+    # among the pool, _simplest_of_ties: the answer must not depend on how many alternatives are listed)
+    cut = float(groups["score"].iloc[min(alternatives, len(groups) - 1)])
+    groups = groups[groups["score"].to_numpy(float) <= cut + 1e-9 * max(1.0, abs(cut))]
     pool = feasible.merge(groups[cand.GROUP], on=cand.GROUP).reset_index(drop=True)
     progress(f"solving the MILP over the {len(pool):,} of {len(table.frame):,} candidates that can win")
     sol = buy.optimize(pool, sized, solver, time_limit_s, gap)
@@ -62,12 +71,13 @@ def run(
     _check_against_table(sol, feasible.iloc[0])
     per_gpu = per_gpu_rows(feasible)
     listed = _listed(feasible, row, alternatives) | {"per_gpu": per_gpu}
+    fewer = fewer_alternatives_note(table, alternatives, len(listed["alternatives"]))
     faster = _fastest_network(feasible, row, sol.nodes, table, calibration)
     extra = [(faster, sol.nodes)] if faster is not None else []
     rows = [(row, sol.nodes), *_listed_rows(listed), *extra]
     summarize = _Summaries(catalog, scenario, calibration, table.training, rows)
     head, head_lines = summarize(row, sol.nodes, "chosen")
-    _check_cost(sol, head)
+    _check_cost(sol, head, scenario.objective.kind)
     described_as = {
         name: [compare(head, head_lines, *summarize(r, int(r["nodes"]), label, head)) for label, r in rows]
         for name, rows in listed.items()
@@ -88,7 +98,7 @@ def run(
         links=detail["links"],
         layout=detail["layout"],
         not_priced=detail["not_priced"],
-        why=why(scenario, row, head, table.training, calibration)
+        why=why(scenario, row, head, table.training, calibration, batch_note(scenario, table, head))
         + nic_note(catalog, scenario, calibration, table, row, head)
         + tie_notes(head, described_as["per_fabric"])
         + radix_notes(catalog, head, described_as["per_fabric"])
@@ -96,6 +106,7 @@ def run(
         + gpu_notes(catalog, scenario, table, described_as["per_gpu"])
         + unmeasured_gpu_notes(catalog, calibration, row, listed["per_gpu"]),
         **described_as,
+        alternatives_note=fewer,
         candidates=len(table.frame),
         calibration=calibration.source,
         schedule=plan_schedule(scenario, table.training, head, row),
@@ -129,11 +140,27 @@ def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, l
     return {name: [(label, _clean(records[at])) for label, at in rows] for name, rows in picks.items()}
 
 
+def fewer_alternatives_note(table: cand.Candidates, asked: int, listed: int) -> str:
+    """Why fewer alternatives came back than were asked for: how many distinct configurations meet every
+    requirement, and how many more the budget or power cap excludes."""
+    if listed >= asked:
+        return ""
+    meet = len(ranking.best_per_group(table.feasible, cand.GROUP))
+    everything = len(ranking.best_per_group(table.frame, cand.GROUP))
+    capped = f"; {everything - meet:,} more exceed the budget or power cap" if everything > meet else ""
+    plural = "s" if meet != 1 else ""
+    return (
+        f"{listed} of the {asked} alternatives asked for: only {meet:,} distinct configuration{plural} (server, "
+        f"NIC and count, fabric, switch, planes, micro-batch, layout) of the {len(table.frame):,} candidates meet "
+        f"every requirement, the plan's among them{capped}."
+    )
+
+
 def per_gpu_rows(feasible: pd.DataFrame) -> list[tuple[str, dict]]:
     """(GPU, its best row) for each GPU with a plan, cheapest first, when more than one has one (each row is
     sized at its own goodput, so each is that GPU's optimum, as if the scenario allowed it alone)."""
     best = {gpu: _clean(feasible.loc[at]) for gpu, at in ranking.best_per_value(feasible, "gpu")}
-    return sorted(best.items(), key=lambda item: item[1]["objective_usd"]) if len(best) > 1 else []
+    return sorted(best.items(), key=lambda item: item[1]["score"]) if len(best) > 1 else []
 
 
 def unmeasured_gpu_notes(catalog: Catalog, calibration: Calibration, row, per_gpu: list[tuple[str, dict]]) -> list[str]:
@@ -292,8 +319,11 @@ def _simplest_of_ties(pool: pd.DataFrame, sol: buy.Solution, scenario: Scenario,
     if len(index) < 2:
         return sol
     rows = pool.iloc[index].reset_index(drop=True)
-    cost = costing.configuration_cost(rows, nodes, **costing.priced_quantities(cand.quantities_at(rows, nodes)))
-    price = np.asarray(costing.objective_usd(cost, scenario.objective), dtype=float)
+    if scenario.objective.kind in costing.OUTPUT_KINDS:  # each row is scored at its one count: at `nodes`
+        price = rows["score"].to_numpy(float)
+    else:
+        cost = costing.configuration_cost(rows, nodes, **costing.priced_quantities(cand.quantities_at(rows, nodes)))
+        price = np.asarray(costing.objective_usd(cost, scenario.objective), dtype=float)
     tied = np.abs(price - price.min()) <= 1e-9 * max(abs(price.min()), 1.0)
     planes = rows["planes"].to_numpy(np.int64)
     tied &= planes == planes[tied].min()
@@ -308,18 +338,18 @@ def _simplest_of_ties(pool: pd.DataFrame, sol: buy.Solution, scenario: Scenario,
 def _check_against_table(sol: buy.Solution, cheapest: pd.Series) -> None:
     """The MILP and the priced table must agree on the optimum (both are exact at gap 0)."""
     exact = sol.result.status == "optimal" and sol.result.gap == 0
-    if exact and sol.result.objective > cheapest["objective_usd"] * (1 + 1e-9) + 1e-6:
+    if exact and sol.result.objective > cheapest["score"] + 1e-9 * max(1.0, abs(cheapest["score"])):
         raise SolverError(
-            f"the MILP's optimum ({sol.result.objective:,.2f}) is dearer than the priced table's "
-            f"({cheapest['objective_usd']:,.2f}); report this as a bug"
+            f"the MILP's optimum ({sol.result.objective:,.6g}) is worse than the priced table's "
+            f"({cheapest['score']:,.6g}); report this as a bug"
         )
 
 
-def _check_cost(sol: buy.Solution, head: Summary) -> None:
+def _check_cost(sol: buy.Solution, head: Summary, kind: str) -> None:
     """At an exact optimum the MILP's objective is the closed-form cost of the plan it picked (every quantity
     at its closed form). A gap or time limit may leave quantities above it; the plan is priced in closed form,
     which is never dearer."""
-    if sol.result.status != "optimal" or sol.result.gap:
+    if sol.result.status != "optimal" or sol.result.gap or kind in costing.OUTPUT_KINDS:
         return
     if abs(sol.result.objective - head.cost.objective_usd) > 1e-6 * max(1.0, abs(head.cost.objective_usd)):
         raise SolverError(
@@ -587,8 +617,11 @@ def bill_of_materials(catalog: Catalog, row, nodes: int, scenario: Scenario) -> 
     return bom.bill_of_materials(catalog, row, nodes, q, _geometry(scenario), _override(scenario))
 
 
-def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Calibration) -> list[str]:
-    """What binds the chosen plan, in words."""
+def why(
+    scenario: Scenario, row, head: Summary, work: Training, calibration: Calibration, batch_cause: str = ""
+) -> list[str]:
+    """What binds the chosen plan, in words (`batch_cause`: batch_note's, which replaces the deadline's
+    claim to set the node count)."""
     notes = []
     m = head.metrics
     if row.get("status", "available") != "available":
@@ -609,7 +642,9 @@ def why(scenario: Scenario, row, head: Summary, work: Training, calibration: Cal
             f"{m.achieved_tflops_per_gpu:.1f}; cheaper networks or scales fall short of it "
             f"(bound by {binding.label(m.binding, m.t_comm_exposed_s, m.t_step_s)})."
         )
-    if scenario.requirement.tokens is not None:
+    if batch_cause:
+        notes.append(batch_cause)
+    elif scenario.requirement.tokens is not None:
         notes.append(_deadline_note(scenario, m))
     if scenario.workload.global_batch:
         notes.append(
@@ -1044,6 +1079,7 @@ def _limit_reasons(scenario: Scenario, priced: pd.DataFrame) -> list[str]:
         lines.append(
             f"budget {format_usd(budget)} is too small: the cheapest plan meeting every other "
             f"requirement costs {format_usd(cheapest)}; a budget of {format_usd(cheapest)} would suffice"
+            + _budget_per_gpu(priced)
         )
     if power is not None and lowest_kw > power:
         lines.append(f"power cap {power:g} kW is too low: the least power-hungry plan needs {lowest_kw:.1f} kW")
@@ -1056,6 +1092,15 @@ def _limit_reasons(scenario: Scenario, priced: pd.DataFrame) -> list[str]:
             f"least power-hungry plan needs {under_budget:.1f} kW"
         )
     return lines
+
+
+def _budget_per_gpu(priced: pd.DataFrame) -> str:
+    """When several GPUs are allowed, the budget each one needs (its cheapest candidate), cheapest first, so a
+    buyer choosing between them sees both in one run."""
+    by_gpu = priced.groupby("gpu")["capex_usd"].min().sort_values()
+    if len(by_gpu) < 2:
+        return ""
+    return " (by GPU: " + ", ".join(f"{gpu} {format_usd(usd)}" for gpu, usd in by_gpu.items()) + ")"
 
 
 def _performance_reasons(scenario: Scenario, calibration: Calibration, table: cand.Candidates) -> list[str]:
@@ -1169,6 +1214,86 @@ def _reach_reasons(scenario: Scenario, designs: pd.DataFrame | None, nodes: int)
     ]
 
 
+def _batch_that_runs(batch: int, keys, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per key at `nodes`: the smallest global batch from `batch` up that splits into whole micro-batches per
+    data-parallel rank (a pipeline: at least pp of them, a multiple of pp when interleaved), the micro-batches
+    per rank per step it takes, and the sequences one micro-batch on every rank holds (0: the count does not
+    tile the layout; its batch is then the largest integer)."""
+    ranks = nodes * np.asarray(keys["gpus_per_node"], dtype=np.int64)
+    split = (np.asarray(keys["tp"]) * np.asarray(keys["pp"]) * np.asarray(keys["cp"])).astype(np.int64)
+    pp, vp = np.asarray(keys["pp"], dtype=np.int64), np.asarray(keys["vp"], dtype=np.int64)
+    per_step = np.where(ranks % split == 0, ranks // split, 0) * np.asarray(keys["micro_batch"], dtype=np.int64)
+    k = -(-batch // np.maximum(per_step, 1))  # micro-batches per rank per step holding at least the batch
+    k = np.where(pp > 1, np.maximum(k, pp), k)
+    k = np.where((pp > 1) & (vp > 1), -(-k // pp) * pp, k)
+    return np.where(per_step > 0, k * per_step, np.iinfo(np.int64).max), k, per_step
+
+
+# The global batch is named as what sets the node count when, without it, a configuration would meet every
+# other requirement for at least this share less (the plan's objective).
+BATCH_CAUSE_SHARE = 0.01
+
+
+def batch_note(scenario: Scenario, table: cand.Candidates, head: Summary) -> str:
+    """When the global batch, not the deadline or memory, sets the node count: each candidate at the first
+    count its performance key needs (memory, target and deadline at the key's goodput bound, whatever the batch
+    allows: table.bounds) is priced there; when the cheapest is cheaper than the plan by BATCH_CAUSE_SHARE, it is
+    named with the batch nearest the given one that would run at that count (the batch sets the count, and
+    another batch would save the difference). An estimate: the count is not re-checked at its own goodput."""
+    req, frame = table.requirements, table.feasible
+    if not req.global_batch or scenario.objective.kind in costing.OUTPUT_KINDS or frame.empty:
+        return ""
+    key = [*cand.KEY, "single"]
+    need = frame[key].merge(table.bounds[[*key, "n_lo"]].drop_duplicates(key), on=key, how="left")["n_lo"]
+    free = np.maximum(need.fillna(frame["n_lo"]).to_numpy(np.int64), np.where(frame["single"], 1, 2))
+    lower = free < frame["n_lo"].to_numpy(np.int64)
+    if not lower.any():
+        return ""
+    repriced = cand.reprice_at(frame[lower], free[lower], scenario)
+    repriced = repriced[repriced["within_limits"]]
+    if repriced.empty:
+        return ""
+    best = _clean(repriced.loc[repriced["objective_usd"].idxmin()])
+    saved = head.cost.objective_usd - float(best["objective_usd"])
+    if saved < BATCH_CAUSE_SHARE * head.cost.objective_usd:
+        return ""
+    nodes, batch = int(best["nodes"]), int(req.global_batch)
+    proposal = _nearest_batch(batch, best, nodes)
+    legal = cand.legal_nodes(best, req, 2 * nodes)
+    legal = [] if legal is None else legal
+    around = [int(n) for n in legal if n < nodes][-1:] + [int(n) for n in legal if n > nodes][:1]
+    allows = " and ".join(str(n) for n in around) or "no"
+    money = costing.money_kind(scenario.objective.kind)
+    layout = f", TP {best['tp']} x PP {best['pp']}" if int(best["tp"]) * int(best["pp"]) > 1 else ""
+    return (
+        f"global batch {batch} sets the node count, not the deadline: without it {nodes} x {best['server']} "
+        f"({best['nics_per_node']} x {best['nic']}, micro-batch {int(best['micro_batch'])}{layout}) would meet every "
+        f"other requirement for about {format_usd(saved)} less {money}, but the batch splits into whole micro-batches "
+        f"per data-parallel rank there only at {allows} nodes; a global batch of {proposal} would run at {nodes} "
+        "(set workload.global_batch, --global-batch; an estimate before its goodput is re-checked)."
+    )
+
+
+def _nearest_batch(batch: int, row: dict, nodes: int) -> int:
+    """The global batch nearest `batch` that splits into whole micro-batches per data-parallel rank of `row` at
+    `nodes` (_batch_that_runs: the smallest from `batch` up, or the largest below it; below preferred on a tie:
+    the smaller batch converges as published)."""
+    one = {c: [row[c]] for c in ("gpus_per_node", "tp", "pp", "cp", "vp", "micro_batch")}
+    up, k, per_step = (int(a[0]) for a in _batch_that_runs(batch, one, np.array([nodes])))
+    pp, vp = int(row["pp"]), int(row["vp"])
+    step = pp if pp > 1 and vp > 1 else 1
+    k_down = (batch // max(per_step, 1)) // step * step
+    if pp > 1 and k_down < pp:
+        k_down = 0
+    down = k_down * per_step
+    return down if down and batch - down <= up - batch else up
+
+
+def _capex_at(row: dict, nodes: int) -> float:
+    cost = costing.configuration_cost(row, nodes, **costing.priced_quantities(cand.quantities_at(row, nodes)))
+    return float(cost.capex_usd)
+
+
 def _batch_reason(keys: pd.DataFrame, req: Requirements, scenario: Scenario, work: Training) -> str:
     """The global batch as the cause: memory, target and deadline leave a node range, but no count in it splits the
     batch into whole micro-batches per data-parallel rank (a pipeline: at least pp, a multiple of pp when
@@ -1177,14 +1302,7 @@ def _batch_reason(keys: pd.DataFrame, req: Requirements, scenario: Scenario, wor
     range."""
     batch = int(req.global_batch)
     lo = keys["n_lo"].to_numpy(np.int64)
-    ranks = lo * keys["gpus_per_node"].to_numpy(np.int64)
-    split = (keys["tp"] * keys["pp"] * keys["cp"]).to_numpy(np.int64)
-    pp, vp = keys["pp"].to_numpy(np.int64), keys["vp"].to_numpy(np.int64)
-    per_step = np.where(ranks % split == 0, ranks // split, 0) * keys["micro_batch"].to_numpy(np.int64)
-    k = -(-batch // np.maximum(per_step, 1))  # micro-batches per rank per step holding at least the batch
-    k = np.where(pp > 1, np.maximum(k, pp), k)
-    k = np.where((pp > 1) & (vp > 1), -(-k // pp) * pp, k)
-    needed = np.where(per_step > 0, k * per_step, np.iinfo(np.int64).max)
+    needed, k, per_step = _batch_that_runs(batch, keys, lo)
     i = int(np.lexsort((lo, needed))[0])
     row = keys.iloc[i].to_dict()
     first, last = int(lo[i]), int(row["n_hi"])

@@ -234,7 +234,8 @@ def check_names(catalog, scenario, path, given: dict[str, str] | None = None) ->
     from planner.model.workload import scenario_training
 
     c = scenario.constraints
-    lookups = [("workload", lambda: scenario_training(catalog, scenario))]
+    named_model = "workload.model" if scenario.workload.model else "workload"  # a typo in --model names it
+    lookups = [(named_model, lambda: scenario_training(catalog, scenario))]
     for field, find in (("gpus", catalog.gpu), ("servers", catalog.server), ("switches", catalog.switch)):
         names = getattr(c, field) or []
         lookups += [(f"constraints.{field}[{i}]", lambda f=find, n=n: f(n)) for i, n in enumerate(names)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -29,6 +30,18 @@ from planner.cli.base import (
 @main.command()
 @click.argument("scenario", required=False, type=click.Path())
 @click.option("--schema", is_flag=True, help="Print the scenario file's JSON schema and exit.")
+@click.option("--model", help="Override workload.model (a name from models.csv), e.g. Llama-3-70B.")
+@click.option("--params", help="Override workload.params (no model named), e.g. 176B.")
+@click.option("--seq-len", type=click.IntRange(min=1), help="Override workload.seq_len.")
+@click.option("--framework", type=click.Choice(["deepspeed", "fsdp", "megatron"]), help="Override workload.framework.")
+@click.option("--tokens", help="Override requirement.tokens (with --days: a deadline), e.g. 15T.")
+@click.option("--days", help="Override requirement.days, e.g. 90.")
+@click.option("--name", "scenario_name", help="Override name (the scenario's title in reports).")
+@click.option(
+    "--save-scenario",
+    type=click.Path(),
+    help="Write the scenario this run implies (the file with every option applied) as YAML, e.g. q.yaml.",
+)
 @click.option("--target-tflops", type=Quantity("tflops"), help="Override target_tflops.")
 @click.option("--budget", type=Quantity("usd"), help="Override constraints.budget_usd, e.g. 30M.")
 @click.option("--power-kw", help="Override constraints.power_kw, e.g. 720 or 720kW or 0.72MW.")
@@ -44,7 +57,12 @@ from planner.cli.base import (
 )
 @micro_batches_option
 @click.option("--global-batch", type=click.IntRange(min=1), help="Override workload.global_batch.")
-@click.option("--objective", type=click.Choice(["capex", "tco"]), help="Override objective.kind.")
+@click.option(
+    "--objective",
+    type=click.Choice(["capex", "tco", "cost-per-token", "throughput", "days"]),
+    help="Override objective.kind: capex, tco, cost-per-token (TCO per trained token), or within --budget or "
+    "--power-kw the most tokens/s (throughput) or fewest days (days).",
+)
 @click.option("--zeropp", is_flag=True, default=None, help="Turn on all three ZeRO++ options.")
 @solver_option
 @click.option("--time-limit", type=Quantity("s"), help="Solver time limit per solve, e.g. 60s.")
@@ -80,15 +98,22 @@ def plan(scenario: str | None, schema: bool, **kw) -> None:
       planner plan examples/bloom-176b-v100.yaml --fabric roce -o bom.csv
       planner plan examples/bloom-176b-v100.yaml -o plan.xlsx
       planner plan examples/llama-70b-h100.yaml --compare-cloud
+      planner plan --model Llama-3-70B --tokens 15T --days 90 --budget 250M --gpu H100 --gpu B200
       planner plan --schema > scenario.schema.json
+
+    Without a SCENARIO file the options are the whole question: a model (--model or --params) and a
+    requirement (--tokens with --days, or --gpus); --save-scenario keeps it as a file.
     """
     from planner.inputs.scenario import Scenario
 
     if schema:
         click.echo(json.dumps(Scenario.model_json_schema(), indent=2))
         return
-    if scenario is None:
-        raise click.UsageError("give a SCENARIO file (see examples/), or --schema")
+    if scenario is None and not (kw["model"] or kw["params"]):
+        raise click.UsageError(
+            "give a SCENARIO file (see examples/), or the question in options: --model (or --params) with "
+            "--tokens and --days (or --gpus); or --schema"
+        )
     _run_plan(scenario, kw)
 
 
@@ -105,6 +130,13 @@ PLAN_FLAGS = {
     "workload.micro_batches": "--micro-batch",
     "workload.global_batch": "--global-batch",
     "objective.kind": "--objective",
+    "workload.model": "--model",
+    "workload.params": "--params",
+    "workload.seq_len": "--seq-len",
+    "workload.framework": "--framework",
+    "requirement.tokens": "--tokens",
+    "requirement.days": "--days",
+    "name": "--name",
 }
 
 
@@ -122,15 +154,22 @@ def _overrides(kw: dict) -> dict:
         "workload.micro_batches": list(kw.pop("micro_batches")) or None,
         "workload.global_batch": kw.pop("global_batch"),
         "objective.kind": kw.pop("objective"),
+        "workload.model": kw.pop("model"),
+        "workload.params": kw.pop("params"),
+        "workload.seq_len": kw.pop("seq_len"),
+        "workload.framework": kw.pop("framework"),
+        "requirement.tokens": kw.pop("tokens"),
+        "requirement.days": kw.pop("days"),
+        "name": kw.pop("scenario_name"),
         **({"workload.qwz": True, "workload.hpz": True, "workload.qgz": True} if zeropp else {}),
     }
 
 
-def _run_plan(path: str, kw: dict) -> None:
+def _run_plan(path: str | None, kw: dict) -> None:
     from planner.answers.buy import run
     from planner.base.fileio import Outputs
     from planner.catalog.load import load_catalog
-    from planner.inputs.scenario import load_scenario, sources
+    from planner.inputs.scenario import COMMAND_LINE, load_scenario, sources
     from planner.model.calibration import load_calibration
     from planner.report.plan_text import render
     from planner.report.writers import PlanReport, document, format_for
@@ -140,14 +179,21 @@ def _run_plan(path: str, kw: dict) -> None:
     output, csv_path = kw.pop("output"), kw.pop("csv_path")
     targets = [("-o", output, format_for("plan", "-o", output))]
     targets.append(("--csv", csv_path, format_for("bill of materials", "--csv", csv_path)))
+    saved = kw.pop("save_scenario")
+    targets.append(("--save-scenario", saved, format_for("scenario", "--save-scenario", saved)))
     overrides, settings = _overrides(kw), parse_settings(kw.pop("settings"))
     loaded_scenario = load_scenario(path, overrides, settings, PLAN_FLAGS)
     catalogs, calibration_path = [*loaded_scenario.catalogs, *kw.pop("catalog_paths")], kw.pop("calibration")
     outputs = Outputs(command_inputs(path, catalogs, calibration_path))
-    outputs.check("-o", output)  # before the solve: a bad target fails in a second, not after minutes
-    outputs.check("--csv", csv_path)
+    for option, target, _ in targets:  # before the solve: a bad target fails in a second, not after minutes
+        outputs.check(option, target)
     loaded = load_catalog(catalogs)
-    check_names(loaded, loaded_scenario, path, sources(path, overrides, settings, PLAN_FLAGS))
+    label = COMMAND_LINE if path is None else path
+    check_names(loaded, loaded_scenario, label, sources(label, overrides, settings, PLAN_FLAGS))
+    if saved:  # the question itself, kept even when no plan meets it
+        write_report(Outputs(command_inputs(path, catalogs, calibration_path)), _question(path, overrides, settings),
+                     targets[-1:], kw["quiet"])  # fmt: skip
+        targets = targets[:-1]
     calibration = load_calibration(calibration_path)
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
     progress = stderr_progress(quiet)
@@ -177,6 +223,18 @@ def _run_plan(path: str, kw: dict) -> None:
         click.echo(
             render_comparison(comparison) if comparison else "Buy vs rent: no cloud offering meets the scenario."
         )
+
+
+def _question(path, overrides, settings):
+    """What --save-scenario writes: the scenario file's mapping with every option applied."""
+    from planner.inputs.scenario import scenario_data
+    from planner.report.writers import ScenarioReport
+
+    data = scenario_data(path, overrides, settings)
+    if path is not None and data.get("catalogs"):  # relative to the file read, so the saved file reads the same ones
+        base = Path(path).parent
+        data["catalogs"] = [str((base / c).resolve()) for c in data["catalogs"]]
+    return ScenarioReport(data)
 
 
 def _workbook_context(catalog, scenario, plan, calibration, comparison):

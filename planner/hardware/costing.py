@@ -176,9 +176,22 @@ def running_usd_per_hour(
     return per_hour + objective.staff_fte * objective.staff_usd_per_fte_year / HOURS_PER_YEAR
 
 
+# Objectives that rank configurations by what they train, not by their price alone: TCO per trained token, and
+# the most tokens/s (or the fewest days) within the budget and power caps. Each prices a configuration at one
+# node count (planner.tables.buy.score), and the money beside it is money_kind's.
+OUTPUT_KINDS = ("cost-per-token", "throughput", "days")
+
+
+def money_kind(kind: str) -> str:
+    """The money an objective reports and compares plans by: TCO for tco and cost-per-token (a token's price is
+    its share of the TCO), capex otherwise."""
+    return "tco" if kind in ("tco", "cost-per-token") else "capex"
+
+
 def objective_usd(cost: Cost, objective):
-    """What the purchase minimises: capex, or the total cost of ownership over the horizon (tco_lines)."""
-    return tco_usd(cost, objective) if objective.kind == "tco" else cost.capex_usd
+    """What the purchase minimises, in money: capex, or the total cost of ownership over the horizon
+    (tco_lines); the output objectives' money (money_kind)."""
+    return tco_usd(cost, objective) if money_kind(objective.kind) == "tco" else cost.capex_usd
 
 
 # ---------------------------------------------------------------- renting

@@ -141,7 +141,7 @@ class _Context:
         self.include = scenario.include
         objective = scenario.objective
         # with a TCO objective a link option's watts cost energy over the horizon; for capex only its price
-        self.usd_per_w = costing.usd_per_watt_drawn(objective) if objective.kind == "tco" else 0.0
+        self.usd_per_w = costing.usd_per_watt_drawn(objective) if costing.money_kind(objective.kind) == "tco" else 0.0
         self.optics = catalog.items("optics")
         self.book = connectors.LinkBook(self.optics)
         # every reach or orderable length in the catalog: a link valid at run L is valid at the smallest of

@@ -189,7 +189,13 @@ class Requirement(_Strict):
 
 
 class Objective(_Strict):
-    kind: Literal["capex", "tco"] = "capex"
+    kind: Literal["capex", "tco", "cost-per-token", "throughput", "days"] = Field(
+        "capex",
+        description="What the plan minimises: capex; TCO over the horizon; cost-per-token (TCO per trained token, "
+        "each configuration at the smallest node count meeting the requirement); or, within the budget or power "
+        "cap, the most tokens/s (throughput) or the fewest training days (days), each configuration at the largest "
+        "count the caps allow.",
+    )
     years: float = Field(D.YEARS.value, gt=0, le=L.MAX_YEARS, description="TCO horizon (Epoch AI: 5-year server life).")
     usd_per_kwh: float = Field(
         D.USD_PER_KWH.value, ge=0, le=L.MAX_USD_PER_KWH, description="US industrial 2025 (Epoch AI)."
@@ -562,6 +568,20 @@ class Scenario(_Strict):
         return self
 
     @model_validator(mode="after")
+    def _output_objective_bounded(self) -> Scenario:
+        kind, c = self.objective.kind, self.constraints
+        if kind in ("throughput", "days") and c.budget_usd is None and c.power_kw is None:
+            raise ValueError(
+                f"objective.kind {kind} buys the most training within a limit: give constraints.budget_usd "
+                "(--budget) or constraints.power_kw (--power-kw)"
+            )
+        if kind == "days" and self.requirement.tokens is None:
+            raise ValueError(
+                "objective.kind days needs requirement.tokens (and days) to count training days; use throughput"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _bounded_search(self) -> Scenario:
         """Each micro-batch and oversubscription ratio multiplies the candidates the plan searches (4 x 4
         takes ~10 s, 8 x 8 minutes): their product is capped."""
@@ -621,30 +641,64 @@ def source_of(where: str, path: str | Path, given: dict[str, str]) -> str:
     return given[max(keys, key=len)] if keys else str(path)
 
 
-def load_scenario(
-    path: str | Path,
-    overrides: dict[str, object] | None = None,
-    settings: dict[str, object] | None = None,
-    flags: dict[str, str] | None = None,
-) -> Scenario:
-    """The scenario file with the command line's overrides (flags: the option of each dotted key, which an error
-    in its value names instead of the file)."""
-    path = Path(path)
-    data = read_yaml(path, "scenario")
+# What a scenario made of options alone is called in messages (there is no file to name).
+COMMAND_LINE = "the command line"
+
+
+def scenario_data(
+    path: str | Path | None, overrides: dict[str, object] | None = None, settings: dict[str, object] | None = None
+) -> dict:
+    """The scenario's raw mapping: the file's (an empty one without a file: a question asked in options alone)
+    with the command line's overrides applied; what --save-scenario writes."""
+    data: object = {} if path is None else read_yaml(Path(path), "scenario")
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a YAML mapping with workload, requirement, target_tflops")
     if "horizon" in data and "workload" not in data:
         raise ScenarioError(f"{path}: this is a fleet file (horizon, training, inference); run `planner fleet {path}`")
     data = apply_overrides(data, overrides or {})
     data = apply_overrides(data, settings or {}, keep_none=True)
+    if path is None and "name" not in data:
+        data = {"name": _question_name(data), **data}
+    if path is None and not data.get("requirement"):
+        raise ScenarioError(
+            f"{COMMAND_LINE}: no requirement: give --tokens with --days (a deadline), or --gpus (a GPU count)"
+        )
+    return data
+
+
+def load_scenario(
+    path: str | Path | None,
+    overrides: dict[str, object] | None = None,
+    settings: dict[str, object] | None = None,
+    flags: dict[str, str] | None = None,
+) -> Scenario:
+    """The scenario file (None: options alone) with the command line's overrides (flags: the option of each
+    dotted key, which an error in its value names instead of the file)."""
+    label = COMMAND_LINE if path is None else str(path)
+    base = Path(path).parent if path is not None else Path.cwd()
+    return validated(scenario_data(path, overrides, settings), label, base, sources(label, overrides, settings, flags))
+
+
+def validated(data: dict, label: str, base: Path, given: dict[str, str] | None = None) -> Scenario:
+    """A scenario mapping validated, every problem a line naming `label` (or the option in `given` that set the
+    field) and the field; catalog paths made absolute from `base`."""
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        given = sources(path, overrides, settings, flags)
-        labelled = lambda label, err: field_message(source_of(_dotted(err["loc"]), label, given), err)  # noqa: E731
-        raise ScenarioError("\n".join(validation_messages(str(path), exc, labelled))) from None
-    base = path.parent
+        labelled = lambda where, err: field_message(source_of(_dotted(err["loc"]), where, given or {}), err)  # noqa: E731
+        raise ScenarioError("\n".join(validation_messages(label, exc, labelled))) from None
     return scenario.model_copy(update={"catalogs": [str((base / c).resolve()) for c in scenario.catalogs]})
+
+
+def _question_name(data: dict) -> str:
+    """A name for a question asked in options: its model and requirement ("Llama-3-70B, 15T tokens in 90 days")."""
+    w, r = data.get("workload") or {}, data.get("requirement") or {}
+    model = w.get("model") or (f"{w['params']} parameters" if w.get("params") else "a model")
+    if r.get("tokens") and r.get("days"):
+        return f"{model}, {r['tokens']} tokens in {r['days']} days"
+    if r.get("gpus"):
+        return f"{model} on {r['gpus']} GPUs"
+    return str(model)
 
 
 def read_yaml(path: Path, what: str) -> object:

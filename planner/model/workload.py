@@ -128,8 +128,10 @@ def training(
             raise UsageError(f"--tokens-per-gpu must be positive, got {tokens_per_gpu:g}")
         seq_len = min(seq_len or tokens_per_gpu, tokens_per_gpu)
         micro_batch = tokens_per_gpu / seq_len
-    if micro_batch is None or seq_len is None:
-        raise UsageError("give --micro-batch and --seq-len (or --tokens-per-gpu, or --model for its seq_len)")
+    if micro_batch is None:
+        raise UsageError("give --micro-batch (sequences per GPU per micro-step) or --tokens-per-gpu")
+    if seq_len is None:
+        raise UsageError("give --seq-len (or --tokens-per-gpu, or --model for its seq_len)")
     if micro_batch <= 0 or seq_len <= 0:
         raise UsageError("--micro-batch and --seq-len must be positive")
     return Training(

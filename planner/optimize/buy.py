@@ -62,7 +62,8 @@ class Solution:
 
 
 def create_model(candidates: pd.DataFrame, req: Requirements, objective, constraints) -> Model:
-    """min capex (or capex + energy over the horizon) s.t. one configuration, its designs, budget, power."""
+    """min capex (or capex + energy over the horizon, or an output objective's score) s.t. one configuration,
+    its designs, budget, power."""
     problem = pulp.LpProblem("cluster_plan", pulp.LpMinimize)
     rows = candidates.to_dict("records")
     variables = {k: define_node_count(problem, k, row, req) for k, row in enumerate(rows)}
@@ -80,7 +81,7 @@ def create_model(candidates: pd.DataFrame, req: Requirements, objective, constra
         define_installation(row, cv)
     define_one_configuration(problem, variables)
     cost = define_cost(rows, variables)
-    define_objective(problem, cost, objective)
+    define_objective(problem, cost, objective, rows, variables)
     define_budget(problem, cost, constraints.budget_usd)
     define_power_cap(problem, cost, constraints.power_kw)
     return Model(problem, variables, cost)
@@ -425,9 +426,14 @@ def define_cost(rows: list[dict], variables: dict[int, CandidateVars]) -> costin
     )
 
 
-def define_objective(problem: pulp.LpProblem, cost: costing.Cost, objective) -> None:
-    """capex, or capex + energy over the horizon (TCO)."""
-    problem += costing.objective_usd(cost, objective)
+def define_objective(problem: pulp.LpProblem, cost: costing.Cost, objective, rows, variables) -> None:
+    """capex, or capex + energy over the horizon (TCO); for an output objective (cost per token, throughput,
+    days) sum_k score_k z_k, each candidate at its one node count (planner.tables.buy.score), the budget and
+    power rows as for the others."""
+    if objective.kind in costing.OUTPUT_KINDS:
+        problem += pulp.lpSum(float(row["score"]) * cv.z for row, cv in zip(rows, variables.values(), strict=True))
+    else:
+        problem += costing.objective_usd(cost, objective)
 
 
 def define_budget(problem: pulp.LpProblem, cost: costing.Cost, budget_usd: float | None) -> None:

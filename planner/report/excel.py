@@ -29,6 +29,7 @@ from planner.model.calibration import Calibration
 from planner.model.parallelism import ZEROPP_OPTIONS
 from planner.report.perf_text import FABRIC_LABEL
 from planner.report.plan_text import (
+    OBJECTIVE_TEXT,
     delivery_text,
     interruptions_text,
     layout_text,
@@ -409,9 +410,10 @@ def _question(scenario: dict) -> list[tuple[str, object]]:
 
 def _objective(o: dict) -> str:
     years = f"{o.get('years', 5):g} years"
-    if o.get("kind") == "tco":
-        return f"least total cost of ownership over {years}"
-    return f"least capex (the TCO below is reported over {years})"
+    kind = o.get("kind", "capex")
+    if kind == "capex":
+        return f"least capex (the TCO below is reported over {years})"
+    return f"{OBJECTIVE_TEXT[kind]} (TCO over {years})"
 
 
 def _requirement(r: dict) -> str:

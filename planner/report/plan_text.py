@@ -6,6 +6,7 @@ import csv
 import io
 
 from planner.base.units import format_usd
+from planner.hardware.costing import money_kind
 from planner.report.csvtext import csv_cell as _text  # the CSV-injection guard of every CSV output
 from planner.report.perf_text import FABRIC_LABEL, outside_range_note
 from planner.report.terminal import format_table
@@ -27,9 +28,23 @@ def _config(s: Summary) -> str:
     )
 
 
+# What each objective.kind minimises, in words (the plan's header, the workbook's Scenario sheet).
+OBJECTIVE_TEXT = {
+    "capex": "least capex",
+    "tco": "least total cost of ownership",
+    "cost-per-token": "least TCO per trained token",
+    "throughput": "most tokens/s within the budget and power cap",
+    "days": "fewest training days within the budget and power cap",
+}
+
+
 def render(plan: Plan) -> str:
     c, m, cost = plan.choice, plan.metrics, plan.cost
-    out = [f"Plan for '{plan.scenario}': {plan.status} ({plan.solver}, {plan.candidates:,} candidates)", ""]
+    out = [
+        f"Plan for '{plan.scenario}': {plan.status} ({plan.solver}, {plan.candidates:,} candidates; "
+        f"{OBJECTIVE_TEXT[plan.objective]})",
+        "",
+    ]
     out.append(
         f"  buy          {c.nodes} x {c.server}  ({c.gpus} x {c.gpu}, {c.gpus_per_node} per node{system_text(plan)})"
     )
@@ -82,6 +97,8 @@ def render(plan: Plan) -> str:
     ):
         if items:
             out += ["", f"{title}:", _summary_table(items, plan.objective)]
+    if plan.alternatives_note:
+        out += ["", plan.alternatives_note]
     out += ["", f"calibration: {plan.calibration}"]
     return "\n".join(out)
 
@@ -300,8 +317,10 @@ def _bom_table(plan: Plan) -> str:
 
 
 def _summary_table(items: list[Summary], objective: str) -> str:
-    """Options with their capex and, against the chosen plan, the difference in the objective (capex or TCO)."""
-    delta = f"{objective}_delta_usd"
+    """Options with their capex and, against the chosen plan, the difference in the objective's money (capex or
+    TCO); for an output objective also what it ranks by (TCO per million tokens, tokens/s or days)."""
+    money = money_kind(objective)
+    delta = f"{money}_delta_usd"
     records = [
         {
             "option": s.label,
@@ -310,6 +329,8 @@ def _summary_table(items: list[Summary], objective: str) -> str:
             "days": _days(s),
             "capex_usd": s.cost.capex_usd,
             "tco_usd": s.cost.tco_usd,
+            "usd_per_mtok": f"{s.metrics.usd_per_million_tokens:.3g}" if s.metrics.usd_per_million_tokens else "",
+            "tokens_s_goodput": f"{_rate(s):,.0f}",
             delta: s.delta_usd,
             "tie": "tie" if s.tie else "",
         }
@@ -317,8 +338,16 @@ def _summary_table(items: list[Summary], objective: str) -> str:
     ]
     days = ["days"] if any(s.metrics.training_days is not None for s in items) else []
     columns = ["option", "configuration", "tflops", *days, "capex_usd"]
-    columns += (["tco_usd"] if objective == "tco" else []) + [delta, "tie"]
+    columns += (["tco_usd"] if money == "tco" else []) + [*RANKED_BY.get(objective, ()), delta, "tie"]
     return format_table(records, columns, max_width=72, wrap=("configuration",))
+
+
+RANKED_BY = {"cost-per-token": ("usd_per_mtok",), "throughput": ("tokens_s_goodput",), "days": ()}
+
+
+def _rate(s: Summary) -> float:
+    """Tokens/s at the plan's goodput (what the throughput objective ranks by)."""
+    return s.metrics.tokens_per_s * (s.metrics.goodput if s.metrics.goodput is not None else 1.0)
 
 
 def _days(s: Summary) -> str:

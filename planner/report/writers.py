@@ -63,6 +63,20 @@ class BandwidthReport:
     calibration: Any  # planner.model.calibration.Calibration
 
 
+@dataclass(frozen=True)
+class ScenarioReport:
+    """What `--save-scenario` writes: the scenario mapping a run implied (its file with every option applied)."""
+
+    data: dict
+
+
+def _scenario_yaml(report: ScenarioReport) -> str:
+    import yaml
+
+    head = "# the scenario of one `planner plan` run (its file and options together); plan it with planner plan FILE\n"
+    return head + yaml.safe_dump(report.data, sort_keys=False, allow_unicode=False, width=100)
+
+
 def document(report: Any) -> str:
     """The JSON document of a report (what --json prints and -o FILE.json writes)."""
     body = report.document() if isinstance(report, PlanReport) else report.model_dump()
@@ -122,6 +136,10 @@ WRITERS: dict[str, dict[str, Format]] = {
         ".csv": BOM,
     },
     "bill of materials": {".csv": BOM},
+    "scenario": {
+        ".yaml": Format("scenario file", _text(_scenario_yaml)),
+        ".yml": Format("scenario file", _text(_scenario_yaml)),
+    },
     "cloud": {".xlsx": Format("workbook", _cloud_workbook), ".json": JSON},
     "inference": {".xlsx": Format("workbook", _inference_workbook), ".json": JSON},
     "fleet": {".xlsx": Format("workbook with charts", _fleet_workbook), ".json": JSON},

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from planner.base.errors import ScenarioError
+from planner.base.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 from planner.catalog.load import Catalog
 from planner.catalog.rows import ServerRow
 from planner.hardware import costing, fabric, sizing
@@ -766,6 +767,74 @@ def own_goodput(rows: pd.DataFrame, nodes: np.ndarray, req: Requirements, work: 
     return reliability.shape_goodput(req.reliability, work.params, nodes, shape)
 
 
+def score(priced: pd.DataFrame, scenario: Scenario, work: Training, calibration, req: Requirements) -> pd.DataFrame:
+    """What the objective minimises for each row, in `score`: its capex or TCO at its smallest count; for
+    cost-per-token the TCO per million trained tokens there (the smallest count that meets the requirement: a
+    larger one adds GPUs whose throughput per GPU only falls); for throughput and days the row at the largest
+    count within the budget, power cap and max_nodes, scored by minus its tokens/s or by its training days, in
+    calendar time (goodput counted) where there is a deadline. An output-scored row is priced at that one count
+    (n_lo = n_hi = nodes): the MILP then chooses among configurations, each at its count."""
+    kind = scenario.objective.kind
+    if kind not in costing.OUTPUT_KINDS or priced.empty:
+        return priced.copy().assign(score=priced["objective_usd"].to_numpy(float))  # copy: one block, no warning
+    if kind != "cost-per-token":
+        priced = _largest_within_limits(priced, scenario, req)
+    nodes = priced["nodes"].to_numpy(np.int64)
+    ev = evaluate_at(key_arrays(priced), nodes, work, calibration, req.confidence)
+    rate = np.asarray(ev["tokens_per_s"], dtype=float) * _goodput_of(priced, nodes, scenario, req, work)
+    rate = np.maximum(rate, 1e-12)
+    if kind == "cost-per-token":
+        horizon_s = scenario.objective.years * HOURS_PER_YEAR * SECONDS_PER_HOUR
+        value = priced["objective_usd"].to_numpy(float) / (rate * horizon_s) * 1e6
+    elif kind == "throughput":
+        value = -rate
+    else:
+        value = req.tokens / rate / SECONDS_PER_DAY
+    return priced.assign(score=value, n_lo=nodes, n_hi=nodes)
+
+
+def _goodput_of(rows: pd.DataFrame, nodes: np.ndarray, scenario: Scenario, req: Requirements, work) -> np.ndarray:
+    """The goodput a plan of each row reports (1 without a deadline; a goodput the scenario gives, as given)."""
+    if req.reliability is not None:
+        return np.asarray(own_goodput(rows, nodes, req, work), dtype=float)
+    given = scenario.reliability.goodput
+    return np.full(len(rows), given if given is not None and reliability.applies(scenario) else 1.0)
+
+
+def _largest_within_limits(priced: pd.DataFrame, scenario: Scenario, req: Requirements) -> pd.DataFrame:
+    """Each row at the largest legal node count up to its n_hi whose capex and power are within the caps (by
+    bisection: both grow with the node count), priced there; rows whose smallest count is beyond them stay."""
+    budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw
+    lo, hi = priced["nodes"].to_numpy(np.int64), priced["n_hi"].to_numpy(np.int64)
+    inside = priced["within_limits"].to_numpy(bool)
+    hi = np.where(inside, hi, lo)
+
+    def within(rows, n):
+        cost = costing.configuration_cost(
+            {c: rows[c].to_numpy(float) for c in COEFFICIENTS}, n, **costing.priced_quantities(quantities_at(rows, n))
+        )
+        ok = np.ones(len(rows), dtype=bool)
+        if budget is not None:
+            ok &= np.asarray(cost.capex_usd, dtype=float) <= budget + 1e-6
+        if power is not None:
+            ok &= np.asarray(cost.power_w, dtype=float) <= power * 1e3 + 1e-6
+        return ok
+
+    good = lo.copy()  # within the limits (for the rows within them)
+    while (hi > good).any():
+        mid = (good + hi + 1) // 2
+        ok = within(priced, mid)
+        good, hi = np.where(ok, mid, good), np.where(ok, hi, mid - 1)
+    _, last = legal_within(priced, req, lo, good)
+    last = np.where(last >= lo, last, lo)
+    return reprice_at(priced, last, scenario)
+
+
+def reprice_at(rows: pd.DataFrame, nodes: np.ndarray, scenario: Scenario) -> pd.DataFrame:
+    """Table rows priced at other node counts (closed form; the explanations' what-ifs)."""
+    return _price(rows.assign(n_lo=nodes)[COLUMNS].copy(), scenario)
+
+
 def _price(rows: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
     """Each row at its smallest feasible node count: every quantity in closed form, capex, power, energy and
     the objective, and whether it is within the budget and power caps."""
@@ -984,7 +1053,8 @@ def build(
     wide = table.iloc[rows["design"].to_numpy()].reset_index(drop=True)
     wide = wide.assign(**{c: rows[c].to_numpy() for c in ("micro_batch", *SEARCHED, "n_lo", "n_hi")})
     priced = _own_goodput(_price(wide[COLUMNS], scenario), scenario, work, calibration, req)
-    priced = priced.sort_values(["objective_usd", "capex_usd", "power_w", "planes"], kind="stable", ignore_index=True)
+    priced = score(priced, scenario, work, calibration, req)
+    priced = priced.sort_values(["score", "capex_usd", "power_w", "planes"], kind="stable", ignore_index=True)
     return Candidates(priced, bounds, work, req, table)
 
 
