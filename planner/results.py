@@ -3,10 +3,31 @@ data: JSON-ready, no pulp objects. The library builds them; report/ renders them
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 
-class _Frozen(BaseModel):
+class _Tables:
+    """to_json() and to_frame() of a result (the Python API, planner.api): the JSON --json prints, and the rows
+    a notebook tabulates (`frame_rows`: the list field that is the result's table; none: one row)."""
+
+    frame_rows: ClassVar[str | None] = None
+
+    def to_json(self) -> str:
+        from planner.report.jsonout import dumps
+
+        return dumps(self.model_dump())
+
+    def to_frame(self):
+        import pandas as pd
+
+        if self.frame_rows is None:
+            return pd.json_normalize(self.model_dump())
+        return pd.json_normalize([row.model_dump() for row in getattr(self, self.frame_rows)])
+
+
+class _Frozen(_Tables, BaseModel):
     # validators are built at a class's first use, not at import: a command builds only its own results
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
@@ -222,6 +243,7 @@ class Summary(_Frozen):
 
 
 class Plan(_Frozen):
+    frame_rows: ClassVar[str | None] = "bom"
     scenario: str
     status: str
     solver: str
@@ -320,6 +342,7 @@ class ExcludedOffering(_Frozen):
 
 
 class CloudPlan(_Frozen):
+    frame_rows: ClassVar[str | None] = "ranking"
     scenario: str
     cost_basis: str = Field(description="'cost to train' with a token count, else 'cost per hour'")
     choice: CloudChoice | None
@@ -403,6 +426,7 @@ class SweepPoint(_Frozen):
 
 
 class InferencePlan(_Frozen):
+    frame_rows: ClassVar[str | None] = "machine_sweep"
     weights_gb: float
     latency_target_s: float
     batch: int
@@ -536,6 +560,7 @@ class FleetRelaxation(_Frozen):
 
 
 class FleetPlan(_Frozen):
+    frame_rows: ClassVar[str | None] = "purchases"
     name: str
     status: str = Field(description="optimal, feasible (gap or time limit), infeasible (see relaxations)")
     solver: str
@@ -569,3 +594,32 @@ class FleetPlan(_Frozen):
     @property
     def repeatable(self) -> bool:
         return not self.repeat_note
+
+
+# ---------------------------------------------------------------- one configuration (planner predict)
+
+
+class Prediction(_Tables, BaseModel):
+    """What `planner predict` reports for one configuration: the figures below, and every other figure of the
+    model (the per-term times, the layout, the architecture) as further fields, as --json prints them."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
+
+    model_name: str | None = None
+    gpu: str
+    gpus: int
+    gpus_per_node: int
+    node_gbps: float
+    fabric: str
+    micro_batch: float
+    tokens_per_s: float = Field(description="at the point prediction")
+    tokens_per_s_p10: float = Field(description="the p10 of the out-of-publication errors for this group")
+    tokens_per_s_p90: float
+    achieved_tflops_per_gpu: float
+    mfu: float
+    t_step_s: float = Field(description="one micro-step")
+    binding: str = Field(description="what bounds the step: compute, network bandwidth, latency, memory")
+    memory_per_gpu_gib: float
+    usable_hbm_gib: float
+    fits_memory: bool
+    calibration: str = ""
