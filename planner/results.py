@@ -384,6 +384,15 @@ class BuyVsRent(_Frozen):
 # ---------------------------------------------------------------- serving (planner inference)
 
 
+class CostLine(_Frozen):
+    """One priced line of a serving configuration: what, how many, at what unit price."""
+
+    item: str
+    quantity: int
+    unit_usd: float
+    extended_usd: float
+
+
 class InferenceChoice(_Frozen):
     server: str
     gpu: str
@@ -405,6 +414,7 @@ class InferenceChoice(_Frozen):
     delta_usd: float = 0.0
     server_price_date: str = Field("", description="the server's catalog row date")
     server_price_stale: bool = Field(False, description="that price is older than stale_price_months today")
+    lines: list[CostLine] = Field(default_factory=list, description="usd by line: servers, NICs, drives, network")
 
 
 class LadderStep(_Frozen):

@@ -132,3 +132,14 @@ def test_cli_errors(run):
 def test_shipped_servers_carry_the_inference_columns():
     for server in load_catalog().items("servers"):
         assert server.dram_gib and server.dram_gb_per_s, server.name
+
+
+def test_the_price_is_given_line_by_line():
+    """Servers, the NICs their price leaves out, and the switch with its links, summing to the total (the tiny
+    catalog's prices: $100,000 a server, $1,500 a NIC, a $30,000 switch and $300 of links per machine)."""
+    chosen = I.plan(tiny(), Serving(1e12, 500e9, 105, 20480), 1.0, CAL, max_machines=16).choice
+    m = chosen.machines
+    by_item = {line.item.split(":")[0]: line for line in chosen.lines}
+    assert [(line.quantity, line.unit_usd) for line in chosen.lines[:2]] == [(m, 100000), (m, 1500)]
+    assert by_item["network"].extended_usd == pytest.approx(30000 + 300 * m)
+    assert sum(line.extended_usd for line in chosen.lines) == pytest.approx(chosen.usd)

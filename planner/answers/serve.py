@@ -19,7 +19,7 @@ from planner.model.calibration import Calibration
 from planner.model.streaming import Pass, pass_at, required_gb_per_s
 from planner.model.workload import Serving
 from planner.optimize import ranking, serve
-from planner.results import InferenceChoice, InferencePlan, LadderStep, SweepPoint
+from planner.results import CostLine, InferenceChoice, InferencePlan, LadderStep, SweepPoint
 from planner.tables.serve import Machine, candidates, machine_sweep, platform_gb_per_s, usable_nic_gbps
 
 GB = 1e9
@@ -109,7 +109,27 @@ def describe(machine: Machine, row, p: Pass, delta_usd: float = 0.0) -> Inferenc
         delta_usd=delta_usd,
         server_price_date=machine.server.date,
         server_price_stale=dates.is_stale(machine.server.date, dt.date.today(), int(H.STALE_PRICE_MONTHS.value)),
+        lines=cost_lines(machine, int(row["machines"]), float(row["usd"]), str(row["network"])),
     )
+
+
+def cost_lines(machine: Machine, machines: int, usd: float, network: str) -> list[CostLine]:
+    """The configuration's price by line, as tables.serve prices it: the servers, the NICs their price does
+    not include, the NVMe drives, and the switch and links (the rest of the total)."""
+    server, nic = machine.server, machine.nic
+    lines = [CostLine(item=server.name, quantity=machines, unit_usd=server.price_usd,
+                      extended_usd=machines * server.price_usd)]  # fmt: skip
+    extra = max(0, machine.nics - server.included_count(nic)) if nic is not None else 0
+    if extra:
+        count = machines * extra
+        lines.append(CostLine(item=nic.sku, quantity=count, unit_usd=nic.price_usd, extended_usd=count * nic.price_usd))
+    if machine.drive is not None and machine.drives:
+        count, unit = machines * machine.drives, machine.drive.price_usd
+        lines.append(CostLine(item=machine.drive.sku, quantity=count, unit_usd=unit, extended_usd=count * unit))
+    rest = usd - sum(line.extended_usd for line in lines)
+    if abs(rest) > 0.005:
+        lines.append(CostLine(item=f"network: {network}", quantity=1, unit_usd=rest, extended_usd=rest))
+    return lines
 
 
 def plan(

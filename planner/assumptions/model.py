@@ -645,8 +645,8 @@ ACT_WORKING_BYTES = Constant(
     34.0,
     "bytes per (token x hidden) for one live layer, where the model's shape is unknown",
     "Korthikanti et al. 2022, eq. 1: s*b*h*(34 + 5*a*s/h), for GPT's plain 4h MLP, multi-head attention and "
-    "dropout; with the shape known the same count is taken term by term (planner.model.performance."
-    "activation_bytes_per_sbh): norms 4, attention 2 + 4q + 4qr (input, Q, K and V, output), MLP 2 + 6f/h gated "
+    "dropout; with the shape known the same count is taken term by term (activation_bytes_per_sbh in "
+    "planner/model/performance.py): norms 4, attention 2 + 4q + 4qr (input, Q, K and V, output), MLP 2 + 6f/h gated "
     "or 2 + 4f/h plain, no dropout masks (2026 recipes train without dropout)",
 )
 ACT_OP_SAC_SHARE = Constant(

@@ -97,7 +97,7 @@ def write_plan(plan: Plan, context: PlanContext, path: Path) -> None:
     _alternatives(sheet(workbook, "Alternatives"), plan)
     _sensitivity(sheet(workbook, "Sensitivity"), plan, context)
     if context.cloud_comparison:
-        comparison_sheet(sheet(workbook, "Buy vs rent"), context.cloud_comparison)
+        comparison_sheet(sheet(workbook, "Buy vs rent"), context.cloud_comparison, plan)
     _assumptions(sheet(workbook, "Assumptions"), plan, context)
     save(workbook, path)
 
@@ -574,12 +574,14 @@ def bandwidth_block(ws: Worksheet, row: int, sweep: pd.DataFrame, heading: str, 
     the right, or below when the sheet's columns are already wide). A series whose configuration does not
     fit in GPU memory is marked, with why, under the table."""
     put(ws, row, 1, heading, bold=True)
-    header(ws, row + 1, ["Node Gbps"] + [label for _, _, label in SERIES])
+    # only the series the sweep holds (no ZeRO++ series for FSDP: an empty series is a legend entry for nothing)
+    series = [(f, z, label) for f, z, label in SERIES if ((sweep["fabric"] == f) & (sweep["zeropp"] == z)).any()]
+    header(ws, row + 1, ["Node Gbps"] + [label for _, _, label in series])
     gbps = sorted(sweep["node_gbps"].unique())
     first = row + 2
     for i, value in enumerate(gbps):
         put(ws, first + i, 1, float(value), NUM0)
-        for col, (fab, zpp, _) in enumerate(SERIES, start=2):
+        for col, (fab, zpp, _) in enumerate(series, start=2):
             hit = sweep[(sweep["fabric"] == fab) & (sweep["zeropp"] == zpp) & (sweep["node_gbps"] == value)]
             if not hit.empty:
                 put(ws, first + i, col, float(hit["achieved_tflops_per_gpu"].iloc[0]), NUM1)
@@ -589,7 +591,7 @@ def bandwidth_block(ws: Worksheet, row: int, sweep: pd.DataFrame, heading: str, 
     chart = LineChart()
     chart.title, chart.y_axis.title, chart.x_axis.title = heading, "TFLOPs/GPU", "node Gbps"
     chart.add_data(
-        Reference(ws, min_col=2, max_col=1 + len(SERIES), min_row=first - 1, max_row=last), titles_from_data=True
+        Reference(ws, min_col=2, max_col=1 + len(series), min_row=first - 1, max_row=last), titles_from_data=True
     )
     chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
     _show_axes(chart)
@@ -597,7 +599,7 @@ def bandwidth_block(ws: Worksheet, row: int, sweep: pd.DataFrame, heading: str, 
     notes = memory_notes(sweep)
     below = last + 2 + len(notes)
     ws.add_chart(chart, f"A{below}" if chart_below else f"H{row}")
-    for col, (fab, zpp, label) in enumerate(SERIES, start=2):
+    for col, (fab, zpp, label) in enumerate(series, start=2):
         if not _fits(sweep, fab, zpp):
             ws.cell(first - 1, col).value = f"{label} (does not fit)"
     return below + 17 if chart_below else max(last + 3 + len(notes), row + 18)
@@ -697,7 +699,7 @@ def _assumptions(ws: Worksheet, plan: Plan, context: PlanContext) -> None:
 # ---------------------------------------------------------------- Buy vs rent
 
 
-def comparison_sheet(ws: Worksheet, comparison: BuyVsRent) -> None:
+def comparison_sheet(ws: Worksheet, comparison: BuyVsRent, plan: Plan | None = None) -> None:
     title(ws, "Buy vs rent", f"the same throughput as the purchase, rented at {comparison.pricing_compared} pricing")
     c = comparison.cloud
     rows = [
@@ -734,6 +736,82 @@ def comparison_sheet(ws: Worksheet, comparison: BuyVsRent) -> None:
         value = term.break_even_months if term.break_even_months else "never"
         formula(ws, row + 2, 2, f'=IF(B{row + 1}-B5>0,B4/((B{row + 1}-B5)*730),"never")', NUM1, value=value)
         row += 4
+    # widths from the two columns above (the cumulative table below adds a third, which long text in the
+    # second would otherwise run into)
     fit_widths(ws, {1: (30, 52), 2: (16, 60)})
+    row = _per_run(ws, row, comparison, plan)
+    row = _per_utilisation(ws, row, comparison)
+    _cumulative_chart(ws, row, comparison)
+    ws.column_dimensions["C"].width = 16
     fit_heights(ws)
     print_setup(ws, landscape=False)
+
+
+# the cells of the comparison's inputs above (live formulas below refer to them)
+CAPEX_CELL, RUNNING_CELL, RENT_CELL = "$B$4", "$B$5", "$B$10"
+HOURS_PER_MONTH = 730
+UTILISATIONS = (0.25, 0.5, 0.75, 1.0)
+CHART_YEARS = 5
+
+
+def _per_run(ws: Worksheet, row: int, comparison: BuyVsRent, plan: Plan | None) -> int:
+    """This run rented against bought: its calendar hours, what renting them costs, and the runs of this size
+    after which buying is cheaper (live formulas of the inputs above)."""
+    days = plan.metrics.effective_training_days or plan.metrics.training_days if plan is not None else None
+    if not days:
+        return row
+    put(ws, row, 1, "This run", bold=True)
+    hours = days * 24
+    rent = comparison.rent_same_throughput_usd_per_h * hours
+    own = comparison.purchase_running_usd_per_h * hours
+    put(ws, row + 1, 1, "Calendar hours of this run (the plan's training days, goodput counted)")
+    put(ws, row + 1, 2, hours, NUM0)
+    put(ws, row + 2, 1, "Renting it (USD)")
+    formula(ws, row + 2, 2, f"={RENT_CELL}*B{row + 1}", USD0, value=rent)
+    put(ws, row + 3, 1, "Running the purchase for it (USD, beside the capex)")
+    formula(ws, row + 3, 2, f"={RUNNING_CELL}*B{row + 1}", USD0, value=own)
+    put(ws, row + 4, 1, "Runs of this size to break even", bold=True)
+    saved = rent - own
+    runs = comparison.purchase_capex_usd / saved if saved > 0 else "never"
+    text = f'=IF(B{row + 2}-B{row + 3}>0,{CAPEX_CELL}/(B{row + 2}-B{row + 3}),"never")'
+    formula(ws, row + 4, 2, text, NUM1, bold=True, value=runs)
+    return row + 6
+
+
+def _per_utilisation(ws: Worksheet, row: int, comparison: BuyVsRent) -> int:
+    """Break-even months when the cluster is busy only part of the time: renting pays for the busy hours, the
+    purchase runs (power, space, support) all of them."""
+    put(ws, row, 1, "Break-even by utilisation", bold=True)
+    header(ws, row + 1, ["Utilisation (share of hours training)", "Break-even (months)"])
+    rent, running = comparison.rent_same_throughput_usd_per_h, comparison.purchase_running_usd_per_h
+    for i, share in enumerate(UTILISATIONS, start=row + 2):
+        put(ws, i, 1, share, "0%")
+        gain = rent * share - running
+        value = comparison.purchase_capex_usd / (gain * HOURS_PER_MONTH) if gain > 0 else "never"
+        gain_cell = f"({RENT_CELL}*A{i}-{RUNNING_CELL})"
+        text = f'=IF({gain_cell}>0,{CAPEX_CELL}/({gain_cell}*{HOURS_PER_MONTH}),"never")'
+        formula(ws, i, 2, text, NUM1, value=value)
+    return row + 3 + len(UTILISATIONS)
+
+
+def _cumulative_chart(ws: Worksheet, row: int, comparison: BuyVsRent) -> None:
+    """Cumulative cost by month at full use, bought and rented (live formulas), and their lines."""
+    put(ws, row, 1, "Cumulative cost at full use", bold=True)
+    header(ws, row + 1, ["Month", "Bought (USD)", "Rented (USD)"])
+    first = row + 2
+    months = range(0, 12 * CHART_YEARS + 1, 6)
+    for i, month in enumerate(months, start=first):
+        put(ws, i, 1, month, NUM0)
+        bought = comparison.purchase_capex_usd + comparison.purchase_running_usd_per_h * HOURS_PER_MONTH * month
+        rented = comparison.rent_same_throughput_usd_per_h * HOURS_PER_MONTH * month
+        formula(ws, i, 2, f"={CAPEX_CELL}+{RUNNING_CELL}*{HOURS_PER_MONTH}*A{i}", USD0, value=bought)
+        formula(ws, i, 3, f"={RENT_CELL}*{HOURS_PER_MONTH}*A{i}", USD0, value=rented)
+    last = first + len(months) - 1
+    chart = LineChart()
+    chart.title, chart.y_axis.title, chart.x_axis.title = "Bought vs rented, cumulative", "USD", "months"
+    chart.add_data(Reference(ws, min_col=2, max_col=3, min_row=first - 1, max_row=last), titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
+    chart.y_axis.number_format = '"$"#,##0,,"M"'
+    _show_axes(chart)
+    chart.height, chart.width = 8, 15
+    ws.add_chart(chart, f"A{last + 2}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from openpyxl import Workbook
-from openpyxl.chart import BarChart, LineChart, Reference
+from openpyxl.chart import BarChart, LineChart, Reference, Series
 from openpyxl.styles import PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
@@ -132,13 +132,14 @@ def _purchases(ws: Worksheet, plan: FleetPlan) -> None:
         put(ws, i, 6, p.units, NUM0)
         put(ws, i, 7, p.unit_usd, USD0)
         put(ws, i, 8, p.extra_usd_per_node, USD0)
-        formula(ws, i, 9, f"=F{i}*(G{i}+H{i})", USD0)
+        formula(ws, i, 9, f"=F{i}*(G{i}+H{i})", USD0, value=p.units * (p.unit_usd + p.extra_usd_per_node))
         put(ws, i, 10, p.source)
         put(ws, i, 11, p.price_date + (" (older than 12 months)" if p.stale else ""))
     last = first + len(plan.purchases) - 1
     row = last + 1
     put(ws, row, 8, "Servers total", bold=True)
-    formula(ws, row, 9, f"=SUM(I{first}:I{last})" if plan.purchases else "=0", USD0, bold=True)
+    servers = sum(p.units * (p.unit_usd + p.extra_usd_per_node) for p in plan.purchases)
+    formula(ws, row, 9, f"=SUM(I{first}:I{last})" if plan.purchases else "=0", USD0, bold=True, value=servers)
     row += 2
     put(ws, row, 1, "Network parts", bold=True)
     header(ws, row + 1, ["Period", "Pool", "Item", "SKU", "Quantity", "Unit USD", "Extended USD"])
@@ -148,10 +149,11 @@ def _purchases(ws: Worksheet, plan: FleetPlan) -> None:
             put(ws, i, col, value)
         put(ws, i, 5, n.quantity, NUM0)
         put(ws, i, 6, n.unit_usd, USD0)
-        formula(ws, i, 7, f"=E{i}*F{i}", USD0)
+        formula(ws, i, 7, f"=E{i}*F{i}", USD0, value=n.quantity * n.unit_usd)
     last = first + len(plan.network) - 1
     put(ws, last + 1, 5, "Network total", bold=True)
-    formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.network else "=0", USD0, bold=True)
+    network = sum(n.quantity * n.unit_usd for n in plan.network)
+    formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.network else "=0", USD0, bold=True, value=network)
     ws.freeze_panes = "A5"
     _fit(ws, {1: 9, 2: 40, 3: 30, 4: 40, 5: 22, 6: 9, 7: 13, 8: 14, 9: 16, 10: 40, 11: 26})
     print_setup(ws)
@@ -161,7 +163,9 @@ def _purchases(ws: Worksheet, plan: FleetPlan) -> None:
 
 
 def _timetable(ws: Worksheet, plan: FleetPlan) -> None:
-    row = title(ws, "Training timetable", "each run holds its nodes for whole quarters; the chart is a Gantt chart")
+    row = title(
+        ws, "Training timetable", "each run holds its nodes for whole quarters; the chart shows them per quarter"
+    )
     periods = plan.periods
     names = ["Job", "Where", "Nodes", "GPUs", "TFLOPs/GPU", "Days of compute", "Done by", "Deadline",
              "Quarters late", "Start (quarters in)", "Quarters held", "Parallel layout"]  # fmt: skip
@@ -181,23 +185,20 @@ def _timetable(ws: Worksheet, plan: FleetPlan) -> None:
                 cell = put(ws, i, len(names) + 1 + j, r.nodes, NUM0)
                 cell.fill = LATE_FILL if j >= late_from else RUN_FILL
     last = first + len(plan.jobs) - 1
-    if plan.jobs:
+    if plan.jobs:  # a Gantt chart over quarter names: each run a series of the nodes it holds per quarter
         chart = BarChart()
-        chart.type, chart.grouping, chart.overlap = "bar", "stacked", 100
-        chart.title = "Training runs by quarter"
-        chart.add_data(Reference(ws, min_col=10, max_col=11, min_row=row, max_row=last), titles_from_data=True)
-        chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
-        offset = chart.series[0].graphicalProperties
-        offset.noFill = True
-        offset.line.noFill = True
-        chart.x_axis.scaling.orientation = "maxMin"  # first job on top
-        chart.y_axis.scaling.min, chart.y_axis.scaling.max = 0, len(periods)
-        chart.y_axis.majorUnit = 1
-        chart.y_axis.title = f"quarters from the start of {periods[0]}"
-        chart.legend = None
+        chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
+        chart.title = "Training runs by quarter: nodes held"
+        grid = len(names) + 1
+        for i, r in enumerate(plan.jobs, start=first):
+            values = Reference(ws, min_col=grid, max_col=grid + len(periods) - 1, min_row=i)
+            chart.series.append(Series(values, title=r.job))
+        chart.set_categories(Reference(ws, min_col=grid, max_col=grid + len(periods) - 1, min_row=row))
+        chart.y_axis.title, chart.x_axis.title = "nodes", "quarter"
+        chart.y_axis.scaling.min = 0
         _axes_visible(chart)
-        chart.gapWidth = 40
-        chart.height, chart.width = max(7.0, 3 + 1.4 * len(plan.jobs)), 24
+        chart.gapWidth = 20
+        chart.height, chart.width = 9, 24
         ws.add_chart(chart, f"A{last + 3}")
     ws.freeze_panes = ws.cell(first, 2)
     _fit(ws, {1: 22, 2: 40, 3: 7, 4: 7, 5: 11, 6: 10, 7: 12, 8: 10, 9: 9, 10: 10, 11: 10, 12: 30})
@@ -278,19 +279,26 @@ def _cash_flow(ws: Worksheet, plan: FleetPlan) -> None:
              "Present value", "Cumulative"]  # fmt: skip
     header(ws, row, names)
     first = row + 1
+    columns: dict[int, list[float]] = {col: [] for col in (2, 3, 4, 5, 6, 7, 9)}  # the cached values, by column
+    cumulative = 0.0
     for i, c in enumerate(plan.cash_flow, start=first):
         put(ws, i, 1, c.period)
-        for col, value in enumerate([c.servers_usd, c.network_usd, c.energy_usd, c.colocation_usd, c.cloud_usd], 2):
-            put(ws, i, col, round(value, 2), USD0)
-        formula(ws, i, 7, f"=SUM(B{i}:F{i})", USD0)
+        spend = [round(v, 2) for v in (c.servers_usd, c.network_usd, c.energy_usd, c.colocation_usd, c.cloud_usd)]
+        for col, value in enumerate(spend, 2):
+            put(ws, i, col, value, USD0)
+            columns[col].append(value)
+        total, cumulative = sum(spend), cumulative + sum(spend)
+        formula(ws, i, 7, f"=SUM(B{i}:F{i})", USD0, value=total)
         put(ws, i, 8, c.discount, "0.0000")
-        formula(ws, i, 9, f"=G{i}*H{i}", USD0)
-        formula(ws, i, 10, f"=G{i}" if i == first else f"=J{i - 1}+G{i}", USD0)
+        formula(ws, i, 9, f"=G{i}*H{i}", USD0, value=total * c.discount)
+        formula(ws, i, 10, f"=G{i}" if i == first else f"=J{i - 1}+G{i}", USD0, value=cumulative)
+        columns[7].append(total)
+        columns[9].append(total * c.discount)
     last = first + len(plan.cash_flow) - 1
     put(ws, last + 1, 1, "Total", bold=True)
-    for col in (2, 3, 4, 5, 6, 7, 9):
+    for col, values in columns.items():
         letter = get_column_letter(col)
-        formula(ws, last + 1, col, f"=SUM({letter}{first}:{letter}{last})", USD0, bold=True)
+        formula(ws, last + 1, col, f"=SUM({letter}{first}:{letter}{last})", USD0, bold=True, value=sum(values))
     total = last + 1
     heading = "The objective: present value, less the value left at the end, plus lateness penalties"
     put(ws, last + 3, 1, heading, bold=True)
@@ -299,7 +307,8 @@ def _cash_flow(ws: Worksheet, plan: FleetPlan) -> None:
     put(ws, last + 5, 1, "Lateness penalties")
     put(ws, last + 5, 9, plan.penalties_usd, USD0)
     put(ws, last + 6, 1, "Discounted cost (the plan's objective)", bold=True)
-    formula(ws, last + 6, 9, f"=I{total}-I{last + 4}+I{last + 5}", USD0, bold=True)
+    objective = sum(columns[9]) - plan.residual_usd + plan.penalties_usd
+    formula(ws, last + 6, 9, f"=I{total}-I{last + 4}+I{last + 5}", USD0, bold=True, value=objective)
     if plan.cash_flow:
         bars = BarChart()
         bars.type, bars.grouping, bars.overlap = "col", "stacked", 100
@@ -340,10 +349,11 @@ def _attribution(ws: Worksheet, plan: FleetPlan) -> None:
         put(ws, i, 3, a.gpu_periods, NUM1)
         for col, value in enumerate([a.owned_usd, a.cloud_usd, a.penalty_usd], start=4):
             put(ws, i, col, value, USD0)
-        formula(ws, i, 7, f"=SUM(D{i}:F{i})", USD0)
+        formula(ws, i, 7, f"=SUM(D{i}:F{i})", USD0, value=a.owned_usd + a.cloud_usd + a.penalty_usd)
     last = first + len(plan.attribution) - 1
     put(ws, last + 1, 1, "Total", bold=True)
-    formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.attribution else "=0", USD0, bold=True)
+    shared = sum(a.owned_usd + a.cloud_usd + a.penalty_usd for a in plan.attribution)
+    formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.attribution else "=0", USD0, bold=True, value=shared)
     _fit(ws, {1: 24, 2: 11, 3: 13, 4: 15, 5: 15, 6: 15, 7: 15})
     print_setup(ws)
 

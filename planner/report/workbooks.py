@@ -1,6 +1,6 @@
 """Workbooks of `planner bandwidth -o`, `planner cloud -o` and `planner inference -o` (the plan's quote
 workbook is planner/report/excel.py). Same conventions: formulas carry their values, widths come from the
-content, long text wraps, every sheet prints one page wide."""
+content, long text wraps, no sheet prints text under 8 pt (planner.report.xlsx.paginate)."""
 
 from __future__ import annotations
 
@@ -38,8 +38,6 @@ from planner.report.xlsx import (
     title,
 )
 from planner.results import CloudChoice, CloudPlan, InferencePlan
-
-MARKER_BLUE = "4472C4"
 
 # ---------------------------------------------------------------- planner bandwidth -o
 
@@ -136,7 +134,8 @@ def ranking_sheet(ws: Worksheet, result: CloudPlan) -> None:
     for i, term in enumerate(result.terms, start=1):
         paragraph(ws, below + i, f"- {term}", len(RANKING_COLUMNS))
     if result.ranking and result.ranking[0].days is not None:
-        ws.add_chart(_cost_vs_days(ws, first, last), f"B{below + len(result.terms) + 2}")
+        providers = _per_provider_columns(ws, result, first)
+        ws.add_chart(_cost_vs_days(ws, first, last, providers), f"B{below + len(result.terms) + 2}")
     limits = {1: (8, 13), 2: (14, 36), 3: (9, 12), 4: (10, 17), 5: (9, 10), 6: (8, 11), 7: (7, 8)}
     limits |= {8: (9, 11), 9: (9, 10), 10: (8, 9), 11: (12, 14), 12: (12, 14), 13: (12, 14), 14: (12, 19)}
     fit_widths(ws, limits, from_row=row)
@@ -154,27 +153,52 @@ def _cell(record, key: str):
     return getattr(record, key)
 
 
-def _cost_vs_days(ws: Worksheet, first: int, last: int) -> ScatterChart:
-    """Cost against calendar days, one marker per offering (filled: an unfilled marker renders as nothing)."""
+def _per_provider_columns(ws: Worksheet, result: CloudPlan, first: int) -> dict[str, int]:
+    """Each provider's costs in a hidden column of their own (blank on the other providers' rows), so the
+    chart can name each point's provider in its legend; the column of each, by provider."""
+    columns: dict[str, int] = {}
+    for i, record in enumerate(result.ranking):
+        name = str(_cell(record, "provider"))
+        col = columns.setdefault(name, len(RANKING_COLUMNS) + 2 + len(columns))
+        cost = _cell(record, "cost_usd")
+        if isinstance(cost, int | float):
+            put(ws, first + i, col, cost, USD0)
+    for col in columns.values():
+        ws.column_dimensions[get_column_letter(col)].hidden = True
+    return columns
+
+
+def _cost_vs_days(ws: Worksheet, first: int, last: int, providers: dict[str, int]) -> ScatterChart:
+    """Cost against calendar days, one marker per offering in its provider's colour, named in the legend
+    (filled: an unfilled marker renders as nothing)."""
     chart = ScatterChart()
-    chart.title, chart.x_axis.title, chart.y_axis.title = "Cost vs days", "days", "USD"
+    chart.title, chart.x_axis.title, chart.y_axis.title = "Cost vs days, by provider", "days", "USD"
     chart.style = 13
-    series = Series(
-        Reference(ws, min_col=COST_COL, min_row=first, max_row=last),
-        Reference(ws, min_col=DAYS_COL, min_row=first, max_row=last),
-        title="offerings",
-    )
-    series.marker.symbol, series.marker.size = "circle", 7
-    series.marker.graphicalProperties.solidFill = MARKER_BLUE
-    series.marker.graphicalProperties.line.solidFill = MARKER_BLUE
-    series.graphicalProperties.line.noFill = True
-    chart.series.append(series)
+    chart.visible_cells_only = False  # the per-provider columns are hidden
+    chart.display_blanks = "gap"  # another provider's row is no point
+    for k, (name, col) in enumerate(sorted(providers.items())):
+        series = Series(
+            Reference(ws, min_col=col, min_row=first, max_row=last),
+            Reference(ws, min_col=DAYS_COL, min_row=first, max_row=last),
+            title=name,
+        )
+        colour = MARKER_COLOURS[k % len(MARKER_COLOURS)]
+        series.marker.symbol, series.marker.size = MARKER_SYMBOLS[k % len(MARKER_SYMBOLS)], 7
+        series.marker.graphicalProperties.solidFill = colour
+        series.marker.graphicalProperties.line.solidFill = colour
+        series.graphicalProperties.line.noFill = True
+        chart.series.append(series)
     chart.x_axis.scaling.min = 0
     chart.y_axis.scaling.min = 0
     chart.y_axis.numFmt = '"$"#,##0'
     _show_axes(chart)
     chart.height, chart.width = 9, 18
     return chart
+
+
+# distinct markers for up to eight providers (then repeated)
+MARKER_COLOURS = ["1F77B4", "D62728", "2CA02C", "FF7F0E", "9467BD", "8C564B", "E377C2", "17BECF"]
+MARKER_SYMBOLS = ["circle", "diamond", "triangle", "square", "circle", "diamond", "triangle", "square"]
 
 
 def _cost_over_time(ws: Worksheet, choice: CloudChoice, basis: str) -> None:
@@ -258,6 +282,7 @@ def write_inference(result: InferencePlan, path: Path) -> None:
         ("Power (kW)", (c.power_kw, NUM1)),
     ]
     row = pairs(ws, row, "Chosen configuration", items)
+    row = _cost_lines(ws, row, c)
     paragraph(
         ws,
         row,
@@ -302,6 +327,25 @@ def write_inference(result: InferencePlan, path: Path) -> None:
     print_setup(ws)
     _inference_alternatives(sheet(workbook, "Alternatives"), result)
     save(workbook, path)
+
+
+def _cost_lines(ws: Worksheet, row: int, c) -> int:
+    """The chosen configuration's price line by line, extended and total as live formulas."""
+    if not c.lines:
+        return row
+    put(ws, row, 1, "Cost by line", bold=True)
+    header(ws, row + 1, ["Item", "Quantity", "Unit USD", "Extended USD"])
+    first = row + 2
+    for i, line in enumerate(c.lines, start=first):
+        put(ws, i, 1, line.item)
+        put(ws, i, 2, line.quantity, NUM0)
+        put(ws, i, 3, line.unit_usd, USD0)
+        formula(ws, i, 4, f"=B{i}*C{i}", USD0, value=line.quantity * line.unit_usd)
+    last = first + len(c.lines) - 1
+    put(ws, last + 1, 3, "Total", bold=True)
+    total = sum(line.quantity * line.unit_usd for line in c.lines)
+    formula(ws, last + 1, 4, f"=SUM(D{first}:D{last})", USD0, bold=True, value=total)
+    return last + 3
 
 
 def _inference_alternatives(alt: Worksheet, result: InferencePlan) -> None:

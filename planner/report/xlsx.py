@@ -259,6 +259,8 @@ def fit_heights(ws: Worksheet) -> None:
             room = width / (factor * FONT_SLACK)
             lines = max(lines, sum(wrapped_lines(part, room) for part in shown(c).split("\n")))
         if lines > 1:
+            # a line in four of headroom: the estimate counts characters, a spreadsheet wraps on glyph widths
+            lines += lines // 4
             ws.row_dimensions[row[0].row].height = lines * LINE_HEIGHT_PT
             for c in row:  # figures beside wrapped text line up with its first line
                 if c.value is not None and not (c.alignment and c.alignment.vertical == "top"):
@@ -279,6 +281,245 @@ def print_setup(ws: Worksheet, landscape: bool = True, title_rows: str | None = 
         ws.print_title_rows = title_rows
 
 
+# Printed text stays readable: body text is 11 pt, so no sheet prints below 73% (8 pt); a sheet wider than
+# that allows prints across pages (its header rows and first column repeated) instead of shrinking further.
+BODY_PT, MIN_PRINTED_PT = 11.0, 8.0
+# The narrowest printable width of the two paper sizes (Letter and A4), less print_setup's 0.4 in margins.
+PRINTABLE_IN = {"landscape": 11.0 - 0.8, "portrait": 8.27 - 0.8}
+DEFAULT_COLUMN_CHARS = 8.43  # a spreadsheet's default column width, in characters of the default font
+
+
+# A column's printed width at 100% per character of its width, and its padding: LibreOffice prints about 7 pt per
+# character (measured on this project's workbooks: Carlito 11 pt; 7.2 keeps a margin), wider than Excel's 7 px
+# (5.25 pt); the wider is used, so Excel prints at least as large.
+COLUMN_PT_PER_CHAR, COLUMN_PAD_PT = 7.2, 5.0
+
+
+def _column_pt(ws: Worksheet, col: int) -> float:
+    dim = ws.column_dimensions.get(get_column_letter(col))
+    if dim is not None and dim.hidden:
+        return 0.0  # a hidden column does not print
+    chars = dim.width if dim is not None and dim.width else DEFAULT_COLUMN_CHARS
+    return COLUMN_PT_PER_CHAR * chars + COLUMN_PAD_PT
+
+
+def printed_width_pt(ws: Worksheet) -> float:
+    """The sheet's width at 100%: its used columns, or a chart's right edge beyond them."""
+    edges = [0.0]
+    for col in range(1, ws.max_column + 1):
+        edges.append(edges[-1] + _column_pt(ws, col))
+    return max([edges[-1], *(_chart_right_pt(ws, chart) for chart in getattr(ws, "_charts", []))])
+
+
+# A text column narrows to no less than this share of its fitted width: narrower, most of its cells wrap at every
+# hyphen and the rows grow taller than the pages saved (the rest prints across pages).
+NARROWEST_SHARE = 0.5
+
+
+def _narrowable(ws: Worksheet) -> dict[int, float]:
+    """The text columns and the width (characters) each may narrow to by wrapping: its longest word (a part
+    number or path to its longest piece between hyphens and slashes), so no word breaks elsewhere, its widest
+    figure, and NARROWEST_SHARE of its width (cells in merged ranges wrap over their span and are left out)."""
+    merged, floors, figures = _merged_anchor_cells(ws), {}, {}
+    for row in ws.iter_rows(min_row=3):
+        for c in row:
+            if c.value is None or c.coordinate in merged:
+                continue
+            if c.data_type != "s":  # a figure does not wrap: "###" where it does not fit
+                figures[c.column] = max(figures.get(c.column, 0.0), _text_width(c) * FONT_SLACK + 2)
+                continue
+            factor = BOLD_WIDTH if c.font and c.font.bold else 1.0
+            pieces = re.split(r"\s+|(?<=[-/])", str(c.value))  # a line may break after a hyphen or a slash
+            word = max((len(w) for w in pieces), default=0) * factor * FONT_SLACK + 2  # as fit_widths counts
+            floors[c.column] = max(floors.get(c.column, 10.0), word)
+    floors = {
+        col: max(floor, figures.get(col, 0.0), NARROWEST_SHARE * _column_width(ws, col))
+        for col, floor in floors.items()
+    }
+    return {col: floor for col, floor in floors.items() if _column_width(ws, col) > floor}
+
+
+def narrow_to_fit(ws: Worksheet, width_pt: float) -> None:
+    """Narrow the text columns (each at most to its floor, _narrowable, in proportion to its room) until the
+    sheet is `width_pt` wide, if they can; the cells that no longer fit wrap, and rows grow to hold them."""
+    excess = (printed_width_pt(ws) - width_pt) / COLUMN_PT_PER_CHAR
+    floors = _narrowable(ws)
+    room = {col: _column_width(ws, col) - floor for col, floor in floors.items()}
+    if excess <= 0 or sum(room.values()) < excess:  # it would not fit: it prints across pages as it is
+        return
+    share = min(1.0, excess / sum(room.values()))
+    for col, spare in room.items():
+        new = _column_width(ws, col) - spare * share
+        ws.column_dimensions[get_column_letter(col)].width = new
+        for (c,) in ws.iter_rows(min_row=3, min_col=col, max_col=col):
+            if c.data_type == "s" and c.value and _text_width(c) * FONT_SLACK + 1 > new:
+                c.alignment = _aligned(c, wrap_text=True, vertical="top")
+    fit_heights(ws)
+
+
+# Chart text prints at the sheet's scale too: 11 pt like the body (a chart's default is 10 pt), titles 12 pt.
+CHART_TEXT_PT, CHART_TITLE_PT = 11.0, 12.0
+CM_PER_ROW = 15 / 72 * 2.54  # a 15 pt row
+
+
+def _text_properties(size_pt: float, bold: bool = False):
+    from openpyxl.chart.text import RichText
+    from openpyxl.drawing.text import CharacterProperties, Paragraph, ParagraphProperties
+
+    font = CharacterProperties(sz=int(size_pt * 100), b=bold)
+    return RichText(p=[Paragraph(pPr=ParagraphProperties(defRPr=font), endParaRPr=font)])
+
+
+def _sized_title(title, size_pt: float) -> None:
+    """A chart or axis title's runs at `size_pt`, bold."""
+    from openpyxl.drawing.text import CharacterProperties
+
+    for para in title.tx.rich.p if title is not None and title.tx is not None and title.tx.rich else []:
+        for run in para.r or []:
+            run.rPr = CharacterProperties(sz=int(size_pt * 100), b=True)
+
+
+def readable_chart(chart) -> None:
+    """Axis labels, legend and data labels at CHART_TEXT_PT, titles at CHART_TITLE_PT (a chart combined with
+    another, `chart + line`, carries the second's axes too)."""
+    _sized_title(chart.title, CHART_TITLE_PT)
+    charts = [chart, *getattr(chart, "_charts", [])]
+    for part in charts:
+        for axis in (getattr(part, "x_axis", None), getattr(part, "y_axis", None)):
+            if axis is None:
+                continue
+            axis.txPr = _text_properties(CHART_TEXT_PT)
+            _sized_title(axis.title, CHART_TEXT_PT)
+        if getattr(part, "dataLabels", None) is not None:
+            part.dataLabels.txPr = _text_properties(CHART_TEXT_PT)
+    if chart.legend is not None:
+        chart.legend.txPr = _text_properties(CHART_TEXT_PT)
+
+
+def _anchor_cell(chart) -> tuple[int, int]:
+    """A chart's top-left cell as (column index from 0, row from 1)."""
+    from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
+
+    if isinstance(chart.anchor, str):
+        letters, row = coordinate_from_string(chart.anchor)
+        return column_index_from_string(letters) - 1, row
+    return chart.anchor._from.col, chart.anchor._from.row + 1
+
+
+def charts_below(ws: Worksheet, width_pt: float) -> None:
+    """A chart beside a table that would reach past `width_pt` moves below the sheet's cells and the other
+    charts, at column A (a chart split over two pages prints as two halves)."""
+    for chart in getattr(ws, "_charts", []):
+        col, _ = _anchor_cell(chart)
+        if col == 0 or _chart_right_pt(ws, chart) <= width_pt:
+            continue
+        others = [c for c in ws._charts if c is not chart]
+        bottom = max([ws.max_row, *(_anchor_cell(c)[1] + math.ceil(c.height / CM_PER_ROW) for c in others)])
+        chart.anchor = f"A{bottom + 2}"
+
+
+def _chart_right_pt(ws: Worksheet, chart) -> float:
+    col, _ = _anchor_cell(chart)
+    start = sum(_column_pt(ws, k) for k in range(1, col + 1))
+    return start + chart.width / 2.54 * 72  # chart width in cm
+
+
+def paginate(ws: Worksheet) -> None:
+    """Print the text at MIN_PRINTED_PT or more. A sheet too wide for one page at that size first narrows its
+    text columns (wrapping) and moves a chart beside its table below it; one that still does not fit prints at
+    that size exactly (not fitted: a fit would shrink it further) across as many pages wide as it takes, its
+    first column repeated on each (the header rows are print_setup's)."""
+    if not ws.sheet_properties.pageSetUpPr or not ws.sheet_properties.pageSetUpPr.fitToPage:
+        return
+    for chart in getattr(ws, "_charts", []):
+        readable_chart(chart)
+    _chart_pages(ws)
+    for orientation in ("portrait", "landscape") if ws.page_setup.orientation == "portrait" else ("landscape",):
+        ws.page_setup.orientation = orientation  # a narrow sheet split in two reads worse than turned
+        one_page = PRINTABLE_IN[orientation] * 72 * BODY_PT / MIN_PRINTED_PT
+        if printed_width_pt(ws) > one_page:
+            charts_below(ws, one_page)
+            narrow_to_fit(ws, one_page)
+        if printed_width_pt(ws) <= one_page + 0.5:  # (half a point: the narrowing's rounding)
+            ws.page_setup.fitToWidth = 1
+            _wrap_subtitle(ws)
+            return
+    _wrap_subtitle(ws)
+    ws.sheet_properties.pageSetUpPr.fitToPage = False
+    ws.page_setup.scale = math.ceil(100 * MIN_PRINTED_PT / BODY_PT)
+    first_page_pt = PRINTABLE_IN[ws.page_setup.orientation] * 72 * 100 / ws.page_setup.scale
+    _paragraphs_on_first_page(ws, first_page_pt)
+    if not ws.print_title_cols:
+        ws.print_title_cols = "A:A"
+        for chart in getattr(ws, "_charts", []):  # column A repeats on every page: a chart there would too
+            col, row = _anchor_cell(chart)
+            if col == 0:
+                chart.anchor = f"B{row}"
+    _charts_on_first_page(ws, first_page_pt)
+
+
+def _first_page_edge_pt(ws: Worksheet, room_pt: float) -> tuple[int, float]:
+    """The last column of the first page of a sheet printed across pages, `room_pt` wide (a page ends at a
+    column's edge), and that edge."""
+    last, edge = 1, _column_pt(ws, 1)
+    while last < ws.max_column and edge + _column_pt(ws, last + 1) <= room_pt:
+        last, edge = last + 1, edge + _column_pt(ws, last + 1)
+    return last, edge
+
+
+def _charts_on_first_page(ws: Worksheet, room_pt: float) -> None:
+    """A chart reaching past the first page's last column is narrowed to end there (across a page's edge its
+    rest would print beside the repeated first column), to no less than 8 cm."""
+    _, edge = _first_page_edge_pt(ws, room_pt)
+    for chart in getattr(ws, "_charts", []):
+        col, _ = _anchor_cell(chart)
+        start = sum(_column_pt(ws, k) for k in range(1, col + 1))
+        if start + chart.width / 2.54 * 72 > edge:
+            chart.width = max((edge - start) / 72 * 2.54, 8.0)
+
+
+def _paragraphs_on_first_page(ws: Worksheet, room_pt: float) -> None:
+    """Text merged over a row from column A wraps within the columns of the first page (`room_pt` wide): over
+    a page's edge the next page would print its rest beside the repeated first column, over it."""
+    last, _ = _first_page_edge_pt(ws, room_pt)
+    wide = [r for r in ws.merged_cells.ranges if r.min_col == 1 and r.max_col > last and r.min_row == r.max_row]
+    for r in wide:
+        ws.unmerge_cells(str(r))
+        ws.merge_cells(start_row=r.min_row, start_column=1, end_row=r.min_row, end_column=last)
+    if wide:
+        fit_heights(ws)
+
+
+def _wrap_subtitle(ws: Worksheet) -> None:
+    """A subtitle longer than the sheet is wide (it would run on past the last column, and a spreadsheet prints
+    text that runs on, widening the page) wraps over the used columns instead."""
+    cell, last = ws.cell(2, 1), max(ws.max_column, 1)
+    if cell.data_type != "s" or not cell.value or last < 2 or ws.cell(2, 2).value is not None:
+        return
+    room = sum(_column_width(ws, k) for k in range(1, last + 1))
+    if _text_width(cell) * FONT_SLACK <= room or any(cell.coordinate in r for r in ws.merged_cells.ranges):
+        return
+    ws.merge_cells(start_row=2, start_column=1, end_row=2, end_column=last)
+    cell.alignment = _aligned(cell, wrap_text=True, vertical="top")
+    fit_heights(ws)
+
+
+def _chart_pages(ws: Worksheet) -> None:
+    """A chart below a table whose header rows repeat on every page starts a page of its own: across a page
+    break the repeated header would print over it."""
+    if not ws.print_title_rows:
+        return
+    from openpyxl.worksheet.pagebreak import Break
+
+    header_end = int(str(ws.print_title_rows).split(":")[-1].strip("$"))
+    taken = {b.id for b in ws.row_breaks.brk}
+    for chart in getattr(ws, "_charts", []):
+        _, row = _anchor_cell(chart)
+        if row > header_end + 1 and row - 1 not in taken:
+            ws.row_breaks.append(Break(id=row - 1))
+            taken.add(row - 1)
+
+
 def sheet(workbook: Workbook, name: str) -> Worksheet:
     return workbook.create_sheet(name[:MAX_SHEET_NAME])
 
@@ -291,6 +532,9 @@ def ref(ws: Worksheet, row: int, col: int, absolute: bool = False) -> str:
 
 def save(workbook: Workbook, path: Path) -> None:
     """Atomically (a temporary file in the same folder, renamed into place), with every formula's value."""
+
+    for ws in workbook.worksheets:
+        paginate(ws)
 
     def write(tmp) -> None:
         workbook.save(tmp)
