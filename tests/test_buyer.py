@@ -158,3 +158,25 @@ def test_the_plan_does_not_depend_on_how_many_alternatives_are_listed():
     plans = [purchase.run(load_catalog(), scn, Calibration.default(), alternatives=k) for k in (0, 3)]
     assert plans[0].choice == plans[1].choice
     assert plans[0].metrics.tokens_per_s == plans[1].metrics.tokens_per_s
+
+
+def test_a_budget_too_small_names_what_each_gpu_needs():
+    """The issue's question, "H100 or B200 for 70B on 15T tokens in 90 days within $50M?", in one run: the
+    error names both GPUs with the budget each needs, and each is what planning that GPU alone costs."""
+    import re
+
+    from planner.base.errors import InfeasibleError
+    from planner.base.resources import examples_dir
+    from planner.inputs.scenario import load_scenario
+
+    def scenario_for(gpus, budget):
+        over = {"constraints.gpus": gpus, "constraints.budget_usd": budget}
+        return load_scenario(examples_dir() / "gpu-choice-70b-15t.yaml", over)
+
+    with pytest.raises(InfeasibleError) as caught:
+        purchase.run(load_catalog(), scenario_for(["H100", "B200"], 50e6), Calibration.default(), alternatives=0)
+    found = dict(re.findall(r"(B200|H100-SXM) \$([\d,]+)", str(caught.value).split("by GPU:")[1]))
+    assert set(found) == {"B200", "H100-SXM"}
+    for gpu, name in (("B200", "B200"), ("H100", "H100-SXM")):
+        alone = purchase.run(load_catalog(), scenario_for([gpu], 1e12), Calibration.default(), alternatives=0)
+        assert alone.cost.capex_usd == pytest.approx(float(found[name].replace(",", "")), abs=1)

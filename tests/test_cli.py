@@ -304,3 +304,15 @@ def test_an_unknown_key_in_the_file_suggests_the_field(run, write):
     result = run("plan", str(path), "-q")
     assert result.exit_code != 0
     assert "s.yaml: workload.seqlen = 4096: unknown field; did you mean seq_len?" in result.output + result.stderr
+
+
+def test_an_unknown_key_in_a_fleet_file_suggests_the_field(run, write):
+    """As for a plan scenario: the misspelt key of a list item and of the top level, each with its field."""
+    text = (examples_dir() / "fleet-startup.yaml").read_text(encoding="utf-8")
+    path = write("f.yaml", text.replace("horizon:", "horizn:", 1).replace("    tokens:", "    tokns:", 1))
+    result = run("fleet", str(path), "-q")
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert any(line.startswith(f"error: {path}: training[0].tokns = ") and line.endswith(
+        "unknown field; did you mean tokens? (see `planner fleet --schema`)") for line in lines), lines  # fmt: skip
+    assert any("horizn = " in line and "did you mean horizon?" in line for line in lines), lines

@@ -379,3 +379,12 @@ def test_exclusion_reasons_name_the_nearest_miss(run, write):
     assert reasons["p5.48xlarge"].startswith("deadline") and "memory" not in reasons["p5.48xlarge"]
     assert "at most 128 keep a whole micro-batch per GPU" in reasons["p5en.48xlarge"]
     assert "goodput" in reasons["p5en.48xlarge"] and " up " not in reasons["p5en.48xlarge"]
+
+
+def test_a_rental_question_in_options_alone(run):
+    """No scenario file: the model and the deadline as options, as for `planner plan`."""
+    result = run("cloud", "--model", "Llama-3-8B", "--tokens", "20B", "--days", "5", "--provider", "AWS", "--json")
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    assert plan["scenario"] == "Llama-3-8B, 20B tokens in 5 days" and plan["choice"]["provider"] == "AWS"
+    assert plan["choice"]["days"] <= 5

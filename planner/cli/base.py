@@ -191,6 +191,50 @@ confidence_option = click.option(
 
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress or 'wrote FILE' messages on stderr.")
 
+# The question itself as options (plan and cloud): with no scenario file they are the whole scenario.
+QUESTION_FLAGS = {
+    "workload.model": "--model",
+    "workload.params": "--params",
+    "workload.seq_len": "--seq-len",
+    "workload.framework": "--framework",
+    "requirement.tokens": "--tokens",
+    "requirement.days": "--days",
+    "name": "--name",
+}
+_QUESTION_OPTIONS = [
+    click.option("--model", help="Override workload.model (a name from models.csv), e.g. Llama-3-70B."),
+    click.option("--params", help="Override workload.params (no model named), e.g. 176B."),
+    click.option("--seq-len", type=click.IntRange(min=1), help="Override workload.seq_len."),
+    click.option(
+        "--framework", type=click.Choice(["deepspeed", "fsdp", "megatron"]), help="Override workload.framework."
+    ),
+    click.option("--tokens", help="Override requirement.tokens (with --days: a deadline), e.g. 15T."),
+    click.option("--days", help="Override requirement.days, e.g. 90."),
+    click.option("--name", "scenario_name", help="Override name (the scenario's title in reports)."),
+]
+
+
+def question_options(func):
+    """The options of QUESTION_FLAGS."""
+    for option in reversed(_QUESTION_OPTIONS):
+        func = option(func)
+    return func
+
+
+def question_overrides(kw: dict) -> dict:
+    """The dotted overrides of the question options (popped from the command's keywords)."""
+    keys = {"workload.model": "model", "workload.params": "params", "workload.seq_len": "seq_len"}
+    keys |= {"workload.framework": "framework", "requirement.tokens": "tokens", "requirement.days": "days"}
+    return {dotted: kw.pop(name) for dotted, name in keys.items()} | {"name": kw.pop("scenario_name")}
+
+
+def need_question(scenario, kw: dict, what: str) -> None:
+    """Without a scenario file the model must be given as an option (the requirement is checked with it)."""
+    if scenario is None and not (kw.get("model") or kw.get("params")):
+        raise click.UsageError(
+            f"give a SCENARIO file (see examples/), or the question in options: --model (or --params) with {what}"
+        )
+
 
 def imports_done() -> None:
     """Called by each long-running command once its modules are imported. Importing pandas, scipy, pulp and

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from planner.cli.base import (
+    QUESTION_FLAGS,
     FiniteRange,
     Quantity,
     calibration_option,
@@ -15,7 +16,10 @@ from planner.cli.base import (
     imports_done,
     main,
     micro_batches_option,
+    need_question,
     parse_settings,
+    question_options,
+    question_overrides,
     quiet_option,
     set_option,
     solver_option,
@@ -25,7 +29,8 @@ from planner.cli.base import (
 
 
 @main.command()
-@click.argument("scenario", type=click.Path())
+@click.argument("scenario", required=False, type=click.Path())
+@question_options
 @click.option("--budget", type=Quantity("usd"), help="Override constraints.budget_usd (the cost to train).")
 @click.option("--target-tflops", type=Quantity("tflops"), help="Override target_tflops.")
 @click.option("--provider", "providers", multiple=True, help="Allowed provider (repeatable).")
@@ -47,7 +52,7 @@ from planner.cli.base import (
 @quiet_option
 @set_option
 @catalog_option
-def cloud(scenario: str, **kw) -> None:
+def cloud(scenario: str | None, **kw) -> None:
     """Compare cloud offerings for a training run: instance type, count, pricing, cost to train.
 
     \b
@@ -55,11 +60,16 @@ def cloud(scenario: str, **kw) -> None:
       planner cloud examples/cloud-70b.yaml
       planner cloud examples/cloud-70b.yaml --provider AWS --provider Azure --spot-share 0.5
       planner cloud examples/cloud-70b.yaml -o cloud.xlsx
+      planner cloud --model Llama-3-70B --tokens 300B --days 30 --provider AWS
+
+    Without a SCENARIO file the options are the whole question: a model (--model or --params) and a deadline
+    (--tokens with --days).
     """
+    need_question(scenario, kw, "--tokens and --days")
     from planner.answers.rent import run as run_cloud
     from planner.base.fileio import Outputs
     from planner.catalog.load import load_catalog
-    from planner.inputs.scenario import load_scenario, sources
+    from planner.inputs.scenario import COMMAND_LINE, load_scenario, sources
     from planner.report.cloud_text import render
     from planner.report.writers import document, format_for
 
@@ -76,11 +86,12 @@ def cloud(scenario: str, **kw) -> None:
         "cloud.pricing": list(kw.pop("pricings")) or None,
         "cloud.spot_share_max": kw.pop("spot_share"),
         "workload.micro_batches": list(kw.pop("micro_batches")) or None,
+        **question_overrides(kw),
     }
     settings = parse_settings(kw.pop("settings"))
     flags = {"constraints.budget_usd": "--budget", "target_tflops": "--target-tflops", "confidence": "--confidence"}
     flags |= {"cloud.providers": "--provider", "cloud.regions": "--region", "cloud.pricing": "--pricing"}
-    flags |= {"cloud.spot_share_max": "--spot-share", "workload.micro_batches": "--micro-batch"}
+    flags |= {"cloud.spot_share_max": "--spot-share", "workload.micro_batches": "--micro-batch", **QUESTION_FLAGS}
     loaded_scenario = load_scenario(scenario, overrides, settings, flags)
     from planner.model.calibration import load_calibration
 
@@ -88,7 +99,8 @@ def cloud(scenario: str, **kw) -> None:
     outputs = Outputs(command_inputs(scenario, catalogs, calibration_path))
     outputs.check("-o", output)
     loaded = load_catalog(catalogs)
-    check_names(loaded, loaded_scenario, scenario, sources(scenario, overrides, settings, flags))
+    label = COMMAND_LINE if scenario is None else scenario
+    check_names(loaded, loaded_scenario, label, sources(label, overrides, settings, flags))
     quiet = kw.pop("quiet")
     stderr_progress(quiet)("predicting every offering at every instance count, then the rental MILP")
     result = run_cloud(loaded, loaded_scenario, load_calibration(calibration_path), kw.pop("solver"))

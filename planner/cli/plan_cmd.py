@@ -9,6 +9,7 @@ import click
 
 from planner.base.limits import MAX_ALTERNATIVES
 from planner.cli.base import (
+    QUESTION_FLAGS,
     FiniteRange,
     Quantity,
     calibration_option,
@@ -19,7 +20,10 @@ from planner.cli.base import (
     imports_done,
     main,
     micro_batches_option,
+    need_question,
     parse_settings,
+    question_options,
+    question_overrides,
     set_option,
     solver_option,
     stderr_progress,
@@ -30,13 +34,7 @@ from planner.cli.base import (
 @main.command()
 @click.argument("scenario", required=False, type=click.Path())
 @click.option("--schema", is_flag=True, help="Print the scenario file's JSON schema and exit.")
-@click.option("--model", help="Override workload.model (a name from models.csv), e.g. Llama-3-70B.")
-@click.option("--params", help="Override workload.params (no model named), e.g. 176B.")
-@click.option("--seq-len", type=click.IntRange(min=1), help="Override workload.seq_len.")
-@click.option("--framework", type=click.Choice(["deepspeed", "fsdp", "megatron"]), help="Override workload.framework.")
-@click.option("--tokens", help="Override requirement.tokens (with --days: a deadline), e.g. 15T.")
-@click.option("--days", help="Override requirement.days, e.g. 90.")
-@click.option("--name", "scenario_name", help="Override name (the scenario's title in reports).")
+@question_options
 @click.option(
     "--save-scenario",
     type=click.Path(),
@@ -109,11 +107,7 @@ def plan(scenario: str | None, schema: bool, **kw) -> None:
     if schema:
         click.echo(json.dumps(Scenario.model_json_schema(), indent=2))
         return
-    if scenario is None and not (kw["model"] or kw["params"]):
-        raise click.UsageError(
-            "give a SCENARIO file (see examples/), or the question in options: --model (or --params) with "
-            "--tokens and --days (or --gpus); or --schema"
-        )
+    need_question(scenario, kw, "--tokens and --days (or --gpus); or --schema")
     _run_plan(scenario, kw)
 
 
@@ -130,13 +124,7 @@ PLAN_FLAGS = {
     "workload.micro_batches": "--micro-batch",
     "workload.global_batch": "--global-batch",
     "objective.kind": "--objective",
-    "workload.model": "--model",
-    "workload.params": "--params",
-    "workload.seq_len": "--seq-len",
-    "workload.framework": "--framework",
-    "requirement.tokens": "--tokens",
-    "requirement.days": "--days",
-    "name": "--name",
+    **QUESTION_FLAGS,
 }
 
 
@@ -154,13 +142,7 @@ def _overrides(kw: dict) -> dict:
         "workload.micro_batches": list(kw.pop("micro_batches")) or None,
         "workload.global_batch": kw.pop("global_batch"),
         "objective.kind": kw.pop("objective"),
-        "workload.model": kw.pop("model"),
-        "workload.params": kw.pop("params"),
-        "workload.seq_len": kw.pop("seq_len"),
-        "workload.framework": kw.pop("framework"),
-        "requirement.tokens": kw.pop("tokens"),
-        "requirement.days": kw.pop("days"),
-        "name": kw.pop("scenario_name"),
+        **question_overrides(kw),
         **({"workload.qwz": True, "workload.hpz": True, "workload.qgz": True} if zeropp else {}),
     }
 

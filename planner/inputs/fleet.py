@@ -446,7 +446,7 @@ def _set(data: dict, dotted: str, value: object, path: Path) -> None:
 
 
 def _fleet_message(path: str, err: dict) -> str:
-    return field_message(path, err, "fleet", _where)
+    return field_message(path, err, "fleet", _where, root=Fleet)
 
 
 def _where(loc: tuple) -> str:

@@ -763,13 +763,14 @@ def _model_of(annotation):
     return None
 
 
-def field_message(label: str, err: dict, command: str = "plan", where_of=_dotted) -> str:
+def field_message(label: str, err: dict, command: str = "plan", where_of=_dotted, root=None) -> str:
     """file: field = value: what is wrong. The value is cut to MAX_VALUE_CHARS: the input may be huge.
-    `command` names the schema to see; `where_of` writes the field's location."""
+    `command` names the schema to see; `where_of` writes the field's location; `root` is the model whose
+    fields an unknown key is matched against (default: the plan scenario's)."""
     where = where_of(err["loc"])
     message = L.cut(error_text(err) if err["type"] != "missing" else str(err["msg"]))
     if err["type"] == "extra_forbidden":
-        message = _unknown_field(err["loc"], Scenario if command == "plan" else None)
+        message = _unknown_field(err["loc"], root or (Scenario if command == "plan" else None))
     hint = f" (see `planner {command} --schema`)" if err["type"] in ("extra_forbidden", "missing") else ""
     if not err["loc"]:  # a rule over several fields: its message names them
         return f"{label}: {message}{hint}"
