@@ -102,10 +102,12 @@ def predict(
     """Tokens/s, TFLOPs/GPU, step time and memory of one configuration (planner predict). `workload` is a
     scenario's workload section ({"model": "Llama-3-70B", "framework": "fsdp", "seq_len": 8192}); with no
     tp/pp/cp/ep given the layout is searched, as predict does."""
+    from pydantic import ValidationError
+
     from planner.answers.predict import predict as run_predict
     from planner.base.errors import ScenarioError
     from planner.catalog.load import load_catalog
-    from planner.inputs.scenario import Scenario
+    from planner.inputs.scenario import Scenario, validation_messages
     from planner.model.calibration import load_calibration
     from planner.model.workload import Cluster, scenario_training
 
@@ -114,8 +116,8 @@ def predict(
     data = {"workload": {**workload, "micro_batches": [micro_batch]}, "requirement": {"gpus": gpus}}
     try:
         scenario = Scenario.model_validate(data)
-    except ValueError as exc:
-        raise ScenarioError(f"workload: {exc}".splitlines()[0] + " (see `planner plan --schema`)") from None
+    except ValidationError as exc:
+        raise ScenarioError("\n".join(validation_messages("predict", exc))) from None
     work = dataclasses.replace(scenario_training(catalog, scenario), micro_batch=micro_batch)
     cluster = Cluster(
         gpu, gpus, gpus_per_node, node_gbps, fabric.lower(), scale_up_gb_per_s=scale_up_gb_per_s,

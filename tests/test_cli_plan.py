@@ -232,3 +232,17 @@ def test_a_question_in_options_names_what_is_missing_or_mistyped(run, tmp_path):
     assert nothing.exit_code == 2 and "--model (or --params)" in nothing.stderr
     wrong = run("plan", "--params", "7B", "--gpus", "32", "--save-scenario", tmp_path / "q.txt")
     assert wrong.exit_code == 2 and "write .yaml" in wrong.stderr and not (tmp_path / "q.txt").exists()
+
+
+def test_a_saved_scenario_keeps_the_catalogs_the_run_read(run, tmp_path):
+    """--catalog paths (relative to the working folder) are saved as absolute paths: the saved file reads them."""
+    import shutil
+
+    from planner.base.resources import catalogs_dir
+
+    shutil.copy(catalogs_dir() / "nics.csv", tmp_path / "my-nics.csv")
+    saved = tmp_path / "q.yaml"
+    asked = ["--params", "7B", "--seq-len", "2048", "--gpus", "32", "--gpu", "H100", "--micro-batch", "2"]
+    result = run("plan", *asked, "--catalog", tmp_path / "my-nics.csv", "--save-scenario", saved, "-q")
+    assert result.exit_code == 0, result.output
+    assert str((tmp_path / "my-nics.csv").resolve()) in saved.read_text()

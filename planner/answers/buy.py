@@ -52,6 +52,10 @@ def run(
 ) -> Plan:
     progress("building candidate configurations")
     parts = cand.part_designs(catalog, scenario)
+
+    def replan(other: Scenario) -> pd.DataFrame:  # the same hardware's table for another scenario
+        return cand.build(catalog, other, calibration, parts).feasible
+
     sized, table = sized_candidates(catalog, scenario, calibration, parts)
     feasible = table.feasible
     if feasible.empty:
@@ -61,14 +65,17 @@ def run(
     # among the pool, _simplest_of_ties: the answer must not depend on how many alternatives are listed)
     cut = float(groups["score"].iloc[min(alternatives, len(groups) - 1)])
     groups = groups[groups["score"].to_numpy(float) <= cut + 1e-9 * max(1.0, abs(cut))]
-    pool = feasible.merge(groups[cand.GROUP], on=cand.GROUP).reset_index(drop=True)
+    pool = feasible.merge(groups[cand.GROUP], on=cand.GROUP)
+    # in objective order, so an output objective's MILP can rank equal scores by price (score_rank)
+    pool = pool.sort_values(["score", "capex_usd", "power_w", "planes"], kind="stable", ignore_index=True)
+    pool["score_rank"] = np.arange(len(pool), dtype=float)
     progress(f"solving the MILP over the {len(pool):,} of {len(table.frame):,} candidates that can win")
     sol = buy.optimize(pool, sized, solver, time_limit_s, gap)
     if sol is None:  # the pool holds only candidates within every limit, so this is a fault
         raise SolverError("the MILP found no plan although feasible candidates exist; report this as a bug")
     sol = _simplest_of_ties(pool, sol, scenario, table, calibration)
     row = _clean(pool.iloc[sol.k])
-    _check_against_table(sol, feasible.iloc[0])
+    _check_against_table(sol, pool, feasible.iloc[0], scenario.objective.kind)
     per_gpu = per_gpu_rows(feasible)
     listed = _listed(feasible, row, alternatives) | {"per_gpu": per_gpu}
     fewer = fewer_alternatives_note(table, alternatives, len(listed["alternatives"]))
@@ -79,7 +86,10 @@ def run(
     head, head_lines = summarize(row, sol.nodes, "chosen")
     _check_cost(sol, head, scenario.objective.kind)
     described_as = {
-        name: [compare(head, head_lines, *summarize(r, int(r["nodes"]), label, head)) for label, r in rows]
+        name: [
+            compare(head, head_lines, *summarize(r, int(r["nodes"]), label, head), scenario.objective.kind)
+            for label, r in rows
+        ]
         for name, rows in listed.items()
     }
     detail = _detail(catalog, scenario, row, sol.nodes)
@@ -98,7 +108,7 @@ def run(
         links=detail["links"],
         layout=detail["layout"],
         not_priced=detail["not_priced"],
-        why=why(scenario, row, head, table.training, calibration, batch_note(scenario, table, head))
+        why=why(scenario, row, head, table.training, calibration, batch_note(scenario, table, head, replan))
         + nic_note(catalog, scenario, calibration, table, row, head)
         + tie_notes(head, described_as["per_fabric"])
         + radix_notes(catalog, head, described_as["per_fabric"])
@@ -233,6 +243,25 @@ def plan_schedule(scenario: Scenario, work: Training, head: Summary, row: dict) 
     return reliability.schedule(scenario, g, head.metrics.training_days)
 
 
+def _objective_note(scenario: Scenario, head: Summary) -> str:
+    """What sets the node count under an output objective: the count with the lowest TCO per token, or the most
+    the caps allow."""
+    n, m, c = head.choice.nodes, head.metrics, scenario.constraints
+    if scenario.objective.kind == "cost-per-token":
+        return (
+            f"objective cost-per-token: {n} nodes is this configuration's count with the lowest TCO per trained "
+            f"token (${m.usd_per_million_tokens:,.3g} per million) among those meeting the requirement."
+        )
+    limits = [f"budget {format_usd(c.budget_usd)}" if c.budget_usd is not None else "",
+              f"power cap {c.power_kw:g} kW" if c.power_kw is not None else "", f"max_nodes {c.max_nodes}"]  # fmt: skip
+    days = m.effective_training_days or m.training_days
+    trained = f", {days:.1f} days to train" if days is not None else ""
+    return (
+        f"objective {scenario.objective.kind}: the most tokens/s within the {', '.join(x for x in limits if x)}: "
+        f"{n} nodes{trained} (capex {format_usd(head.cost.capex_usd)})."
+    )
+
+
 def _deadline_note(scenario: Scenario, m: Metrics) -> str:
     r = scenario.requirement
     allowed = f"{r.days:g} days" + (
@@ -335,12 +364,14 @@ def _simplest_of_ties(pool: pd.DataFrame, sol: buy.Solution, scenario: Scenario,
     return sol if chosen < 0 or index[chosen] == sol.k else dataclasses.replace(sol, k=index[chosen])
 
 
-def _check_against_table(sol: buy.Solution, cheapest: pd.Series) -> None:
-    """The MILP and the priced table must agree on the optimum (both are exact at gap 0)."""
+def _check_against_table(sol: buy.Solution, pool: pd.DataFrame, cheapest: pd.Series, kind: str) -> None:
+    """The MILP and the priced table must agree on the optimum (both are exact at gap 0); an output objective's
+    MILP ranks the pool, so its pick's score is compared."""
     exact = sol.result.status == "optimal" and sol.result.gap == 0
-    if exact and sol.result.objective > cheapest["score"] + 1e-9 * max(1.0, abs(cheapest["score"])):
+    got = float(pool.iloc[sol.k]["score"]) if kind in costing.OUTPUT_KINDS else sol.result.objective
+    if exact and got > cheapest["score"] + 1e-9 * max(1.0, abs(cheapest["score"])):
         raise SolverError(
-            f"the MILP's optimum ({sol.result.objective:,.6g}) is worse than the priced table's "
+            f"the MILP's optimum ({got:,.6g}) is worse than the priced table's "
             f"({cheapest['score']:,.6g}); report this as a bug"
         )
 
@@ -457,15 +488,32 @@ def _per_token(cost: CostBreakdown, metrics: Metrics, scenario: Scenario) -> dic
     return {"usd_per_million_tokens": per_million, "cost_to_train_usd": per_million * tokens / 1e6 if tokens else None}
 
 
-def compare(head: Summary, head_lines: list[BomLine], other: Summary, lines: list[BomLine]) -> Summary:
+# Under an output objective two plans tie only when what it ranks by (tokens/s at goodput, or TCO per token) is
+# within this share, besides their price difference being within its uncertainty.
+OUTPUT_TIE_SHARE = 0.01
+
+
+def compare(
+    head: Summary, head_lines: list[BomLine], other: Summary, lines: list[BomLine], kind: str = "capex"
+) -> Summary:
     """`other` against the chosen plan: the price uncertainty of the parts they do not share (by their rows'
-    confidence, planner.assumptions.hardware.PRICE_UNCERTAINTY), whether the difference is within it (a tie),
-    and what decides it."""
+    confidence, planner.assumptions.hardware.PRICE_UNCERTAINTY), whether the difference is within it (a tie;
+    under an output objective also what it ranks by, OUTPUT_TIE_SHARE), and what decides it."""
     uncertainty = costing.difference_uncertainty_usd(lines, head_lines)
     same = other.choice == head.choice
     tie = not same and abs(other.delta_usd) <= uncertainty
+    if kind in costing.OUTPUT_KINDS:
+        tie = tie and abs(_ranked_by(other, kind) / max(_ranked_by(head, kind), 1e-12) - 1) <= OUTPUT_TIE_SHARE
     decides = _decides(head, other, head_lines, lines) if tie else ""
     return other.model_copy(update={"uncertainty_usd": uncertainty, "tie": tie, "decides": decides})
+
+
+def _ranked_by(s: Summary, kind: str) -> float:
+    """What an output objective ranks a plan by: its TCO per million tokens, or its tokens/s at goodput."""
+    m = s.metrics
+    if kind == "cost-per-token":
+        return m.usd_per_million_tokens or 0.0
+    return m.tokens_per_s * (m.goodput if m.goodput is not None else 1.0)
 
 
 def _decides(head: Summary, other: Summary, a: list[BomLine], b: list[BomLine]) -> str:
@@ -642,7 +690,9 @@ def why(
             f"{m.achieved_tflops_per_gpu:.1f}; cheaper networks or scales fall short of it "
             f"(bound by {binding.label(m.binding, m.t_comm_exposed_s, m.t_step_s)})."
         )
-    if batch_cause:
+    if scenario.objective.kind in costing.OUTPUT_KINDS:
+        notes.append(_objective_note(scenario, head))
+    elif batch_cause:
         notes.append(batch_cause)
     elif scenario.requirement.tokens is not None:
         notes.append(_deadline_note(scenario, m))
@@ -1234,12 +1284,13 @@ def _batch_that_runs(batch: int, keys, nodes: np.ndarray) -> tuple[np.ndarray, n
 BATCH_CAUSE_SHARE = 0.01
 
 
-def batch_note(scenario: Scenario, table: cand.Candidates, head: Summary) -> str:
+def batch_note(scenario: Scenario, table: cand.Candidates, head: Summary, replan) -> str:
     """When the global batch, not the deadline or memory, sets the node count: each candidate at the first
     count its performance key needs (memory, target and deadline at the key's goodput bound, whatever the batch
     allows: table.bounds) is priced there; when the cheapest is cheaper than the plan by BATCH_CAUSE_SHARE, it is
     named with the batch nearest the given one that would run at that count (the batch sets the count, and
-    another batch would save the difference). An estimate: the count is not re-checked at its own goodput."""
+    another batch would save the difference), once `replan(scenario)` (the priced table's feasible rows, cheapest
+    first) confirms that batch saves at least that share, with what it saves there."""
     req, frame = table.requirements, table.feasible
     if not req.global_batch or scenario.objective.kind in costing.OUTPUT_KINDS or frame.empty:
         return ""
@@ -1265,12 +1316,21 @@ def batch_note(scenario: Scenario, table: cand.Candidates, head: Summary) -> str
     allows = " and ".join(str(n) for n in around) or "no"
     money = costing.money_kind(scenario.objective.kind)
     layout = f", TP {best['tp']} x PP {best['pp']}" if int(best["tp"]) * int(best["pp"]) > 1 else ""
+    checked = replan(scenario.model_copy(update={"workload": scenario.workload.model_copy(
+        update={"global_batch": proposal})}))  # fmt: skip
+    if checked.empty or head.cost.objective_usd - float(checked["objective_usd"].iloc[0]) < (
+        BATCH_CAUSE_SHARE * head.cost.objective_usd
+    ):
+        return ""  # the estimate does not hold once that batch is planned: nothing is promised
+    found = checked.iloc[0]
     return (
         f"global batch {batch} sets the node count, not the deadline: without it {nodes} x {best['server']} "
         f"({best['nics_per_node']} x {best['nic']}, micro-batch {int(best['micro_batch'])}{layout}) would meet every "
         f"other requirement for about {format_usd(saved)} less {money}, but the batch splits into whole micro-batches "
-        f"per data-parallel rank there only at {allows} nodes; a global batch of {proposal} would run at {nodes} "
-        "(set workload.global_batch, --global-batch; an estimate before its goodput is re-checked)."
+        f"per data-parallel rank there only at {allows} nodes; planned with a global batch of {proposal}, "
+        f"{int(found['nodes'])} x {found['server']} meet it for "
+        f"{format_usd(head.cost.objective_usd - float(found['objective_usd']))} less (set workload.global_batch, "
+        "--global-batch)."
     )
 
 

@@ -173,8 +173,8 @@ def _run_plan(path: str | None, kw: dict) -> None:
     label = COMMAND_LINE if path is None else path
     check_names(loaded, loaded_scenario, label, sources(label, overrides, settings, PLAN_FLAGS))
     if saved:  # the question itself, kept even when no plan meets it
-        write_report(Outputs(command_inputs(path, catalogs, calibration_path)), _question(path, overrides, settings),
-                     targets[-1:], kw["quiet"])  # fmt: skip
+        question = _question(path, overrides, settings, catalogs)
+        write_report(Outputs(command_inputs(path, catalogs, calibration_path)), question, targets[-1:], kw["quiet"])
         targets = targets[:-1]
     calibration = load_calibration(calibration_path)
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
@@ -207,15 +207,15 @@ def _run_plan(path: str | None, kw: dict) -> None:
         )
 
 
-def _question(path, overrides, settings):
-    """What --save-scenario writes: the scenario file's mapping with every option applied."""
+def _question(path, overrides, settings, catalogs):
+    """What --save-scenario writes: the scenario file's mapping with every option applied, its catalogs those
+    the run read (the file's and --catalog's, as absolute paths, so the saved file reads the same ones)."""
     from planner.inputs.scenario import scenario_data
     from planner.report.writers import ScenarioReport
 
     data = scenario_data(path, overrides, settings)
-    if path is not None and data.get("catalogs"):  # relative to the file read, so the saved file reads the same ones
-        base = Path(path).parent
-        data["catalogs"] = [str((base / c).resolve()) for c in data["catalogs"]]
+    if catalogs:
+        data["catalogs"] = [str(Path(c).resolve()) for c in catalogs]
     return ScenarioReport(data)
 
 

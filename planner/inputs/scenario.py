@@ -646,10 +646,13 @@ COMMAND_LINE = "the command line"
 
 
 def scenario_data(
-    path: str | Path | None, overrides: dict[str, object] | None = None, settings: dict[str, object] | None = None
+    path: str | Path | None,
+    overrides: dict[str, object] | None = None,
+    settings: dict[str, object] | None = None,
+    ask: str = "give --tokens with --days (a deadline), or --gpus (a GPU count)",
 ) -> dict:
     """The scenario's raw mapping: the file's (an empty one without a file: a question asked in options alone)
-    with the command line's overrides applied; what --save-scenario writes."""
+    with the command line's overrides applied; what --save-scenario writes. `ask`: how to give a requirement."""
     data: object = {} if path is None else read_yaml(Path(path), "scenario")
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a YAML mapping with workload, requirement, target_tflops")
@@ -660,9 +663,7 @@ def scenario_data(
     if path is None and "name" not in data:
         data = {"name": _question_name(data), **data}
     if path is None and not data.get("requirement"):
-        raise ScenarioError(
-            f"{COMMAND_LINE}: no requirement: give --tokens with --days (a deadline), or --gpus (a GPU count)"
-        )
+        raise ScenarioError(f"{COMMAND_LINE}: no requirement: {ask}")
     return data
 
 
@@ -676,7 +677,11 @@ def load_scenario(
     dotted key, which an error in its value names instead of the file)."""
     label = COMMAND_LINE if path is None else str(path)
     base = Path(path).parent if path is not None else Path.cwd()
-    return validated(scenario_data(path, overrides, settings), label, base, sources(label, overrides, settings, flags))
+    ask = "give --tokens with --days (a deadline)" + (
+        ", or --gpus (a GPU count)" if "requirement" in (flags or {}) else ""
+    )
+    data = scenario_data(path, overrides, settings, ask)
+    return validated(data, label, base, sources(label, overrides, settings, flags))
 
 
 def validated(data: dict, label: str, base: Path, given: dict[str, str] | None = None) -> Scenario:

@@ -428,10 +428,11 @@ def define_cost(rows: list[dict], variables: dict[int, CandidateVars]) -> costin
 
 def define_objective(problem: pulp.LpProblem, cost: costing.Cost, objective, rows, variables) -> None:
     """capex, or capex + energy over the horizon (TCO); for an output objective (cost per token, throughput,
-    days) sum_k score_k z_k, each candidate at its one node count (planner.tables.buy.score), the budget and
-    power rows as for the others."""
-    if objective.kind in costing.OUTPUT_KINDS:
-        problem += pulp.lpSum(float(row["score"]) * cv.z for row, cv in zip(rows, variables.values(), strict=True))
+    days) sum_k rank_k z_k, each candidate at its one node count ranked by its score, then its capex
+    (planner.tables.buy.score; score_rank, or the score itself), the budget and power rows as for the others."""
+    if objective.kind in costing.OUTPUT_KINDS:  # the candidates' rank by (score, capex): equal scores by price
+        rank = [float(row.get("score_rank", row["score"])) for row in rows]
+        problem += pulp.lpSum(r * cv.z for r, cv in zip(rank, variables.values(), strict=True))
     else:
         problem += costing.objective_usd(cost, objective)
 

@@ -403,7 +403,8 @@ def _anchor_cell(chart) -> tuple[int, int]:
     if isinstance(chart.anchor, str):
         letters, row = coordinate_from_string(chart.anchor)
         return column_index_from_string(letters) - 1, row
-    return chart.anchor._from.col, chart.anchor._from.row + 1
+    start = getattr(chart.anchor, "_from", None)
+    return (start.col, start.row + 1) if start is not None else (0, 1)  # an absolute anchor: as at A1
 
 
 def charts_below(ws: Worksheet, width_pt: float) -> None:

@@ -777,20 +777,119 @@ def score(priced: pd.DataFrame, scenario: Scenario, work: Training, calibration,
     kind = scenario.objective.kind
     if kind not in costing.OUTPUT_KINDS or priced.empty:
         return priced.copy().assign(score=priced["objective_usd"].to_numpy(float))  # copy: one block, no warning
-    if kind != "cost-per-token":
-        priced = _largest_within_limits(priced, scenario, req)
-    nodes = priced["nodes"].to_numpy(np.int64)
-    ev = evaluate_at(key_arrays(priced), nodes, work, calibration, req.confidence)
-    rate = np.asarray(ev["tokens_per_s"], dtype=float) * _goodput_of(priced, nodes, scenario, req, work)
-    rate = np.maximum(rate, 1e-12)
     if kind == "cost-per-token":
-        horizon_s = scenario.objective.years * HOURS_PER_YEAR * SECONDS_PER_HOUR
-        value = priced["objective_usd"].to_numpy(float) / (rate * horizon_s) * 1e6
-    elif kind == "throughput":
-        value = -rate
-    else:
-        value = req.tokens / rate / SECONDS_PER_DAY
+        return _cheapest_per_token(priced, scenario, work, calibration, req)
+    priced = _largest_within_limits(priced, scenario, req)
+    nodes = priced["nodes"].to_numpy(np.int64)
+    rate = _rate(priced, nodes, scenario, work, calibration, req)
+    value = -rate if kind == "throughput" else req.tokens / rate / SECONDS_PER_DAY
     return priced.assign(score=value, n_lo=nodes, n_hi=nodes)
+
+
+def _rate(rows: pd.DataFrame, nodes: np.ndarray, scenario: Scenario, work, calibration, req) -> np.ndarray:
+    """Tokens/s of each row at `nodes`, at its goodput (a reported plan's rate)."""
+    ev = evaluate_at(key_arrays(rows), nodes, work, calibration, req.confidence)
+    rate = np.asarray(ev["tokens_per_s"], dtype=float) * _goodput_of(rows, nodes, scenario, req, work)
+    return np.maximum(rate, 1e-12)
+
+
+# cost-per-token searches each row's counts from its smallest: first COARSE_COUNTS of them spread geometrically for
+# every row, then, for the PER_TOKEN_ROWS rows best there, PER_TOKEN_COUNTS (every legal count when there are no
+# more) and every count between the best one's neighbours
+COARSE_COUNTS, PER_TOKEN_COUNTS, PER_TOKEN_ROWS = 8, 48, 256
+
+
+def _cheapest_per_token(priced: pd.DataFrame, scenario: Scenario, work, calibration, req) -> pd.DataFrame:
+    """Each row at the node count, from its smallest meeting the requirement to its largest, with the lowest TCO
+    per million trained tokens within the budget and power caps (fixed costs, storage, management, staff, spread
+    over more tokens can make a larger count cheaper per token), priced there. Every row is searched coarsely;
+    the best PER_TOKEN_ROWS finely (a row that is not among them keeps its coarse count)."""
+    lo, hi = priced["nodes"].to_numpy(np.int64), priced["n_hi"].to_numpy(np.int64)
+    legal = _legal_sets(priced, req, int(hi.max()))
+    coarse = [_thin(c, COARSE_COUNTS) for c in legal.between(lo, hi)]
+    nodes, value = _per_token_at(priced, coarse, scenario, work, calibration, req)
+    top = np.argsort(value, kind="stable")[:PER_TOKEN_ROWS]
+    fine = [_thin(c, PER_TOKEN_COUNTS) for c in legal.between(lo[top], hi[top], top)]
+    best, _ = _per_token_at(priced.iloc[top], fine, scenario, work, calibration, req)
+    around = []
+    for k, counts in enumerate(fine):
+        at = int(np.searchsorted(counts, best[k]))
+        below, above = counts[max(at - 1, 0)], counts[min(at + 1, len(counts) - 1)]
+        around.append(legal.between(np.array([below]), np.array([above]), top[k : k + 1])[0])
+    nodes[top], _ = _per_token_at(priced.iloc[top], around, scenario, work, calibration, req)
+    repriced = reprice_at(priced, nodes, scenario)
+    rate = _rate(repriced, nodes, scenario, work, calibration, req)
+    horizon_s = scenario.objective.years * HOURS_PER_YEAR * SECONDS_PER_HOUR
+    score = repriced["objective_usd"].to_numpy(float) / (rate * horizon_s) * 1e6
+    return repriced.assign(score=score, n_lo=nodes, n_hi=nodes)
+
+
+@dataclass(frozen=True)
+class _LegalSets:
+    """The node counts each row's layout and batch allow (legal_nodes, once per distinct shape): None for every
+    count."""
+
+    codes: np.ndarray
+    sets: list
+
+    def between(self, lo: np.ndarray, hi: np.ndarray, rows: np.ndarray | None = None) -> list[np.ndarray]:
+        codes = self.codes if rows is None else self.codes[rows]
+        out = []
+        for code, a, b in zip(codes, lo, hi, strict=True):
+            legal = self.sets[code]
+            counts = np.arange(a, b + 1, dtype=np.int64) if legal is None else legal[(legal >= a) & (legal <= b)]
+            out.append(counts if len(counts) else np.array([a], dtype=np.int64))
+        return out
+
+
+def _legal_sets(rows: pd.DataFrame, req: Requirements, top: int) -> _LegalSets:
+    shape = ["gpus_per_node", "micro_batch", *LAYOUT]
+    values = rows[shape].astype(np.int64)
+    codes, firsts = _distinct(values, shape)
+    return _LegalSets(codes, [legal_nodes(values.iloc[i].to_dict(), req, top) for i in firsts])
+
+
+def _thin(counts: np.ndarray, most: int) -> np.ndarray:
+    """At most `most` of the counts, spread geometrically (the first and the last kept)."""
+    if len(counts) <= most:
+        return counts
+    picks = np.unique(np.round(np.geomspace(1, len(counts), most)).astype(np.int64) - 1)
+    return counts[picks]
+
+
+PER_TOKEN_CHUNK = 256  # rows evaluated at once (each at up to PER_TOKEN_COUNTS counts)
+
+
+def _per_token_at(priced: pd.DataFrame, counts: list[np.ndarray], scenario, work, calibration, req):
+    """Per row, the count among its `counts` with the lowest TCO per token that is within the caps and meets
+    the requirement (the row's first count when none does), and that TCO per token (inf: none);
+    PER_TOKEN_CHUNK rows at a time."""
+    parts = [
+        _per_token_chunk(priced.iloc[a : a + PER_TOKEN_CHUNK], counts[a : a + PER_TOKEN_CHUNK], scenario, work,
+                         calibration, req)
+        for a in range(0, len(priced), PER_TOKEN_CHUNK)
+    ]  # fmt: skip
+    nodes = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    return nodes, (np.concatenate([p[1] for p in parts]) if parts else np.zeros(0))
+
+
+def _per_token_chunk(priced: pd.DataFrame, counts: list[np.ndarray], scenario, work, calibration, req):
+    index = np.repeat(np.arange(len(priced)), [len(c) for c in counts])
+    nodes = np.concatenate(counts)
+    rows = reprice_at(priced.iloc[index].reset_index(drop=True), nodes, scenario)
+    ev = evaluate_at(key_arrays(rows), nodes, work, calibration, req.confidence)
+    goodput = _goodput_of(rows, nodes, scenario, req, work)
+    rate = np.maximum(np.asarray(ev["tokens_per_s"], dtype=float) * goodput, 1e-12)
+    per_token = rows["objective_usd"].to_numpy(float) / rate
+    ok = rows["within_limits"].to_numpy(bool) & np.asarray(fast_enough(ev, req, goodput), dtype=bool)
+    ok &= np.asarray(meets_target(ev, req), dtype=bool) & np.asarray(ev["fits_memory"], dtype=bool)
+    per_token = np.where(ok, per_token, np.inf)
+    order = np.lexsort((nodes, per_token, index))  # per row, cheapest per token first (then fewer nodes)
+    first = order[np.r_[True, index[order][1:] != index[order][:-1]]]
+    best, value = nodes[first], per_token[first]
+    none = ~np.isfinite(value)
+    best[none] = np.array([c[0] for c in counts])[none]
+    return best, value
 
 
 def _goodput_of(rows: pd.DataFrame, nodes: np.ndarray, scenario: Scenario, req: Requirements, work) -> np.ndarray:
@@ -1046,7 +1145,8 @@ def build(
     profiles, profile_of = _profiles(table)
     rows = _node_range(_attach_bounds(_with_micro_batches(profiles, scenario, lay, allowed), bounds), req)
     rows = rows[_rail_only_legal(rows)].reset_index(drop=True)
-    if len(lay) > 1:
+    if len(lay) > 1 and scenario.objective.kind not in costing.OUTPUT_KINDS:
+        # (an output objective moves a row to another count, where another layout may be faster: score keeps all)
         rows = _best_layouts(rows, work, calibration, req)
     rows = _per_design(rows, profile_of)
     # the wide columns only for the rows that have a node range (a few hundred of thousands)
