@@ -769,11 +769,11 @@ def own_goodput(rows: pd.DataFrame, nodes: np.ndarray, req: Requirements, work: 
 
 def score(priced: pd.DataFrame, scenario: Scenario, work: Training, calibration, req: Requirements) -> pd.DataFrame:
     """What the objective minimises for each row, in `score`: its capex or TCO at its smallest count; for
-    cost-per-token the TCO per million trained tokens there (the smallest count that meets the requirement: a
-    larger one adds GPUs whose throughput per GPU only falls); for throughput and days the row at the largest
-    count within the budget, power cap and max_nodes, scored by minus its tokens/s or by its training days, in
-    calendar time (goodput counted) where there is a deadline. An output-scored row is priced at that one count
-    (n_lo = n_hi = nodes): the MILP then chooses among configurations, each at its count."""
+    cost-per-token the TCO per million trained tokens at the row's count with the least of it (_cheapest_per_token);
+    for throughput and days the row at the largest count within the budget, power cap and max_nodes, scored by
+    minus its tokens/s or by its training days, in calendar time (goodput counted) where there is a deadline. An
+    output-scored row is priced at that one count (n_lo = n_hi = nodes): the MILP then chooses among
+    configurations, each at its count."""
     kind = scenario.objective.kind
     if kind not in costing.OUTPUT_KINDS or priced.empty:
         return priced.copy().assign(score=priced["objective_usd"].to_numpy(float))  # copy: one block, no warning
