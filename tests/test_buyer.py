@@ -108,41 +108,38 @@ def test_output_objectives_need_a_limit_and_days_needs_tokens():
         )
 
 
-def test_the_global_batch_named_when_it_sets_the_node_count():
+def _batch_case(batch, settings=None):
+    from planner.base.resources import examples_dir
+    from planner.inputs.scenario import load_scenario
+
+    over = {"requirement.days": 37, "confidence": 0.9}
+    if batch is not None:
+        over["workload.global_batch"] = batch
+    scn = load_scenario(
+        examples_dir() / "llama-70b-h100.yaml", over, settings={"target_tflops": None, **(settings or {})}
+    )
+    return purchase.run(load_catalog(), scn, Calibration.default(), alternatives=0)
+
+
+@pytest.mark.parametrize("batch", [1536, 2048])
+def test_the_global_batch_named_when_it_sets_the_node_count(batch):
     """The issue's case: at --confidence 0.9 a global batch of 2048 splits only at 128 or 256 nodes, so the plan
-    jumps to 256 nodes; why-this-plan blames the batch (not the deadline) and names a batch that runs near the
-    count the deadline needs, with what planning it saves; planning with that batch buys exactly that."""
+    jumps to 256 nodes; why-this-plan blames the batch (not the deadline) and names the settings (batch,
+    micro-batch, layout) that run near the count the deadline needs, with what planning them saves; planning
+    with exactly those settings buys that count for that saving."""
     import re
 
-    from planner.base.resources import examples_dir
-    from planner.inputs.scenario import load_scenario
+    from planner.base.safeyaml import load_yaml
 
-    def plan(batch):
-        over = {"workload.global_batch": batch, "requirement.days": 37, "confidence": 0.9}
-        scn = load_scenario(examples_dir() / "llama-70b-h100.yaml", over, settings={"target_tflops": None})
-        return purchase.run(load_catalog(), scn, Calibration.default(), alternatives=0)
-
-    jumped = plan(2048)
-    note = next(w for w in jumped.why if w.startswith("global batch 2048 sets the node count"))
+    jumped = _batch_case(batch)
+    note = next(w for w in jumped.why if w.startswith(f"global batch {batch} sets the node count"))
     assert not any("sets the node count" in w and w.startswith("the deadline") for w in jumped.why)
-    found = re.search(r"planned with a global batch of (\d+), (\d+) x .* meet it for \$([\d,]+) less", note)
-    batch, nodes, saved = int(found[1]), int(found[2]), float(found[3].replace(",", ""))
-    assert jumped.choice.nodes == 256 and nodes < 200
-    fixed = plan(batch)
-    assert fixed.choice.nodes == nodes
+    found = re.search(r"\((--set .*)\), (\d+) x .* meet it for \$([\d,]+) less", note)
+    settings = dict(item.split("=", 1) for item in re.findall(r"--set (\S+)", found[1]))
+    nodes, saved = int(found[2]), float(found[3].replace(",", ""))
+    fixed = _batch_case(None, {k: load_yaml(v) for k, v in settings.items()})
+    assert fixed.choice.nodes == nodes < jumped.choice.nodes
     assert jumped.cost.capex_usd - fixed.cost.capex_usd == pytest.approx(saved, abs=1)
-
-
-def test_no_batch_advice_that_planning_would_not_bear_out():
-    """At global batch 1536 the unbatched estimate points at a batch whose plan is dearer (its count misses the
-    deadline at its own goodput): no claim is made."""
-    from planner.base.resources import examples_dir
-    from planner.inputs.scenario import load_scenario
-
-    over = {"workload.global_batch": 1536, "requirement.days": 37, "confidence": 0.9}
-    scn = load_scenario(examples_dir() / "llama-70b-h100.yaml", over, settings={"target_tflops": None})
-    plan = purchase.run(load_catalog(), scn, Calibration.default(), alternatives=0)
-    assert not any("sets the node count, not the deadline" in w for w in plan.why)
 
 
 def test_fewer_alternatives_than_asked_says_why():

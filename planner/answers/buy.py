@@ -53,8 +53,8 @@ def run(
     progress("building candidate configurations")
     parts = cand.part_designs(catalog, scenario)
 
-    def replan(other: Scenario) -> pd.DataFrame:  # the same hardware's table for another scenario
-        return cand.build(catalog, other, calibration, parts).feasible
+    def replan(other: Scenario) -> pd.DataFrame:  # the table of another scenario (its own servers' designs)
+        return cand.build(catalog, other, calibration).feasible
 
     sized, table = sized_candidates(catalog, scenario, calibration, parts)
     feasible = table.feasible
@@ -1289,8 +1289,8 @@ def batch_note(scenario: Scenario, table: cand.Candidates, head: Summary, replan
     count its performance key needs (memory, target and deadline at the key's goodput bound, whatever the batch
     allows: table.bounds) is priced there; when the cheapest is cheaper than the plan by BATCH_CAUSE_SHARE, it is
     named with the batch nearest the given one that would run at that count (the batch sets the count, and
-    another batch would save the difference), once `replan(scenario)` (the priced table's feasible rows, cheapest
-    first) confirms that batch saves at least that share, with what it saves there."""
+    another batch would save the difference), once `replan` (the priced table's feasible rows, cheapest first)
+    of that configuration at that batch (_trial) confirms it saves at least that share, with what it saves."""
     req, frame = table.requirements, table.feasible
     if not req.global_batch or scenario.objective.kind in costing.OUTPUT_KINDS or frame.empty:
         return ""
@@ -1316,21 +1316,39 @@ def batch_note(scenario: Scenario, table: cand.Candidates, head: Summary, replan
     allows = " and ".join(str(n) for n in around) or "no"
     money = costing.money_kind(scenario.objective.kind)
     layout = f", TP {best['tp']} x PP {best['pp']}" if int(best["tp"]) * int(best["pp"]) > 1 else ""
-    checked = replan(scenario.model_copy(update={"workload": scenario.workload.model_copy(
-        update={"global_batch": proposal})}))  # fmt: skip
+    checked = replan(_trial(scenario, best, proposal))
     if checked.empty or head.cost.objective_usd - float(checked["objective_usd"].iloc[0]) < (
         BATCH_CAUSE_SHARE * head.cost.objective_usd
     ):
         return ""  # the estimate does not hold once that batch is planned: nothing is promised
     found = checked.iloc[0]
+    sets = " ".join(f"--set workload.{k}={v}" for k, v in _trial_settings(best, proposal).items())
     return (
         f"global batch {batch} sets the node count, not the deadline: without it {nodes} x {best['server']} "
         f"({best['nics_per_node']} x {best['nic']}, micro-batch {int(best['micro_batch'])}{layout}) would meet every "
         f"other requirement for about {format_usd(saved)} less {money}, but the batch splits into whole micro-batches "
-        f"per data-parallel rank there only at {allows} nodes; planned with a global batch of {proposal}, "
-        f"{int(found['nodes'])} x {found['server']} meet it for "
-        f"{format_usd(head.cost.objective_usd - float(found['objective_usd']))} less (set workload.global_batch, "
-        "--global-batch)."
+        f"per data-parallel rank there only at {allows} nodes; planned with a global batch of {proposal} and that "
+        f"configuration's micro-batch and layout ({sets}), {int(found['nodes'])} x {found['server']} meet it for "
+        f"{format_usd(head.cost.objective_usd - float(found['objective_usd']))} less."
+    )
+
+
+def _trial_settings(row: dict, batch: int) -> dict:
+    """The workload settings that plan the configuration the batch note names: the batch, its micro-batch and,
+    when it is not plain data parallelism, its layout (what a user sets to get what the note promises)."""
+    settings = {"global_batch": batch, "micro_batches": f"[{int(row['micro_batch'])}]"}
+    fixed = {k: int(row[k]) for k in ("tp", "pp", "vp", "cp", "ep")}
+    return settings | (fixed if any(v > 1 for v in fixed.values()) else {})
+
+
+def _trial(scenario: Scenario, row: dict, batch: int) -> Scenario:
+    """The scenario with _trial_settings, on that configuration's server alone (a small table confirms it)."""
+    workload = _trial_settings(row, batch) | {"micro_batches": [int(row["micro_batch"])]}
+    return scenario.model_copy(
+        update={
+            "workload": scenario.workload.model_copy(update=workload),
+            "constraints": scenario.constraints.model_copy(update={"servers": [row["server"]]}),
+        }
     )
 
 
