@@ -1342,14 +1342,25 @@ def _trial_settings(row: dict, batch: int) -> dict:
 
 
 def _trial(scenario: Scenario, row: dict, batch: int) -> Scenario:
-    """The scenario with _trial_settings, on that configuration's server alone (a small table confirms it)."""
+    """The scenario with _trial_settings, on that configuration's server, fabric and switch alone (a small table
+    confirms it)."""
     workload = _trial_settings(row, batch) | {"micro_batches": [int(row["micro_batch"])]}
     return scenario.model_copy(
         update={
             "workload": scenario.workload.model_copy(update=workload),
-            "constraints": scenario.constraints.model_copy(update={"servers": [row["server"]]}),
+            "constraints": scenario.constraints.model_copy(update=_same_hardware(row)),
         }
     )
+
+
+def _same_hardware(row: dict) -> dict:
+    """Constraints that keep a row's server, fabric and switch (what the trial table needs, and no more)."""
+    same: dict = {"servers": [row["server"]]}
+    if row.get("fabric") and row["fabric"] != "none":
+        same["fabrics"] = [row["fabric"]]
+    if row.get("switch"):
+        same["switches"] = [row["switch"]]
+    return same
 
 
 def _nearest_batch(batch: int, row: dict, nodes: int) -> int:
