@@ -143,11 +143,15 @@ def _inputs(scenario: ScenarioLike, catalogs, calibration, overrides: dict):
     from planner.model.calibration import load_calibration
 
     dotted = {_SHORT.get(k, k.replace("__", ".")): v for k, v in overrides.items()}
+    named = {_SHORT.get(k, k.replace("__", ".")): f"keyword {k}" for k in overrides}  # an error names the keyword
     if isinstance(scenario, str | Path):
-        loaded = load_scenario(scenario, settings=dotted)
+        values = {k: v for k, v in dotted.items() if v is not None}
+        nulls = {k: v for k, v in dotted.items() if v is None}  # (set to null: what --set KEY=null does)
+        loaded = load_scenario(scenario, values, nulls, named)
     elif isinstance(scenario, Mapping | Scenario):
         data = scenario.model_dump() if isinstance(scenario, Scenario) else dict(scenario)
-        loaded = validated(apply_overrides(_deep_copy(data), dotted, keep_none=True), "scenario", Path.cwd())
+        data = apply_overrides(_deep_copy(data), dotted, keep_none=True)
+        loaded = validated(data, "scenario", Path.cwd(), named)
     else:
         raise ScenarioError(f"scenario: give a file path, a mapping or a Scenario, not {type(scenario).__name__}")
     return loaded, load_catalog([*loaded.catalogs, *catalogs]), load_calibration(calibration)

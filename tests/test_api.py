@@ -57,3 +57,10 @@ def test_bad_input_raises_the_commands_error():
         planner.plan(42)
     with pytest.raises(AttributeError):
         planner.no_such_function  # noqa: B018
+
+
+def test_an_error_names_the_keyword_that_set_the_value():
+    with pytest.raises(ScenarioError, match=r"^keyword max_nodes: constraints.max_nodes = 0: must be at least 1"):
+        planner.plan(ROOT / "examples" / "bloom-176b-v100.yaml", max_nodes=0)
+    with pytest.raises(ScenarioError, match=r"^keyword workload__seqlen: workload.seqlen = 5: unknown field"):
+        planner.plan({"workload": {"model": "Llama-3-8B"}, "requirement": {"gpus": 8}}, workload__seqlen=5)
