@@ -192,7 +192,7 @@ class Objective(_Strict):
     kind: Literal["capex", "tco", "cost-per-token", "throughput", "days"] = Field(
         "capex",
         description="What the plan minimises: capex; TCO over the horizon; cost-per-token (TCO per trained token, "
-        "each configuration at the smallest node count meeting the requirement); or, within the budget or power "
+        "each configuration at its node count with the least of it); or, within the budget or power "
         "cap, the most tokens/s (throughput) or the fewest training days (days), each configuration at the largest "
         "count the caps allow.",
     )
@@ -629,7 +629,7 @@ def sources(
 ) -> dict[str, str]:
     """Where each overridden field's value came from, by its dotted key: `--set KEY`, or the flag that sets it
     (flags: dotted key -> option; "the command line" for one not named); the file gives the rest."""
-    given = {key: (flags or {}).get(key, "the command line") for key, v in (overrides or {}).items() if v is not None}
+    given = {key: (flags or {}).get(key, COMMAND_LINE) for key, v in (overrides or {}).items() if v is not None}
     return given | {key: f"--set {location_part(key, 80)}" for key in settings or {}}
 
 
