@@ -13,6 +13,7 @@ message a line naming the file or key and the fix. docs/api.md has a worked exam
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -150,14 +151,8 @@ def _inputs(scenario: ScenarioLike, catalogs, calibration, overrides: dict):
         loaded = load_scenario(scenario, values, nulls, named)
     elif isinstance(scenario, Mapping | Scenario):
         data = scenario.model_dump() if isinstance(scenario, Scenario) else dict(scenario)
-        data = apply_overrides(_deep_copy(data), dotted, keep_none=True)
+        data = apply_overrides(copy.deepcopy(data), dotted, keep_none=True)
         loaded = validated(data, "scenario", Path.cwd(), named)
     else:
         raise ScenarioError(f"scenario: give a file path, a mapping or a Scenario, not {type(scenario).__name__}")
     return loaded, load_catalog([*loaded.catalogs, *catalogs]), load_calibration(calibration)
-
-
-def _deep_copy(data: dict) -> dict:
-    import copy
-
-    return copy.deepcopy(data)

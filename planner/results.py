@@ -180,6 +180,11 @@ class Metrics(_Frozen):
         0.0, description="bytes each GPU moves over its scale-up links per micro-step (all dimensions)"
     )
 
+    @property
+    def trained_tokens_per_s(self) -> float:
+        """Tokens/s at the plan's goodput (the calendar rate: what a token's cost and the output objectives use)."""
+        return self.tokens_per_s * (self.goodput if self.goodput is not None else 1.0)
+
 
 class CostBreakdown(_Frozen):
     capex_usd: float

@@ -66,13 +66,34 @@ def _rate(ev, goodput, at):
     return float(ev["tokens_per_s"][at]) * float(goodput[at])
 
 
+def _every_count(table, budget_usd):
+    """(cost, count, the model's figures, goodput) of every candidate of a capex `table` at every count its layout
+    and batch allow from its smallest to its largest (max_nodes and what its fabric holds), priced and evaluated
+    one count at a time, where its capex is within `budget_usd`: the enumeration the output objectives are checked
+    against."""
+    import numpy as np
+
+    from planner.hardware import costing
+    from planner.tables import buy as cand
+
+    for _, row in table.frame.iterrows():
+        allowed = cand.allowed_nodes(row, table.requirements)
+        for n in range(int(row["n_lo"]), int(row["n_hi"]) + 1):
+            if allowed is not None and n not in allowed:
+                continue
+            one = row.to_frame().T.infer_objects()
+            cost = costing.configuration_cost(one, n, **costing.priced_quantities(cand.quantities_at(one, n)))
+            if float(np.asarray(cost.capex_usd).item()) > budget_usd + 1e-6:
+                continue
+            ev = cand.evaluate_at(one, [n], table.training, CAL)
+            yield cost, n, ev, cand.own_goodput(one, np.array([n]), table.requirements, table.training)
+
+
 def test_throughput_objective_is_the_fastest_within_the_budget_by_enumeration():
     """Every candidate of the capex table at every legal node count from its smallest to max_nodes, priced and
     evaluated one count at a time: the plan's tokens/s (goodput counted) is the most any of them reaches within
     the budget, and the plan is within it."""
-    import numpy as np
 
-    from planner.hardware import costing
     from planner.tables import buy as cand
 
     over = dict(requirement={"tokens": "20B", "days": 10}, constraints={"budget_usd": 1.3e6, "max_nodes": 12})
@@ -80,19 +101,7 @@ def test_throughput_objective_is_the_fastest_within_the_budget_by_enumeration():
     plan = purchase.run(tiny(), scenario(objective={"kind": "throughput"}, **over), CAL)
     base = scenario(**over)
     table = cand.build(tiny(), base, CAL)
-    best = 0.0
-    for _, row in table.frame.iterrows():
-        for n in range(int(row["n_lo"]), int(row["n_hi"]) + 1):
-            allowed = cand.allowed_nodes(row, table.requirements)
-            if allowed is not None and n not in allowed:
-                continue
-            one = row.to_frame().T.infer_objects()
-            cost = costing.configuration_cost(one, n, **costing.priced_quantities(cand.quantities_at(one, n)))
-            if float(np.asarray(cost.capex_usd).item()) > 1.3e6 + 1e-6:
-                continue
-            ev = cand.evaluate_at(one, [n], table.training, CAL)
-            goodput = cand.own_goodput(one, np.array([n]), table.requirements, table.training)
-            best = max(best, _rate(ev, goodput, 0))
+    best = max(_rate(ev, goodput, 0) for _, _, ev, goodput in _every_count(table, 1.3e6))
     m = plan.metrics
     assert plan.cost.capex_usd <= 1.3e6
     assert m.tokens_per_s * m.goodput == pytest.approx(best, rel=1e-6)
@@ -207,23 +216,12 @@ def test_cost_per_token_objective_is_the_cheapest_per_token_by_enumeration():
     plan = purchase.run(tiny(), scenario(**(over | {"objective": {"kind": "cost-per-token", "staff_fte": 1}})), CAL)
     table = cand.build(tiny(), scenario(**over), CAL)
     horizon_s = 5 * 8760 * 3600
-    best = np.inf
-    for _, row in table.frame.iterrows():
-        for n in range(int(row["n_lo"]), int(row["n_hi"]) + 1):  # (n_hi: max_nodes and what the fabric holds)
-            allowed = cand.allowed_nodes(row, table.requirements)
-            if allowed is not None and n not in allowed:
-                continue
-            one = row.to_frame().T.infer_objects()
-            cost = costing.configuration_cost(one, n, **costing.priced_quantities(cand.quantities_at(one, n)))
-            if float(np.asarray(cost.capex_usd).item()) > 2e6 + 1e-6:
-                continue
-            tco = float(np.asarray(costing.tco_usd(cost, scenario(**over).objective)).item())
-            ev = cand.evaluate_at(one, [n], table.training, CAL)
-            goodput = cand.own_goodput(one, np.array([n]), table.requirements, table.training)
-            req = table.requirements
-            if not (fits_memory(ev)[0] and meets_target(ev, req)[0] and fast_enough(ev, req, goodput)[0]):
-                continue
-            best = min(best, tco / (_rate(ev, goodput, 0) * horizon_s) * 1e6)
+    best, req = np.inf, table.requirements
+    for cost, _, ev, goodput in _every_count(table, 2e6):
+        if not (fits_memory(ev)[0] and meets_target(ev, req)[0] and fast_enough(ev, req, goodput)[0]):
+            continue
+        tco = float(np.asarray(costing.tco_usd(cost, scenario(**over).objective)).item())
+        best = min(best, tco / (_rate(ev, goodput, 0) * horizon_s) * 1e6)
     assert plan.metrics.usd_per_million_tokens == pytest.approx(best, rel=1e-6)
     assert plan.choice.nodes > purchase.run(tiny(), scenario(**over), CAL).choice.nodes
 

@@ -480,7 +480,7 @@ def _summary(
 def _per_token(cost: CostBreakdown, metrics: Metrics, scenario: Scenario) -> dict:
     """What a trained token costs: the TCO over the horizon over the tokens the cluster trains in it, at the
     plan's throughput and goodput (the whole horizon training); and the run's tokens at that price."""
-    rate = metrics.tokens_per_s * (metrics.goodput if metrics.goodput is not None else 1.0)
+    rate = metrics.trained_tokens_per_s
     if rate <= 0 or cost.years <= 0:
         return {}
     per_million = cost.tco_usd / (rate * cost.years * HOURS_PER_YEAR * SECONDS_PER_HOUR) * 1e6
@@ -510,10 +510,9 @@ def compare(
 
 def _ranked_by(s: Summary, kind: str) -> float:
     """What an output objective ranks a plan by: its TCO per million tokens, or its tokens/s at goodput."""
-    m = s.metrics
     if kind == "cost-per-token":
-        return m.usd_per_million_tokens or 0.0
-    return m.tokens_per_s * (m.goodput if m.goodput is not None else 1.0)
+        return s.metrics.usd_per_million_tokens or 0.0
+    return s.metrics.trained_tokens_per_s
 
 
 def _decides(head: Summary, other: Summary, a: list[BomLine], b: list[BomLine]) -> str:

@@ -14,7 +14,7 @@ from planner.assumptions import hardware as H
 from planner.base.errors import InfeasibleError
 from planner.catalog import dates
 from planner.catalog.load import Catalog
-from planner.hardware import pcie
+from planner.hardware import costing, pcie
 from planner.model.calibration import Calibration
 from planner.model.streaming import Pass, pass_at, required_gb_per_s
 from planner.model.workload import Serving
@@ -119,7 +119,7 @@ def cost_lines(machine: Machine, machines: int, usd: float, network: str) -> lis
     server, nic = machine.server, machine.nic
     lines = [CostLine(item=server.name, quantity=machines, unit_usd=server.price_usd,
                       extended_usd=machines * server.price_usd)]  # fmt: skip
-    extra = max(0, machine.nics - server.included_count(nic)) if nic is not None else 0
+    extra = costing.extra_nics(server, nic, machine.nics)
     if extra:
         count = machines * extra
         lines.append(CostLine(item=nic.sku, quantity=count, unit_usd=nic.price_usd, extended_usd=count * nic.price_usd))

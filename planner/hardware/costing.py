@@ -15,11 +15,16 @@ from planner.base.units import HOURS_PER_YEAR
 from planner.catalog.rows import NicRow, ServerRow
 
 
+def extra_nics(server: ServerRow, nic: NicRow | None, nics: int) -> int:
+    """The NICs of a node its server's price does not include (bought beside it)."""
+    return 0 if nic is None else max(0, nics - server.included_count(nic))
+
+
 def node_cost(server: ServerRow, nic: NicRow | None, nics: int) -> tuple[float, float]:
     """(USD, nameplate W) of one node: the server plus the NICs its price does not include."""
     if nic is None:
         return server.price_usd, server.power_w
-    extra = max(0, nics - server.included_count(nic))
+    extra = extra_nics(server, nic, nics)
     return server.price_usd + extra * nic.price_usd, server.power_w + extra * nic.power_w
 
 

@@ -341,7 +341,7 @@ def _per_token(ws: Worksheet, row: int, plan: Plan, tco_row: int, years_row: int
     m = plan.metrics
     if m.usd_per_million_tokens is None:
         return row + 1
-    rate = m.tokens_per_s * (m.goodput if m.goodput is not None else 1.0)
+    rate = m.trained_tokens_per_s
     put(ws, row, 1, "Tokens trained per second (the plan's rate x goodput)")
     put(ws, row, 2, float(rate), NUM0)
     put(ws, row + 1, 1, "TCO per million tokens (USD): TCO / (tokens/s x 3,600 s x 8,760 h x years) x 10^6")

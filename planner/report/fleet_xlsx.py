@@ -21,6 +21,7 @@ from planner.report.xlsx import (
     NUM1,
     PCT,
     USD0,
+    column_total,
     fit_heights,
     fit_widths,
     formula,
@@ -138,8 +139,7 @@ def _purchases(ws: Worksheet, plan: FleetPlan) -> None:
     last = first + len(plan.purchases) - 1
     row = last + 1
     put(ws, row, 8, "Servers total", bold=True)
-    servers = sum(p.units * (p.unit_usd + p.extra_usd_per_node) for p in plan.purchases)
-    formula(ws, row, 9, f"=SUM(I{first}:I{last})" if plan.purchases else "=0", USD0, bold=True, value=servers)
+    column_total(ws, row, 9, first, last, (p.units * (p.unit_usd + p.extra_usd_per_node) for p in plan.purchases), USD0)
     row += 2
     put(ws, row, 1, "Network parts", bold=True)
     header(ws, row + 1, ["Period", "Pool", "Item", "SKU", "Quantity", "Unit USD", "Extended USD"])
@@ -152,8 +152,7 @@ def _purchases(ws: Worksheet, plan: FleetPlan) -> None:
         formula(ws, i, 7, f"=E{i}*F{i}", USD0, value=n.quantity * n.unit_usd)
     last = first + len(plan.network) - 1
     put(ws, last + 1, 5, "Network total", bold=True)
-    network = sum(n.quantity * n.unit_usd for n in plan.network)
-    formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.network else "=0", USD0, bold=True, value=network)
+    column_total(ws, last + 1, 7, first, last, (n.quantity * n.unit_usd for n in plan.network), USD0)
     ws.freeze_panes = "A5"
     _fit(ws, {1: 9, 2: 40, 3: 30, 4: 40, 5: 22, 6: 9, 7: 13, 8: 14, 9: 16, 10: 40, 11: 26})
     print_setup(ws)
@@ -297,8 +296,7 @@ def _cash_flow(ws: Worksheet, plan: FleetPlan) -> None:
     last = first + len(plan.cash_flow) - 1
     put(ws, last + 1, 1, "Total", bold=True)
     for col, values in columns.items():
-        letter = get_column_letter(col)
-        formula(ws, last + 1, col, f"=SUM({letter}{first}:{letter}{last})", USD0, bold=True, value=sum(values))
+        column_total(ws, last + 1, col, first, last, values, USD0)
     total = last + 1
     heading = "The objective: present value, less the value left at the end, plus lateness penalties"
     put(ws, last + 3, 1, heading, bold=True)
@@ -352,8 +350,9 @@ def _attribution(ws: Worksheet, plan: FleetPlan) -> None:
         formula(ws, i, 7, f"=SUM(D{i}:F{i})", USD0, value=a.owned_usd + a.cloud_usd + a.penalty_usd)
     last = first + len(plan.attribution) - 1
     put(ws, last + 1, 1, "Total", bold=True)
-    shared = sum(a.owned_usd + a.cloud_usd + a.penalty_usd for a in plan.attribution)
-    formula(ws, last + 1, 7, f"=SUM(G{first}:G{last})" if plan.attribution else "=0", USD0, bold=True, value=shared)
+    column_total(
+        ws, last + 1, 7, first, last, (a.owned_usd + a.cloud_usd + a.penalty_usd for a in plan.attribution), USD0
+    )
     _fit(ws, {1: 24, 2: 11, 3: 13, 4: 15, 5: 15, 6: 15, 7: 15})
     print_setup(ws)
 

@@ -330,7 +330,7 @@ def _summary_table(items: list[Summary], objective: str) -> str:
             "capex_usd": s.cost.capex_usd,
             "tco_usd": s.cost.tco_usd,
             "usd_per_mtok": f"{s.metrics.usd_per_million_tokens:.3g}" if s.metrics.usd_per_million_tokens else "",
-            "tokens_s_goodput": f"{_rate(s):,.0f}",
+            "tokens_s_goodput": f"{s.metrics.trained_tokens_per_s:,.0f}",
             delta: s.delta_usd,
             "tie": "tie" if s.tie else "",
         }
@@ -343,11 +343,6 @@ def _summary_table(items: list[Summary], objective: str) -> str:
 
 
 RANKED_BY = {"cost-per-token": ("usd_per_mtok",), "throughput": ("tokens_s_goodput",), "days": ()}
-
-
-def _rate(s: Summary) -> float:
-    """Tokens/s at the plan's goodput (what the throughput objective ranks by)."""
-    return s.metrics.tokens_per_s * (s.metrics.goodput if s.metrics.goodput is not None else 1.0)
 
 
 def _days(s: Summary) -> str:

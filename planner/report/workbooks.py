@@ -25,6 +25,7 @@ from planner.report.xlsx import (
     NUM3,
     USD,
     USD0,
+    column_total,
     fit_heights,
     fit_widths,
     formula,
@@ -343,8 +344,7 @@ def _cost_lines(ws: Worksheet, row: int, c) -> int:
         formula(ws, i, 4, f"=B{i}*C{i}", USD0, value=line.quantity * line.unit_usd)
     last = first + len(c.lines) - 1
     put(ws, last + 1, 3, "Total", bold=True)
-    total = sum(line.quantity * line.unit_usd for line in c.lines)
-    formula(ws, last + 1, 4, f"=SUM(D{first}:D{last})", USD0, bold=True, value=total)
+    column_total(ws, last + 1, 4, first, last, (line.quantity * line.unit_usd for line in c.lines), USD0)
     return last + 3
 
 

@@ -109,6 +109,14 @@ def cached(ws: Worksheet) -> dict[str, float | str]:
     return getattr(ws, CACHE)
 
 
+def column_total(ws: Worksheet, row: int, col: int, first: int, last: int, values, fmt: str | None = None):
+    """A bold live total of column `col` over rows first..last (=0 when there are none) with its value, the sum
+    of `values` (what those rows' cells hold)."""
+    letter = get_column_letter(col)
+    text = f"=SUM({letter}{first}:{letter}{last})" if last >= first else "=0"
+    return formula(ws, row, col, text, fmt, bold=True, value=sum(values))
+
+
 def header(ws: Worksheet, row: int, names: list[str]) -> None:
     for col, name in enumerate(names, start=1):
         cell = put(ws, row, col, name, bold=True)
@@ -286,7 +294,6 @@ def print_setup(ws: Worksheet, landscape: bool = True, title_rows: str | None = 
 BODY_PT, MIN_PRINTED_PT = 11.0, 8.0
 # The narrowest printable width of the two paper sizes (Letter and A4), less print_setup's 0.4 in margins.
 PRINTABLE_IN = {"landscape": 11.0 - 0.8, "portrait": 8.27 - 0.8}
-DEFAULT_COLUMN_CHARS = 8.43  # a spreadsheet's default column width, in characters of the default font
 
 
 # A column's printed width at 100% per character of its width, and its padding: LibreOffice prints about 7 pt per
@@ -299,8 +306,12 @@ def _column_pt(ws: Worksheet, col: int) -> float:
     dim = ws.column_dimensions.get(get_column_letter(col))
     if dim is not None and dim.hidden:
         return 0.0  # a hidden column does not print
-    chars = dim.width if dim is not None and dim.width else DEFAULT_COLUMN_CHARS
-    return COLUMN_PT_PER_CHAR * chars + COLUMN_PAD_PT
+    return COLUMN_PT_PER_CHAR * _column_width(ws, col) + COLUMN_PAD_PT
+
+
+def _left_pt(ws: Worksheet, col: int) -> float:
+    """The printed distance at 100% from the sheet's left edge to column `col` (from 0: A is 0)."""
+    return sum(_column_pt(ws, k) for k in range(1, col + 1))
 
 
 def printed_width_pt(ws: Worksheet) -> float:
@@ -420,9 +431,7 @@ def charts_below(ws: Worksheet, width_pt: float) -> None:
 
 
 def _chart_right_pt(ws: Worksheet, chart) -> float:
-    col, _ = _anchor_cell(chart)
-    start = sum(_column_pt(ws, k) for k in range(1, col + 1))
-    return start + chart.width / 2.54 * 72  # chart width in cm
+    return _left_pt(ws, _anchor_cell(chart)[0]) + chart.width / 2.54 * 72  # chart width in cm
 
 
 def paginate(ws: Worksheet) -> None:
@@ -473,10 +482,8 @@ def _charts_on_first_page(ws: Worksheet, room_pt: float) -> None:
     rest would print beside the repeated first column), to no less than 8 cm."""
     _, edge = _first_page_edge_pt(ws, room_pt)
     for chart in getattr(ws, "_charts", []):
-        col, _ = _anchor_cell(chart)
-        start = sum(_column_pt(ws, k) for k in range(1, col + 1))
-        if start + chart.width / 2.54 * 72 > edge:
-            chart.width = max((edge - start) / 72 * 2.54, 8.0)
+        if _chart_right_pt(ws, chart) > edge:
+            chart.width = max((edge - _left_pt(ws, _anchor_cell(chart)[0])) / 72 * 2.54, 8.0)
 
 
 def _paragraphs_on_first_page(ws: Worksheet, room_pt: float) -> None:

@@ -903,7 +903,6 @@ def _goodput_of(rows: pd.DataFrame, nodes: np.ndarray, scenario: Scenario, req: 
 def _largest_within_limits(priced: pd.DataFrame, scenario: Scenario, req: Requirements) -> pd.DataFrame:
     """Each row at the largest legal node count up to its n_hi whose capex and power are within the caps (by
     bisection: both grow with the node count), priced there; rows whose smallest count is beyond them stay."""
-    budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw
     lo, hi = priced["nodes"].to_numpy(np.int64), priced["n_hi"].to_numpy(np.int64)
     inside = priced["within_limits"].to_numpy(bool)
     hi = np.where(inside, hi, lo)
@@ -912,12 +911,7 @@ def _largest_within_limits(priced: pd.DataFrame, scenario: Scenario, req: Requir
         cost = costing.configuration_cost(
             {c: rows[c].to_numpy(float) for c in COEFFICIENTS}, n, **costing.priced_quantities(quantities_at(rows, n))
         )
-        ok = np.ones(len(rows), dtype=bool)
-        if budget is not None:
-            ok &= np.asarray(cost.capex_usd, dtype=float) <= budget + 1e-6
-        if power is not None:
-            ok &= np.asarray(cost.power_w, dtype=float) <= power * 1e3 + 1e-6
-        return ok
+        return within_caps(cost.capex_usd, cost.power_w, scenario)
 
     good = lo.copy()  # within the limits (for the rows within them)
     while (hi > good).any():
@@ -951,14 +945,18 @@ def _price(rows: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
         energy_usd=costing.energy_usd(cost, objective),
         objective_usd=costing.objective_usd(cost, objective),
     )
-    budget, power = scenario.constraints.budget_usd, scenario.constraints.power_kw
-    ok = np.ones(len(priced), dtype=bool)
-    if budget is not None:
-        ok &= priced["capex_usd"].to_numpy() <= budget + 1e-6
-    if power is not None:
-        ok &= priced["power_w"].to_numpy() <= power * 1e3 + 1e-6
-    priced["within_limits"] = ok
+    priced["within_limits"] = within_caps(priced["capex_usd"].to_numpy(), priced["power_w"].to_numpy(), scenario)
     return priced
+
+
+def within_caps(capex_usd, power_w, scenario: Scenario) -> np.ndarray:
+    """Within the budget and the power cap (those given)."""
+    c, ok = scenario.constraints, np.ones(np.shape(capex_usd), dtype=bool)
+    if c.budget_usd is not None:
+        ok &= np.asarray(capex_usd, dtype=float) <= c.budget_usd + 1e-6
+    if c.power_kw is not None:
+        ok &= np.asarray(power_w, dtype=float) <= c.power_kw * 1e3 + 1e-6
+    return ok
 
 
 # the columns sizing.quantities reads
