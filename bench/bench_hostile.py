@@ -165,7 +165,7 @@ def make_inputs(d: Path) -> None:
     w("nics_formula.csv", buffer.getvalue())
     servers = (REPO / "catalogs" / "servers.csv").read_text().splitlines()
     header, row = servers[1].split(","), next(csv.reader([next(s for s in servers[2:] if "H100" in s)]))
-    row[header.index("max_nics_per_node")], row[0] = "1000000000", "Monster"
+    row[header.index("max_nics_per_host")], row[0] = "1000000000", "Monster"
     buffer = io.StringIO()
     csv.writer(buffer).writerows([header, row])
     w("servers_maxnics.csv", buffer.getvalue())
@@ -198,6 +198,24 @@ def make_inputs(d: Path) -> None:
     (d / "out" / "keep.json").write_text("precious\n")
     (d / "out" / "null.json").symlink_to("/dev/null")
     os.mkfifo(d / "out" / "fifo.json")
+    # issue #33: what a buyer receives (quote workbooks, pasted names) and long legal output names
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    for title, price, state in (("nics", 1000, "visible"), ("Sheet2", 1, "veryHidden")):
+        ws = book.active if title == "nics" else book.create_sheet(title)
+        ws.title = title
+        ws.append(NIC_HEADER.strip().split(","))
+        ws.append(["ACME-1", "NIC", "Acme", 400, 1, "both", price, 20, "test", "2026", "solid"])
+        ws.sheet_state = state
+    book.save(d / "quote_hidden.xlsx")
+    book["Sheet2"].sheet_state = "visible"
+    book.save(d / "quote_twice.xlsx")
+    w("header_only.csv", NIC_HEADER)
+    w("bidi_name.yaml", SCENARIO.replace("name: test", 'name: "Quote for \\u202e0001$"'))
+    w("cr_name.yaml", SCENARIO.replace("name: test", 'name: "Quote\\rXX"'))
+    w("bidi_nic.csv", NIC_HEADER + nic(1, '"NIC \u202e1"'))
+    w("cal_nan.json", '{\n "eta_comp": NaN}')
 
 
 PLAN = ["plan", "ok.yaml", "-q"]
@@ -219,7 +237,7 @@ CASES = [
     ("1M rows", ["catalog", "validate", "cat1m"], None),
     ("calibrate on 5,000 measurements", ["calibrate", "m5000.csv", "-o", "out/cal.json"], None),
     ("--alternatives 1000000", ["plan", "ok.yaml", "-q", "--alternatives", "1000000"], None),
-    ("server max_nics_per_node 1e9", ["plan", "ok.yaml", "-q", "--catalog", "servers_maxnics.csv"], None),
+    ("server max_nics_per_host 1e9", ["plan", "ok.yaml", "-q", "--catalog", "servers_maxnics.csv"], None),
     ("cloud max_instances 1e5", ["cloud", "cloud_inst1e5.yaml"], None),
     ("cloud max_instances 1e9", ["cloud", "cloud_inst1e9.yaml"], None),
     ("inference --params 175B --latency 1s", ["inference", "--params", "175B", "--latency", "1s"], 0),
@@ -272,6 +290,14 @@ CASES = [
     ("fleet: /dev/zero", ["fleet", "/dev/zero", "-q"], None),
     ("fleet: -o onto the fleet file", ["fleet", "fleet.json", "-q", "-o", "fleet.json"], None),
     ("fleet: -o /dev/null", ["fleet", "fleet.json", "-q", "-o", "/dev/null"], None),
+    ("#33 very hidden sheet repeating a SKU at $1", ["catalog", "validate", "quote_hidden.xlsx"], 0),
+    ("#33 a SKU on two sheets", ["catalog", "validate", "quote_twice.xlsx"], 1),
+    ("#33 header-only catalog", ["catalog", "validate", "header_only.csv"], 1),
+    ("#33 U+202E in the scenario name", ["plan", "bidi_name.yaml", "-q"], 1),
+    ("#33 bare CR in the scenario name", ["plan", "cr_name.yaml", "-q"], 1),
+    ("#33 U+202E in a catalog name", ["catalog", "validate", "bidi_nic.csv"], 1),
+    ("#33 NaN in a calibration (key and line)", ["plan", "ok.yaml", "-q", "--calibration", "cal_nan.json"], 1),
+    ("#33 a 250-byte .xlsx name", ["plan", "ok.yaml", "-q", "-o", "out/" + "x" * 245 + ".xlsx"], 0),
     ("fleet: infeasible, --time-limit 5s", ["fleet", "fleet.json", "-q", "--set", "training[0].tokens=14T",
                                              "--time-limit", "5s"], 1),
 ]  # fmt: skip

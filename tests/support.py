@@ -150,3 +150,14 @@ def bom_parts(plan, hosts_per_node: int = 1):
         upper_switches=tiers.get("spine", 0) + tiers.get("core", 0),
         spare_nodes=sum(b.quantity for b in plan.bom if b.section == "spares" and b.category == "servers"),
     )
+
+
+def refused(result, code: int, *fragments: str) -> str:
+    """The checks every hostile case shares: exit code, no traceback, a short message with fragments."""
+    output = result.stdout + result.stderr
+    assert result.exit_code == code, output[:2000]
+    assert "Traceback" not in output
+    assert len(result.stderr.encode()) < 2048, result.stderr[:2000]
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+    return result.stderr

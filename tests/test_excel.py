@@ -79,9 +79,12 @@ def test_failed_write_leaves_existing_file_untouched(planned, tmp_path, monkeypa
     path = tmp_path / "plan.xlsx"
     path.write_bytes(b"previous quote")
 
-    def broken_save(self, filename):
-        with open(filename, "wb") as handle:
-            handle.write(b"half a workbook")
+    def broken_save(self, filename):  # a file name or the in-memory buffer planner builds the workbook in
+        if isinstance(filename, str | os.PathLike):
+            with open(filename, "wb") as handle:
+                handle.write(b"half a workbook")
+        else:
+            filename.write(b"half a workbook")
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(openpyxl.Workbook, "save", broken_save)

@@ -14,10 +14,14 @@ over it would replace the device or input itself. To see a result on the termina
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
+import signal
 import stat
+import sys
 import tempfile
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from planner.base.errors import PlannerError, UsageError
@@ -42,21 +46,69 @@ class InputFileError(PlannerError):
 
 
 def read_bytes(path: str | Path, max_bytes: int, what: str) -> bytes:
-    """At most max_bytes of a file; more is an InputFileError naming the limit. Devices are refused (a
-    FIFO, as from `<(command)`, is read like a file)."""
+    """At most max_bytes of a file; more is an InputFileError naming the limit. Devices are refused but a
+    terminal; a FIFO (as from `<(command)`) is read like a file. Either may keep us waiting: stderr says
+    so (a FIFO after WAIT_NOTE_S, since `<(command)` usually answers at once; a terminal at once)."""
+    waiting = _WaitNote(path, what)
     try:
-        with open(path, "rb") as handle:
+        with waiting, open(path, "rb") as handle:
             mode = os.fstat(handle.fileno()).st_mode
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+            if os.isatty(handle.fileno()):
+                waiting.say("from the terminal: type or paste it, then Ctrl-D")
+            elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
                 raise InputFileError(path, f"is a device, not a {what} file")
             data = handle.read(max_bytes + 1)
     except IsADirectoryError:
         raise InputFileError(path, f"is a folder, not a {what} file") from None
     except OSError as exc:
-        raise InputFileError(path, f"cannot read {what} file ({exc.strerror}); check the path") from None
+        hint = CWD_GONE if not Path(path).is_absolute() and cwd_gone() else "check the path"
+        raise InputFileError(path, f"cannot read {what} file ({exc.strerror}); {hint}") from None
     if len(data) > max_bytes:
         raise InputFileError(path, f"larger than {_size(max_bytes)}, the limit for a {what} file")
     return data
+
+
+WAIT_NOTE_S = 1.0
+
+
+class _WaitNote:
+    """While reading a FIFO, a line on stderr once WAIT_NOTE_S pass with no data (opening a FIFO blocks
+    until a writer comes), so a forgotten `mkfifo` is not a silent hang."""
+
+    def __init__(self, path: str | Path, what: str):
+        self.path, self.what, self._timer = path, what, None
+
+    def __enter__(self):
+        try:
+            fifo = stat.S_ISFIFO(os.stat(self.path).st_mode)
+        except OSError:
+            fifo = False
+        if fifo:
+            self._timer = threading.Timer(WAIT_NOTE_S, self.say, ("from a FIFO: nothing has arrived yet",))
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def say(self, how: str) -> None:
+        from planner.base.text import visible
+
+        sys.stderr.write(visible(f"waiting for the {self.what} file {self.path} {how} (Ctrl-C stops)") + "\n")
+        sys.stderr.flush()
+
+    def __exit__(self, *exc) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+CWD_GONE = "the current folder no longer exists (deleted or moved): cd to one that does, or give absolute paths"
+
+
+def cwd_gone() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def decode_text(path: str | Path, data: bytes, what: str, nul_ok: bool = False) -> str:
@@ -122,6 +174,8 @@ class Outputs:
         if not path:
             return None
         given = Path(path)
+        if not given.is_absolute() and cwd_gone():
+            raise PlannerError(f"{given}: cannot write: {CWD_GONE}")
         target = Path(os.path.realpath(given))  # through symlinks: a link to a file is written through
         label = f"{option} {given}" if option else str(given)
         _check_not_special(label, target)
@@ -147,37 +201,108 @@ class Outputs:
     def commit(self) -> None:
         """Write every output to a temporary file, then rename them all into place. Any failure removes
         the temporaries and raises a WriteError: no target was touched. (The renames are within one
-        folder each; only a folder changing under us between write and rename could stop one.)"""
+        folder each; only a folder changing under us between write and rename could stop one.) Signals
+        wait while a temporary is created and recorded, and while the renames and the clean-up run: a
+        SIGTERM, SIGHUP or Ctrl-C at any moment leaves every target as it was or every one replaced, and no
+        temporary behind."""
         written: list[tuple[Path, Path]] = []
         try:
             for _, given, target, write in self._pending:
                 _check_not_special(str(given), target)  # again: the work may have taken minutes
-                written.append((_write_temporary(given, target, write), target))
-            for tmp, target in written:
-                os.replace(tmp, target)
+                with signals_held():
+                    tmp = _new_temporary(target)
+                    written.append((tmp, target))
+                _fill(tmp, given, target, write)
+            with signals_held():
+                for tmp, target in written:
+                    os.replace(tmp, target)
         except OSError as exc:
             raise WriteError(_failed(self._pending, written), exc.strerror or type(exc).__name__) from None
         finally:
-            for tmp, _ in written:
-                if tmp.exists():
-                    tmp.unlink()
+            with signals_held():
+                for tmp, _ in written:
+                    tmp.unlink(missing_ok=True)
             self._pending = []
 
 
-def _write_temporary(given: Path, target: Path, write: Writer) -> Path:
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+# ---------------------------------------------------------------- signals
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived (a batch scheduler, a closed terminal): raised where the program is, so
+    every clean-up (temporary files) runs as for Ctrl-C. BaseException: no `except Exception` swallows it."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+def _stop(signum: int, _frame) -> None:
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise Stopped while the block runs (their default would end the process on the
+    spot, leaving temporaries); the previous handlers come back after. A no-op outside the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """STOP_SIGNALS that arrive while the block runs wait until it ends, then are raised again (their usual
+    handling follows): for the few steps that must not be cut in two, such as creating a temporary file and
+    recording it. Handlers, not the signal mask: a signal sent to the process may be delivered to any
+    thread, and the mask holds one thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, _frame: arrived.append(signum)) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if arrived:
+            signal.raise_signal(arrived[0])
+
+
+# ---------------------------------------------------------------- temporaries
+
+_TEMPORARY_EXTRA = len("..") + 8 + len(".tmp")  # the leading dot, the separator, mkstemp's 8 characters, suffix
+
+
+def _new_temporary(target: Path) -> Path:
+    """An empty temporary file beside target, named `.NAME.XXXXXXXX.tmp` with NAME cut (at a byte; the name
+    is bytes to the file system) so that it fits the folder's limit (255 bytes) for every legal target."""
+    try:
+        limit = os.pathconf(target.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    name = os.fsencode(target.name)[: max(1, limit - _TEMPORARY_EXTRA)]
+    fd, tmp = tempfile.mkstemp(prefix=b"." + name + b".", suffix=b".tmp", dir=os.fsencode(target.parent))
     os.close(fd)
-    tmp = Path(name)
+    return Path(os.fsdecode(tmp))
+
+
+def _fill(tmp: Path, given: Path, target: Path, write: Writer) -> None:
+    """Call write(tmp) and give tmp the target's permissions."""
     try:
         write(tmp)
         os.chmod(tmp, _mode_for(target))
-    except WriteError as exc:  # a writer that itself writes atomically (a workbook's save)
-        tmp.unlink(missing_ok=True)
+    except WriteError as exc:  # a writer's own failure: name the file the user gave
         raise WriteError(given, exc.reason) from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp
 
 
 def _failed(pending: list, written: list) -> Path:

@@ -7,8 +7,6 @@ under 2 GiB, with a one-line message naming the file, field and limit instead of
 
 from __future__ import annotations
 
-import re
-
 MIB = 1 << 20
 
 # -- file sizes, checked before a byte is parsed
@@ -90,67 +88,6 @@ MAX_ERROR_LINES = 20  # then "... and N more problems"
 MAX_VALUE_CHARS = 80  # a value quoted in a message is cut to this many characters
 MAX_LINE_CHARS = 500  # one message line
 MAX_ERROR_BYTES = 1_600  # all the lines of one error printed together (a few more say how many were left out)
-
-# Text a person can see: tab, line feed and carriage return are ordinary in multi-line notes (and CSV
-# escaping neutralises a leading tab or CR); every other C0 control, DEL, the C1 controls and the XML
-# non-characters U+FFFE/U+FFFF are refused: they break the XLSX writer and hide text in terminals.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
-_CONTROL_NAMES = {0x00: "NUL", 0x07: "BEL", 0x08: "BS", 0x1B: "ESC", 0x7F: "DEL"}
-
-
-def control_character(text: str) -> str | None:
-    """A description of the first control character in text ("U+0000 (NUL) at position 4"), or None."""
-    match = _CONTROL.search(text)
-    if match is None:
-        return None
-    code = ord(match.group())
-    name = f" ({_CONTROL_NAMES[code]})" if code in _CONTROL_NAMES else ""
-    return f"U+{code:04X}{name} at position {match.start() + 1}"
-
-
-def printable(text: str, max_chars: int = MAX_CELL_CHARS) -> str:
-    """text with each control character replaced by U+FFFD and cut to max_chars: for writers (XLSX) that
-    must not fail on text a validator should have refused already."""
-    text = _CONTROL.sub("\ufffd", text)
-    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
-
-
-def check_text(value: str, max_chars: int = MAX_CELL_CHARS) -> str:
-    """value unchanged, or ValueError naming the control character or the length limit (for validators)."""
-    if len(value) > max_chars:
-        raise ValueError(f"text of {len(value):,} characters; at most {max_chars:,}")
-    found = control_character(value)
-    if found:
-        raise ValueError(f"contains the control character {found}; remove it")
-    return value
-
-
-def text_problem(cells: dict[str, object]) -> tuple[str, str] | None:
-    """(column, what is wrong) for the first text cell of a row that check_text refuses, or None. Fast for
-    the usual clean row: one regex search over all its text."""
-    texts = [v for v in cells.values() if isinstance(v, str)]
-    if not _CONTROL.search("\n".join(texts)) and max(map(len, texts), default=0) <= MAX_CELL_CHARS:
-        return None
-    for column, value in cells.items():
-        if isinstance(value, str):
-            try:
-                check_text(value)
-            except ValueError as exc:
-                return str(column), str(exc)
-    return None
-
-
-def check_value(value: object, max_chars: int = MAX_CELL_CHARS) -> object:
-    """value unchanged, or ValueError: text (also inside lists and dicts) must pass check_text, lists and
-    dicts hold at most MAX_LIST_ITEMS items. A before-validator for every field of a model."""
-    if isinstance(value, str):
-        check_text(value, max_chars)
-    elif isinstance(value, list | tuple | dict):
-        if len(value) > MAX_LIST_ITEMS:
-            raise ValueError(f"{len(value):,} items; at most {MAX_LIST_ITEMS:,}")
-        for item in value.items() if isinstance(value, dict) else value:
-            check_value(item, max_chars)
-    return value
 
 
 def cut(text: str, limit: int = MAX_LINE_CHARS) -> str:

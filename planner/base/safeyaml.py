@@ -165,21 +165,47 @@ def load_json(text: str) -> object:
         return json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
     except json.JSONDecodeError as exc:
         raise YamlProblem(f"line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    except ValueError as exc:
-        raise YamlProblem(str(exc)) from None
+    except _BadNumber as exc:
+        raise YamlProblem(f"{_where_in_json(text, exc.literal)}{exc}") from None
+
+
+class _BadNumber(ValueError):
+    """A number the parse hooks refuse; `literal` is its text, to find its line and key afterwards (json's
+    hooks are not told where they are)."""
+
+    def __init__(self, message: str, literal: str):
+        super().__init__(message)
+        self.literal = literal
 
 
 def _json_int(text: str) -> int:
     if len(text) > MAX_QUANTITY_CHARS:
-        raise ValueError(f"a number of {len(text):,} digits; at most {MAX_QUANTITY_CHARS}")
+        raise _BadNumber(f"a number of {len(text):,} digits; at most {MAX_QUANTITY_CHARS}", text)
     return int(text)
 
 
 def _json_float(text: str) -> float:
     if len(text) > MAX_QUANTITY_CHARS:
-        raise ValueError(f"a number of {len(text):,} characters; at most {MAX_QUANTITY_CHARS}")
+        raise _BadNumber(f"a number of {len(text):,} characters; at most {MAX_QUANTITY_CHARS}", text)
     return float(text)
 
 
 def _json_constant(text: str) -> float:
-    raise ValueError(f"{text} is not a number JSON allows; write a finite number")
+    raise _BadNumber(f"{text} is not a number JSON allows; write a finite number", text)
+
+
+# A JSON string (a key when a colon follows) or a bare token (number, constant) outside strings
+_JSON_VALUES = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:)?|[^\s"{}\[\],:]+')
+
+
+def _where_in_json(text: str, literal: str) -> str:
+    """'line L, key "k": ' for the first bare token equal to literal (json.loads parses left to right, so
+    the first is the one it refused), naming the last key before it; '' if not found."""
+    key = None
+    for token in _JSON_VALUES.finditer(text):
+        if token.group(2):
+            key = token.group(1)
+        elif token.group(1) is None and token.group() == literal:
+            line = text.count("\n", 0, token.start()) + 1
+            return f"line {line}, " + (f"key {short(key)}: " if key is not None else "")
+    return ""

@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import difflib
 import gc
-import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,8 @@ class Catalog:
     rows: dict[str, dict[tuple[str, ...], CatalogRow]] = field(default_factory=lambda: {k: {} for k in KINDS})
     origins: dict[tuple[str, tuple[str, ...]], Origin] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)  # file -> sha256, in load order
+    hidden_sheets: dict[str, str] = field(default_factory=dict)  # "file[sheet]" -> "hidden"/"very hidden": not read
+    empty_tables: list[str] = field(default_factory=list)  # tables with a header and no rows
 
     def items(self, kind: str) -> list[CatalogRow]:
         return list(self.rows[kind].values())
@@ -162,24 +163,16 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _load_sources(catalog: Catalog, sources: list[Path], problems: list[CatalogProblem]) -> None:
+    """Each source in order; a later source's row replaces an earlier one of the same key, but within one
+    source (a file, a folder, a workbook's sheets) a key may appear once: a second row of it in another
+    sheet or file is a problem naming both places, never a silent replacement."""
     for source in sources:
         tables, read_problems = read_path(source)
         problems += read_problems
+        seen: dict[tuple[str, tuple[str, ...]], Origin] = {}  # (kind, key) -> where this source first gave it
         for table in tables:
-            problems += _merge_table(catalog, table)
-        unreadable = {p.file.split("[", 1)[0] for p in read_problems}
-        for file in _files_of(source):
-            if str(file) not in unreadable:  # already reported; reading it again would only raise
-                try:
-                    catalog.files[str(file)] = hashlib.sha256(file.read_bytes()).hexdigest()
-                except OSError as exc:
-                    problems.append(CatalogProblem(str(file), None, None, None, f"cannot read: {exc.strerror}"))
-
-
-def _files_of(source: Path) -> list[Path]:
-    if source.is_dir():
-        return sorted(p for p in source.iterdir() if p.suffix.lower() in (".csv", ".xlsx") and p.is_file())
-    return [source] if source.is_file() else []
+            catalog.files.setdefault(table.file, table.sha256)  # the digest of the bytes parsed
+            problems += _merge_table(catalog, table, seen)
 
 
 def _kind_of(table: RawTable) -> tuple[str | None, CatalogProblem | None]:
@@ -204,7 +197,12 @@ def _required(row_type: type[CatalogRow]) -> set[str]:
     return {name for name, f in row_type.model_fields.items() if f.is_required()}
 
 
-def _merge_table(catalog: Catalog, table: RawTable) -> list[CatalogProblem]:
+def _merge_table(
+    catalog: Catalog, table: RawTable, seen: dict[tuple[str, tuple[str, ...]], Origin]
+) -> list[CatalogProblem]:
+    if table.hidden:
+        catalog.hidden_sheets[table.label] = table.hidden
+        return []
     if not table.header:
         return [CatalogProblem(table.label, None, None, None, "empty: no header row found")]
     kind, problem = _kind_of(table)
@@ -220,7 +218,8 @@ def _merge_table(catalog: Catalog, table: RawTable) -> list[CatalogProblem]:
     problems = _check_header(table, row_type, header, written_as)
     if problems:
         return problems
-    seen: dict[tuple[str, ...], int] = {}
+    if not table.rows:
+        catalog.empty_tables.append(table.label)
     for number, values in table.rows:
         record = {c: v for c, v in zip(header, values, strict=False) if c and v is not None}
         extra = [v for v in values[len(table.header) :] if v is not None]
@@ -234,15 +233,25 @@ def _merge_table(catalog: Catalog, table: RawTable) -> list[CatalogProblem]:
             problems += [dataclasses.replace(p, column=written_as.get(p.column, p.column)) for p in found]
             continue
         key = row.key()
-        if key in seen:
-            what = "/".join(row.key_fields)
-            message = f"duplicate {what} (also on row {seen[key]}); keep one row per {what}"
-            problems.append(CatalogProblem(table.label, number, row.key_fields[0], key[0], message))
+        first = seen.setdefault((kind, key), Origin(table.label, number))
+        if first.row != number or first.file != table.label:
+            problems.append(_duplicate(table.label, number, row, first))
             continue
-        seen[key] = number
         catalog.rows[kind][key] = row
         catalog.origins[(kind, key)] = Origin(table.label, number)
     return problems
+
+
+def _duplicate(label: str, number: int, row: CatalogRow, first: Origin) -> CatalogProblem:
+    what = "/".join(row.key_fields)
+    if first.file == label:
+        message = f"duplicate {what} (also on row {first.row}); keep one row per {what}"
+    else:
+        message = (
+            f"duplicate {what} (also in {first.file}, row {first.row}); keep one row per {what} in one --catalog "
+            "file, folder or workbook (a later --catalog replaces an earlier one's row)"
+        )
+    return CatalogProblem(label, number, row.key_fields[0], getattr(row, row.key_fields[0]), message)
 
 
 def _current_names(header: list[str], row_type: type[CatalogRow]) -> tuple[list[str], dict[str, str]]:

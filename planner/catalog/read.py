@@ -7,6 +7,8 @@ CatalogProblem entries, never exceptions, so one run reports every broken file a
 from __future__ import annotations
 
 import csv
+import dataclasses
+import hashlib
 import io
 import re
 import zipfile
@@ -31,6 +33,9 @@ class RawTable:
     header_row: int
     header: list[str]
     rows: list[tuple[int, list[object]]] = field(default_factory=list)
+    hidden: str | None = None  # "hidden" or "very hidden": a sheet nobody sees, never read (see read_xlsx)
+    file: str = ""  # the file it was read from
+    sha256: str = ""  # of the bytes parsed (the file as read, not as it may be by the time a report is written)
 
 
 def normalise_column(name: object) -> str:
@@ -76,7 +81,8 @@ def read_csv(
     """One table. The file is read whole but at most max_bytes (refused beyond), as UTF-8 (BOM or not)."""
     label = str(path)
     try:
-        text = decode_text(path, read_bytes(path, max_bytes, what), what, nul_ok=True)
+        data = read_bytes(path, max_bytes, what)
+        text = decode_text(path, data, what, nul_ok=True)
     except InputFileError as exc:
         return [], [CatalogProblem(label, None, None, None, exc.reason)]
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -92,7 +98,11 @@ def read_csv(
         return [], [CatalogProblem(label, None, None, None, problem)]
     except _TooBig as exc:
         return [], [CatalogProblem(label, None, None, None, str(exc))]
-    return [_table_from_rows(label, path.stem.lower(), numbered)], []
+    return [_read_from(_table_from_rows(label, path.stem.lower(), numbered), path, data)], []
+
+
+def _read_from(table: RawTable, path: Path, data: bytes) -> RawTable:
+    return dataclasses.replace(table, file=str(path), sha256=hashlib.sha256(data).hexdigest())
 
 
 def _check_size(rows_so_far: int, columns: int, row: int) -> None:
@@ -121,9 +131,16 @@ def check_xlsx_archive(label: str, data: bytes) -> str | None:
     return None
 
 
+_HIDDEN = {"hidden": "hidden", "veryHidden": "very hidden"}
+
+
 def read_xlsx(path: Path) -> tuple[list[RawTable], list[CatalogProblem]]:
     """One table per sheet. The zip directory is checked first (check_xlsx_archive); openpyxl then parses
-    with defusedxml (a hard dependency of planner), so entity-expansion bombs are refused too."""
+    with defusedxml (a hard dependency of planner), so entity-expansion bombs are refused too.
+
+    A hidden or very hidden sheet is not read: a price that decides a plan must be one a person can see in
+    the workbook (a quote's very hidden sheet repeating a SKU at $1 would otherwise set it). It comes back as
+    an empty table marked `hidden`, so validation and the workbooks can name it."""
     import openpyxl
     from openpyxl.utils.exceptions import InvalidFileException
 
@@ -152,6 +169,10 @@ def read_xlsx(path: Path) -> tuple[list[RawTable], list[CatalogProblem]]:
     try:
         for sheet in workbook.worksheets:
             sheet_label = f"{label}[{L.cut(sheet.title, 40)}]"
+            if sheet.sheet_state in _HIDDEN:
+                hidden = RawTable(sheet_label, None, None, 0, [], hidden=_HIDDEN[sheet.sheet_state])
+                tables.append(_read_from(hidden, path, data))
+                continue
             try:
                 numbered = _sheet_rows(sheet)
             except _TooBig as exc:
@@ -161,7 +182,7 @@ def read_xlsx(path: Path) -> tuple[list[RawTable], list[CatalogProblem]]:
                 reason = L.cut(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 200)
                 problems.append(CatalogProblem(sheet_label, None, None, None, f"unreadable sheet ({reason})"))
                 continue
-            tables.append(_table_from_rows(sheet_label, sheet.title.strip().lower(), numbered))
+            tables.append(_read_from(_table_from_rows(sheet_label, sheet.title.strip().lower(), numbered), path, data))
     finally:
         workbook.close()
     return tables, problems

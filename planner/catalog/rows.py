@@ -21,8 +21,8 @@ from planner.base.limits import (
     MAX_RACKS_PER_NODE,
     MAX_REACH_M,
     short,
-    text_problem,
 )
+from planner.base.text import text_problem
 from planner.base.units import parse_quantity
 from planner.catalog.kinds import KINDS, SCHEMA_VERSION
 

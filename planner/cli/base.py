@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import gc
 import math
+import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,13 +23,26 @@ class PlannerGroup(click.Group):
     """Turns PlannerError into a one-line message per problem and its exit code: never a traceback, and
     never a flood (see _echo_errors)."""
 
+    def main(self, *args, **kwargs):
+        """SIGTERM and SIGHUP stop the command as Ctrl-C does (clean-ups run, no temporary is left), with
+        one line and the shell's exit status for a signal (128 + its number)."""
+        from planner.base.fileio import Stopped, stop_on_signals
+
+        try:
+            with stop_on_signals():
+                return super().main(*args, **kwargs)
+        except Stopped as stop:
+            name = signal.Signals(stop.signum).name
+            click.echo(f"error: stopped by {name}; the outputs are all written or all as they were", err=True)
+            sys.exit(128 + stop.signum)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except PlannerError as exc:
             _echo_errors(str(exc).splitlines())
             if isinstance(exc, CatalogError) and len(exc.problems) > 1:
-                click.echo(f"error: {len(exc.problems):,} problems found", err=True)
+                echo(f"error: {len(exc.problems):,} problems found", err=True)
             ctx.exit(exc.exit_code)
         except OSError as exc:  # outside planner's own files (those are WriteErrors): the solver's temporaries
             _echo_errors([_os_error_line(exc)])
@@ -38,6 +53,10 @@ class PlannerGroup(click.Group):
 
 
 def _os_error_line(exc: OSError) -> str:
+    from planner.base.fileio import CWD_GONE, cwd_gone
+
+    if exc.errno == errno.ENOENT and cwd_gone():
+        return CWD_GONE
     if exc.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
         return f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc.strerror or exc)
     import tempfile
@@ -50,6 +69,14 @@ def _os_error_line(exc: OSError) -> str:
     )
 
 
+def echo(message: str = "", err: bool = False) -> None:
+    """Print a line on stdout (err: stderr) as every planner command does: controls, invisible and
+    direction-changing characters shown as escapes (planner.base.text.visible), never raw."""
+    from planner.base.text import visible
+
+    click.echo(visible(str(message), lines=True), err=err)
+
+
 def _echo_errors(lines: list[str]) -> None:
     """The lines of an error, each cut to MAX_LINE_CHARS, as many as fit MAX_ERROR_LINES (+1: an error's
     own "... and N more" line) and MAX_ERROR_BYTES; then how many more there were."""
@@ -59,10 +86,10 @@ def _echo_errors(lines: list[str]) -> None:
         size = len(text.encode()) + 1
         if shown > L.MAX_ERROR_LINES or (shown and used + size > L.MAX_ERROR_BYTES):
             break
-        click.echo(text, err=True)
+        echo(text, err=True)
         shown, used = shown + 1, used + size
     if shown < len(lines):
-        click.echo(f"error: ... and {len(lines) - shown:,} more lines", err=True)
+        echo(f"error: ... and {len(lines) - shown:,} more lines", err=True)
 
 
 catalog_option = click.option(
@@ -78,13 +105,23 @@ catalog_option = click.option(
 
 @click.group(cls=PlannerGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="planner")
-def main() -> None:
+@click.option(
+    "--keep-invisible",
+    is_flag=True,
+    help="Accept invisible and direction-changing characters (U+200E/F, U+202A-E, U+2066-9, zero-width spaces) "
+    "in input names, which are refused by default: right-to-left names may need them. Every output still "
+    "shows them as escapes (\\u202e).",
+)
+def main(keep_invisible: bool) -> None:
     """Plan GPU clusters for DeepSpeed ZeRO-3 training: network, nodes and cost.
 
     \b
     Example:
       planner catalog list gpus
     """
+    from planner.base.text import keep_invisible as keep
+
+    keep(keep_invisible)
 
 
 class Quantity(click.ParamType):
@@ -246,13 +283,13 @@ def imports_done() -> None:
 
 def stderr_progress(quiet: bool):
     """Progress messages ("... step") on stderr, so stdout stays the result; silent with -q."""
-    return (lambda _: None) if quiet else (lambda message: click.echo(f"... {message}", err=True))
+    return (lambda _: None) if quiet else (lambda message: echo(f"... {message}", err=True))
 
 
 def wrote(path, quiet: bool = False) -> None:
     """Confirm a written file on stderr (stdout stays the result)."""
     if not quiet:
-        click.echo(f"wrote {path}", err=True)
+        echo(f"wrote {path}", err=True)
 
 
 def write_report(outputs, report, targets, quiet: bool = False) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from planner.catalog.kinds import KINDS, SCHEMA_VERSION
-from planner.cli.base import catalog_option, main
+from planner.cli.base import catalog_option, echo, main
 
 
 @main.group()
@@ -55,10 +55,10 @@ def catalog_list(kind: str | None, all_columns: bool, fmt: str, catalog_paths: S
         frame = csv_frame(frame)  # catalog text is never a formula
         frame.to_csv(sys.stdout, index=False)
     elif fmt == "json":
-        click.echo(frame.to_json(orient="records", indent=2))
+        echo(frame.to_json(orient="records", indent=2))
     else:
         records = frame.drop(columns=["origin_file", "origin_row"]).to_dict("records")
-        click.echo(format_table(records, [c for c in frame.columns if not c.startswith("origin_")]))
+        echo(format_table(records, [c for c in frame.columns if not c.startswith("origin_")]))
 
 
 def _print_summary(loaded) -> None:
@@ -69,7 +69,7 @@ def _print_summary(loaded) -> None:
         rows = loaded.items(kind)
         files = sorted({loaded.origin(r).file for r in rows})
         records.append({"kind": kind, "rows": len(rows), "from": ", ".join(files)})
-    click.echo(format_table(records, ["kind", "rows", "from"], max_width=100))
+    echo(format_table(records, ["kind", "rows", "from"], max_width=100))
 
 
 @catalog.command("validate")
@@ -101,8 +101,29 @@ def catalog_validate(paths: Sequence[str], no_defaults: bool) -> None:
         n = sum(1 for r in loaded.items(kind) if given[loaded.origin(r).file])
         if n:
             counts[kind] = n
-    detail = ", ".join(f"{k} {n}" for k, n in counts.items()) or "no rows"
-    click.echo(f"OK: {len(mine)} file(s), {sum(counts.values())} rows valid ({detail})")
+    _refuse_empty(loaded, paths, sum(counts.values()))
+    detail = ", ".join(f"{k} {n}" for k, n in counts.items())
+    echo(f"OK: {len(mine)} file(s), {sum(counts.values())} rows valid ({detail})")
+    for label, state in loaded.hidden_sheets.items():
+        if any(_under(label, p) for p in paths):
+            echo(
+                f"not read: {label} is a {state} sheet; planner reads only the sheets a person sees (a hidden "
+                "row's price would decide plans unseen): unhide it to use its rows"
+            )
+
+
+def _refuse_empty(loaded, paths: Sequence[str], n_rows: int) -> None:
+    """A table with a header and no rows, or files that give no row at all, are a problem here: validating
+    nothing is not a pass (the other commands use such a file as adding nothing)."""
+    from planner.base.errors import CatalogError, CatalogProblem
+
+    empty = [label for label in loaded.empty_tables if any(_under(label, p) for p in paths)]
+    problems = [CatalogProblem(t, None, None, None, "a header and no rows; add rows, or leave it out") for t in empty]
+    if not problems and not n_rows:
+        hidden = " (its sheets are hidden: unhide them)" if loaded.hidden_sheets else ""
+        problems = [CatalogProblem(", ".join(paths), None, None, None, f"no catalog rows{hidden}")]
+    if problems:
+        raise CatalogError(problems)
 
 
 def _under(file: str, path: str) -> bool:
@@ -143,7 +164,7 @@ def catalog_export(folder: str, force: bool) -> None:
         data = path.read_bytes()
         outputs.add("", target / path.name, lambda tmp, data=data: tmp.write_bytes(data))
     outputs.commit()
-    click.echo(f"copied {len(shipped)} catalog files to {target}/ (schema {SCHEMA_VERSION}); edit them and pass "
+    echo(f"copied {len(shipped)} catalog files to {target}/ (schema {SCHEMA_VERSION}); edit them and pass "
                f"--catalog {target}")  # fmt: skip
 
 
@@ -165,4 +186,4 @@ def catalog_schema(kind: str) -> None:
         "title": f"planner catalog row: {kind.lower()} (schema {SCHEMA_VERSION})",
         **{k: v for k, v in schema.items() if k != "title"},
     }
-    click.echo(json.dumps(schema, indent=2))
+    echo(json.dumps(schema, indent=2))

@@ -13,6 +13,7 @@ from planner.cli.base import (
     check_names,
     command_inputs,
     confidence_option,
+    echo,
     imports_done,
     main,
     micro_batches_option,
@@ -105,7 +106,7 @@ def cloud(scenario: str | None, **kw) -> None:
     stderr_progress(quiet)("predicting every offering at every instance count, then the rental MILP")
     result = run_cloud(loaded, loaded_scenario, load_calibration(calibration_path), kw.pop("solver"))
     write_report(outputs, result, targets, quiet)
-    click.echo(document(result) if kw.pop("as_json") else render(result))
+    echo(document(result) if kw.pop("as_json") else render(result))
     if result.choice is None:
         from planner.base.errors import InfeasibleError
 

@@ -13,6 +13,7 @@ from planner.cli.base import (
     calibration_option,
     catalog_option,
     command_inputs,
+    echo,
     imports_done,
     main,
     parse_settings,
@@ -67,7 +68,7 @@ def fleet(fleet_file: str | None, schema: bool, **kw) -> None:
     if schema:
         from planner.inputs.fleet import Fleet
 
-        click.echo(json.dumps(Fleet.model_json_schema(by_alias=True), indent=2))
+        echo(json.dumps(Fleet.model_json_schema(by_alias=True), indent=2))
         return
     if fleet_file is None:
         raise click.UsageError("give a FLEET file (see examples/fleet-*.yaml), or --schema")
@@ -108,6 +109,6 @@ def _run(path: str, kw: dict) -> None:
         threads=kw.pop("threads"),
     )
     write_report(outputs, plan, targets, quiet)
-    click.echo(document(plan) if kw.pop("as_json") else render(plan).rstrip("\n"))
+    echo(document(plan) if kw.pop("as_json") else render(plan).rstrip("\n"))
     if plan.status == "infeasible":
         raise InfeasibleError(f"{path}: the fleet cannot be met as written; the relaxations above say what would")

@@ -11,6 +11,7 @@ from planner.cli.base import (
     calibration_option,
     catalog_option,
     command_inputs,
+    echo,
     imports_done,
     main,
     named,
@@ -112,4 +113,4 @@ def inference(**kw) -> None:
         progress=stderr_progress(quiet),
     )
     write_report(outputs, result, targets, quiet)
-    click.echo(document(result) if kw.pop("as_json") else render(result, kw.pop("explain")))
+    echo(document(result) if kw.pop("as_json") else render(result, kw.pop("explain")))

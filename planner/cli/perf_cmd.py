@@ -13,6 +13,7 @@ from planner.cli.base import (
     calibration_option,
     catalog_option,
     command_inputs,
+    echo,
     main,
     named,
     write_report,
@@ -262,7 +263,7 @@ def predict(**kw) -> None:
     result = run_predict(loaded, work, cluster, calibration, search=not fixed)
     result["model_name"] = work.model_name
     result["calibration"] = calibration.source
-    click.echo(dumps(result) if as_json else explain(result, calibration.source))
+    echo(dumps(result) if as_json else explain(result, calibration.source))
 
 
 def _node_gbps(node_gbps: float | None, nic_gbps: float | None, nics: int | None) -> float:
@@ -326,7 +327,7 @@ def bandwidth(**kw) -> None:
     needed = [_needed_record(r) for _, r in answers.iterrows()]
     write_report(outputs, BandwidthReport(table, needed, heading, calibration), targets)
     if as_json:
-        click.echo(
+        echo(
             dumps(
                 {
                     "target_tflops_per_gpu": target,
@@ -340,23 +341,23 @@ def bandwidth(**kw) -> None:
         )
         return
     first = table.iloc[0]
-    click.echo(
+    echo(
         f"ZeRO-3 bandwidth for {target:g} TFLOPs/GPU: {work.model_name or format_count(work.params) + ' params'} on "
         f"{gpus} x {first['gpu']} ({gpus // per_node} nodes x {per_node}), "
         f"{first['tokens_per_gpu']:,.0f} tokens/GPU per micro-step\n"
     )
     for _, r in answers.iterrows():
-        click.echo("  " + _needed_line(r, target))
+        echo("  " + _needed_line(r, target))
     for _, r in answers.drop_duplicates("zeropp").iterrows():
         if not r["fits_memory"]:
             label = "with ZeRO++" if r["zeropp"] else "without ZeRO++"
-            click.echo(
+            echo(
                 f"  warning: {label} the model needs {r['memory_per_gpu_gib']:.1f} GiB per GPU of "
                 f"{r['usable_hbm_gib']:.1f} usable: it does not fit on {gpus} GPUs; add GPUs"
             )
-    click.echo("\nAchieved TFLOPs/GPU by node bandwidth (Gbps):\n")
-    click.echo(sweep_table(table))
-    click.echo(f"\ncalibration: {calibration.source}")
+    echo("\nAchieved TFLOPs/GPU by node bandwidth (Gbps):\n")
+    echo(sweep_table(table))
+    echo(f"\ncalibration: {calibration.source}")
 
 
 def _needed_record(r) -> dict:
@@ -436,11 +437,11 @@ def calibrate(measurements: Sequence[str], output: str, **kw) -> None:
         from planner.report.jsonout import dumps
 
         points = report.to_dict("records")
-        click.echo(dumps({"calibration": calibration.model_dump(), "points": points}))
+        echo(dumps({"calibration": calibration.model_dump(), "points": points}))
         return
     from planner.report.perf_text import calibration_text
 
-    click.echo(calibration_text(calibration, report, cv))
+    echo(calibration_text(calibration, report, cv))
     wrote(output, quiet)
 
 
@@ -478,7 +479,7 @@ def validate(measurements: Sequence[str], **kw) -> None:
         from planner.report.jsonout import dumps
 
         fit = calibration.fit
-        click.echo(
+        echo(
             dumps(
                 {
                     "in_sample": summary(report),
@@ -492,7 +493,7 @@ def validate(measurements: Sequence[str], **kw) -> None:
         return
     from planner.report.perf_text import validation_text
 
-    click.echo(validation_text(report, cv, show_points, calibration.fit))
+    echo(validation_text(report, cv, show_points, calibration.fit))
 
 
 def _fit_inputs(measurements: Sequence[str], kw: dict) -> list:
@@ -508,7 +509,7 @@ def _fit(measurements: Sequence[str], kw: dict, validate: bool):
     from planner.model.fitting import calibrate as run_calibration
 
     quiet = kw.pop("quiet")
-    progress = (lambda _: None) if quiet else (lambda m: click.echo(f"... {m}", err=True))
+    progress = (lambda _: None) if quiet else (lambda m: echo(f"... {m}", err=True))
     loaded = load_catalog(kw.pop("catalog_paths"))
     paths = [Path(m) for m in measurements]
     return run_calibration(loaded, paths, not kw.pop("no_database"), kw.pop("tokens_per_gpu"), validate, progress)

@@ -17,6 +17,7 @@ from planner.cli.base import (
     check_names,
     command_inputs,
     confidence_option,
+    echo,
     imports_done,
     main,
     micro_batches_option,
@@ -105,7 +106,7 @@ def plan(scenario: str | None, schema: bool, **kw) -> None:
     from planner.inputs.scenario import Scenario
 
     if schema:
-        click.echo(json.dumps(Scenario.model_json_schema(), indent=2))
+        echo(json.dumps(Scenario.model_json_schema(), indent=2))
         return
     need_question(scenario, kw, "--tokens and --days (or --gpus); or --schema")
     _run_plan(scenario, kw)
@@ -197,14 +198,12 @@ def _run_plan(path: str | None, kw: dict) -> None:
 
     report = PlanReport(result, comparison, compare, workbook_context)
     write_report(outputs, report, targets, quiet)
-    click.echo(document(report) if as_json else render(result))
+    echo(document(report) if as_json else render(result))
     if compare and not as_json:
         from planner.report.cloud_text import render_comparison
 
-        click.echo("")
-        click.echo(
-            render_comparison(comparison) if comparison else "Buy vs rent: no cloud offering meets the scenario."
-        )
+        echo("")
+        echo(render_comparison(comparison) if comparison else "Buy vs rent: no cloud offering meets the scenario.")
 
 
 def _question(path, overrides, settings, catalogs):
@@ -230,6 +229,7 @@ def _workbook_context(catalog, scenario, plan, calibration, comparison):
         scenario=scenario.model_dump(),
         calibration=calibration,
         catalog_files=dict(catalog.files),
+        hidden_sheets=dict(catalog.hidden_sheets),
         bandwidth_sweep=moves.bandwidth_sweep,
         cost_curve=moves.cost_curve,
         cloud_comparison=comparison,

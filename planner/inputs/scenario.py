@@ -28,6 +28,7 @@ from planner.base import limits as L
 from planner.base.errors import ScenarioError
 from planner.base.fileio import InputFileError, read_text
 from planner.base.safeyaml import YamlProblem, load_yaml
+from planner.base.text import check_value
 from planner.catalog.rows import Count, Params, PlanFabric, count, error_text, quantity_type
 
 USD = quantity_type("usd", "$30M", gt=0)
@@ -57,7 +58,7 @@ class _Strict(BaseModel):
         annotation = cls.model_fields[info.field_name].annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             return value
-        return L.check_value(value, L.MAX_NAME_CHARS)
+        return check_value(value, L.MAX_NAME_CHARS)
 
 
 class Workload(_Strict):

@@ -24,9 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from planner.assumptions import model as A
 from planner.base.errors import PlannerError
 from planner.base.fileio import read_text
-from planner.base.limits import MAX_CALIBRATION_BYTES, MAX_LOG_RESIDUAL, check_value, cut, short
+from planner.base.limits import MAX_CALIBRATION_BYTES, MAX_LOG_RESIDUAL, cut, short
 from planner.base.resources import data_dir
 from planner.base.safeyaml import YamlProblem, load_json, load_yaml
+from planner.base.text import check_value
 from planner.catalog.rows import error_text
 
 DEFAULT_FILE = "calibration_default.json"

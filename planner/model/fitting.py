@@ -44,9 +44,9 @@ from planner.base.limits import (
     MAX_QUANTITY,
     MAX_SEQ_LEN,
     MAX_TOKENS_PER_GPU,
-    text_problem,
 )
 from planner.base.resources import data_dir
+from planner.base.text import text_problem
 from planner.catalog.load import Catalog, problem_from_pydantic
 from planner.catalog.read import read_csv
 from planner.catalog.rows import Count, Gbps, Params

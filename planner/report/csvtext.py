@@ -1,8 +1,11 @@
-"""CSV cells that a spreadsheet will not evaluate: the one guard every CSV planner prints or writes uses."""
+"""CSV cells that a spreadsheet will not evaluate and a reader cannot be fooled by: the one guard every CSV
+planner prints or writes uses."""
 
 from __future__ import annotations
 
 import pandas as pd
+
+from planner.base.text import visible
 
 # A cell starting with one of these is evaluated as a formula by Excel, LibreOffice and Google Sheets
 # (OWASP "CSV injection": =HYPERLINK(...), +1+cmd|' /C calc'!A0, -1+1, @SUM(...)); tab and CR too.
@@ -10,11 +13,13 @@ FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(value: object) -> object:
-    """Text that would be read as a formula gets a leading apostrophe (shown as typed, kept as text);
-    anything else, numbers included, is returned unchanged."""
-    if isinstance(value, str) and value.startswith(FORMULA_LEADS):
-        return "'" + value
-    return value
+    """Text on one line with hidden characters escaped (planner.base.text.visible: a CR or a U+202E in a
+    cell would otherwise hide or reorder what `cat` shows), and a leading apostrophe where it would be read
+    as a formula (shown as typed, kept as text); anything else, numbers included, is returned unchanged."""
+    if not isinstance(value, str):
+        return value
+    value = visible(value)
+    return "'" + value if value.startswith(FORMULA_LEADS) else value
 
 
 def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -26,6 +31,8 @@ def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
         if values.dtype == object:  # mixed: only the text cells can be formulas
             out[column] = values.map(csv_cell)
         elif pd.api.types.is_string_dtype(values):
+            values = values.map(visible, na_action="ignore")
+            out[column] = values
             formula = values.str.startswith(FORMULA_LEADS, na=False).astype(bool)
             if formula.any():
                 out[column] = values.where(~formula, "'" + values)

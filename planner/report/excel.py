@@ -81,10 +81,11 @@ class PlanContext:
 
     scenario: dict
     calibration: Calibration
-    catalog_files: dict[str, str]  # path -> sha256
+    catalog_files: dict[str, str]  # path -> sha256 of the bytes read
     bandwidth_sweep: pd.DataFrame | None = None  # fabric, zeropp, node_gbps, achieved_tflops_per_gpu, fits_memory
     cost_curve: list[dict] = field(default_factory=list)  # target_tflops, capex_usd (None: infeasible), note
     cloud_comparison: BuyVsRent | None = None  # planner plan --compare-cloud
+    hidden_sheets: dict[str, str] = field(default_factory=dict)  # "file[sheet]" -> "very hidden": not read
 
 
 def write_plan(plan: Plan, context: PlanContext, path: Path) -> None:
@@ -676,6 +677,11 @@ def _assumptions(ws: Worksheet, plan: Plan, context: PlanContext) -> None:
     for path, digest in context.catalog_files.items():
         put(ws, row, 1, display_name(path))
         put(ws, row, 2, digest)
+        ws.merge_cells(start_row=row, start_column=2, end_row=row, end_column=4)
+        row += 1
+    for label, state in context.hidden_sheets.items():
+        put(ws, row, 1, display_name(label))
+        put(ws, row, 2, f"not read: a {state} sheet (only the sheets a person sees are read)")
         ws.merge_cells(start_row=row, start_column=2, end_row=row, end_column=4)
         row += 1
     row += 1

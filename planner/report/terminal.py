@@ -6,6 +6,8 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 
+from planner.base.text import visible
+
 
 def format_cell(column: str, value: object) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -20,7 +22,7 @@ def format_cell(column: str, value: object) -> str:
         if float(value).is_integer():
             return f"{int(value):,}" if abs(value) >= 1e4 else str(int(value))
         return f"{value:.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
-    return str(value)
+    return visible(str(value))  # one line: a note's line feed would start a row of its own
 
 
 def _numeric(values: Sequence[object]) -> bool:

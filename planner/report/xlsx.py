@@ -16,8 +16,11 @@ fit one long line.
 
 from __future__ import annotations
 
+import gc
+import io
 import math
 import re
+import sys
 import zipfile
 from pathlib import Path
 from xml.etree import ElementTree
@@ -27,8 +30,8 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from planner.base.fileio import write_atomic
-from planner.base.limits import printable
+from planner.base.fileio import WriteError, write_atomic
+from planner.base.text import printable
 from planner.report.csvtext import FORMULA_LEADS
 
 USD = '"$"#,##0.00'
@@ -539,16 +542,42 @@ def ref(ws: Worksheet, row: int, col: int, absolute: bool = False) -> str:
 
 
 def save(workbook: Workbook, path: Path) -> None:
-    """Atomically (a temporary file in the same folder, renamed into place), with every formula's value."""
+    """The workbook, with every formula's value, written atomically (a temporary beside path, renamed into
+    place; inside a command's Outputs transaction that temporary is itself renamed at the commit). Built in
+    memory first: a full disk then fails one plain write (one error line, nothing changed), not openpyxl's
+    zip file half-written and left open (whose clean-up at exit printed a traceback)."""
 
     for ws in workbook.worksheets:
         paginate(ws)
+    buffer = io.BytesIO()
+    try:
+        _save_or_raise(workbook, buffer)
+    except OSError as exc:
+        raise WriteError(path, exc.strerror or type(exc).__name__) from None
+    values = {ws.title: dict(cached(ws)) for ws in workbook.worksheets}
+    data = with_cached_values(buffer.getvalue(), values)
+    write_atomic(Path(path), lambda tmp: tmp.write_bytes(data))
 
-    def write(tmp) -> None:
-        workbook.save(tmp)
-        add_cached_values(Path(tmp), {ws.title: dict(cached(ws)) for ws in workbook.worksheets})
 
-    write_atomic(Path(path), write)
+def _save_or_raise(workbook: Workbook, buffer: io.BytesIO) -> None:
+    """workbook.save, whose sheets go through temporary files (a full temporary folder fails it): on failure
+    openpyxl leaves its sheet writers open, and their clean-up at the next garbage collection printed a
+    traceback after planner's one-line error. They are collected here, silently, and the OSError raised
+    alone (a fresh one, holding none of openpyxl's frames)."""
+    failure = None
+    try:
+        workbook.save(buffer)
+    except OSError as exc:
+        failure = OSError(exc.errno, exc.strerror)
+    if failure is None:
+        return
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda _unraisable: None
+    try:
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    raise failure
 
 
 # ---------------------------------------------------------------- cached values in the saved file
@@ -590,9 +619,9 @@ def _with_values(xml: str, values: dict[str, float | str]) -> str:
     return re.sub(r'(<c r="([A-Z]+[0-9]+)"[^>]*>)(<f>[^<]*</f>)(?:<v\s*/>|<v></v>)</c>', fill, xml)
 
 
-def add_cached_values(path: Path, values_by_sheet: dict[str, dict[str, float | str]]) -> None:
-    """Rewrite the saved .xlsx with the cached value of every formula that has one."""
-    with zipfile.ZipFile(path) as z:
+def with_cached_values(data: bytes, values_by_sheet: dict[str, dict[str, float | str]]) -> bytes:
+    """The saved .xlsx (its bytes) with the cached value of every formula that has one."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
         entries = [(info, z.read(info.filename)) for info in z.infolist()]
         parts = _sheet_parts(z)
     changed = {
@@ -600,9 +629,11 @@ def add_cached_values(path: Path, values_by_sheet: dict[str, dict[str, float | s
         for title, values in values_by_sheet.items()
         if values
     }
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for info, data in entries:
             z.writestr(info, changed[info.filename].encode("utf-8") if info.filename in changed else data)
+    return out.getvalue()
 
 
 LEFT = Alignment(horizontal="left", vertical="top")
