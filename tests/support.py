@@ -161,3 +161,20 @@ def refused(result, code: int, *fragments: str) -> str:
     for fragment in fragments:
         assert fragment in result.stderr, result.stderr
     return result.stderr
+
+
+# The NIC catalog's required columns, as a user's CSV or sheet writes them
+NIC_COLUMNS = [
+    "sku",
+    "name",
+    "vendor",
+    "speed_gbps",
+    "ports",
+    "protocols",
+    "price_usd",
+    "power_w",
+    "source",
+    "date",
+    "confidence",
+]
+NIC_HEADER = ",".join(NIC_COLUMNS) + "\n"

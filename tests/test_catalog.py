@@ -7,6 +7,7 @@ import json
 
 import openpyxl
 import pytest
+from support import NIC_COLUMNS
 
 from planner.base.errors import CatalogError, PlannerError
 from planner.base.resources import catalogs_dir, examples_dir
@@ -138,21 +139,7 @@ def test_xlsx_one_sheet_per_kind(tmp_path):
     sheet.append(GPU_HEADER.strip().split(","))
     sheet.append(["X9", None, "Acme", 500, 96, 4000, "800W", 31000, "Acme quote", "2026-11-02", "solid", None])
     nics = book.create_sheet("nics")
-    nics.append(
-        [
-            "sku",
-            "name",
-            "vendor",
-            "speed_gbps",
-            "ports",
-            "protocols",
-            "price_usd",
-            "power_w",
-            "source",
-            "date",
-            "confidence",
-        ]
-    )
+    nics.append(NIC_COLUMNS)
     nics.append(["MY-NIC", "My NIC", "Acme", "400Gbps", 1, "both", "$1,500", 20, "quote", "2026-11", "solid"])
     path = tmp_path / "quote.xlsx"
     book.save(path)

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import refused
+from support import NIC_COLUMNS, NIC_HEADER, refused
 
 from planner.base import limits as L
 from planner.base import safeyaml
@@ -42,8 +42,6 @@ target_tflops: 100
 constraints:
   gpus: [H100]
 """
-NIC_HEADER = "sku,name,vendor,speed_gbps,ports,protocols,price_usd,power_w,source,date,confidence\n"
-NIC_COLUMNS = NIC_HEADER.strip().split(",")
 MEASUREMENTS = (
     "gpu,gpus,gpus_per_node,node_gbps,fabric,params,tokens_per_gpu,measured_tflops\n"
     "V100,384,16,100,ib,176B,2048,20\nV100,384,16,400,ib,176B,2048,35\n"

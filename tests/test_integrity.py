@@ -18,26 +18,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from support import NIC_COLUMNS as SHIPPED_NIC_COLUMNS
 from support import refused
 
 from planner.base.fileio import Outputs, read_bytes
 from planner.base.text import check_text, keep_invisible, visible
 from planner.catalog.load import load_catalog
 
-NIC_COLUMNS = [
-    "sku",
-    "name",
-    "vendor",
-    "speed_gbps",
-    "ports",
-    "protocols",
-    "price_usd",
-    "power_w",
-    "source",
-    "date",
-    "confidence",
-    "notes",
-]
+NIC_COLUMNS = [*SHIPPED_NIC_COLUMNS, "notes"]
 SCENARIO = """name: {name}
 workload:
   params: 7B

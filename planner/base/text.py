@@ -55,12 +55,6 @@ def _describe(match: re.Match) -> str:
     return f"U+{code:04X}{f' ({name})' if name else ''} at position {match.start() + 1}"
 
 
-def control_character(text: str) -> str | None:
-    """A description of the first control character in text ("U+0000 (NUL) at position 4"), or None."""
-    match = _CONTROL.search(text)
-    return _describe(match) if match else None
-
-
 def check_text(value: str, max_chars: int = MAX_CELL_CHARS, lines: bool = False) -> str:
     """value unchanged, or ValueError saying which character (or the length) is refused and the fix.
     lines: a multi-line field (line feeds allowed, a bare CR not)."""

@@ -12,6 +12,7 @@ import hashlib
 import io
 import re
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,6 +84,7 @@ def read_csv(
     try:
         data = read_bytes(path, max_bytes, what)
         text = decode_text(path, data, what, nul_ok=True)
+        read_from = _read_from(path, data)
     except InputFileError as exc:
         return [], [CatalogProblem(label, None, None, None, exc.reason)]
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -98,11 +100,13 @@ def read_csv(
         return [], [CatalogProblem(label, None, None, None, problem)]
     except _TooBig as exc:
         return [], [CatalogProblem(label, None, None, None, str(exc))]
-    return [_read_from(_table_from_rows(label, path.stem.lower(), numbered), path, data)], []
+    return [read_from(_table_from_rows(label, path.stem.lower(), numbered))], []
 
 
-def _read_from(table: RawTable, path: Path, data: bytes) -> RawTable:
-    return dataclasses.replace(table, file=str(path), sha256=hashlib.sha256(data).hexdigest())
+def _read_from(path: Path, data: bytes) -> Callable[[RawTable], RawTable]:
+    """Marks each table of one file with the file and the digest of its bytes (hashed once per file)."""
+    where = {"file": str(path), "sha256": hashlib.sha256(data).hexdigest()}
+    return lambda table: dataclasses.replace(table, **where)
 
 
 def _check_size(rows_so_far: int, columns: int, row: int) -> None:
@@ -166,12 +170,13 @@ def read_xlsx(path: Path) -> tuple[list[RawTable], list[CatalogProblem]]:
             problem = f"not a readable .xlsx workbook ({reason}); save it from Excel as .xlsx or export CSV"
         return [], [CatalogProblem(label, None, None, None, problem)]
     tables, problems = [], []
+    read_from = _read_from(path, data)
     try:
         for sheet in workbook.worksheets:
             sheet_label = f"{label}[{L.cut(sheet.title, 40)}]"
             if sheet.sheet_state in _HIDDEN:
                 hidden = RawTable(sheet_label, None, None, 0, [], hidden=_HIDDEN[sheet.sheet_state])
-                tables.append(_read_from(hidden, path, data))
+                tables.append(read_from(hidden))
                 continue
             try:
                 numbered = _sheet_rows(sheet)
@@ -182,7 +187,7 @@ def read_xlsx(path: Path) -> tuple[list[RawTable], list[CatalogProblem]]:
                 reason = L.cut(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 200)
                 problems.append(CatalogProblem(sheet_label, None, None, None, f"unreadable sheet ({reason})"))
                 continue
-            tables.append(_read_from(_table_from_rows(sheet_label, sheet.title.strip().lower(), numbered), path, data))
+            tables.append(read_from(_table_from_rows(sheet_label, sheet.title.strip().lower(), numbered)))
     finally:
         workbook.close()
     return tables, problems

@@ -16,6 +16,7 @@ from planner.cli.base import (
     echo,
     main,
     named,
+    stderr_progress,
     write_report,
     wrote,
 )
@@ -509,7 +510,7 @@ def _fit(measurements: Sequence[str], kw: dict, validate: bool):
     from planner.model.fitting import calibrate as run_calibration
 
     quiet = kw.pop("quiet")
-    progress = (lambda _: None) if quiet else (lambda m: echo(f"... {m}", err=True))
+    progress = stderr_progress(quiet)
     loaded = load_catalog(kw.pop("catalog_paths"))
     paths = [Path(m) for m in measurements]
     return run_calibration(loaded, paths, not kw.pop("no_database"), kw.pop("tokens_per_gpu"), validate, progress)

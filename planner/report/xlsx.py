@@ -550,25 +550,22 @@ def save(workbook: Workbook, path: Path) -> None:
     for ws in workbook.worksheets:
         paginate(ws)
     buffer = io.BytesIO()
-    try:
-        _save_or_raise(workbook, buffer)
-    except OSError as exc:
-        raise WriteError(path, exc.strerror or type(exc).__name__) from None
+    _save_or_raise(workbook, buffer, path)
     values = {ws.title: dict(cached(ws)) for ws in workbook.worksheets}
     data = with_cached_values(buffer.getvalue(), values)
     write_atomic(Path(path), lambda tmp: tmp.write_bytes(data))
 
 
-def _save_or_raise(workbook: Workbook, buffer: io.BytesIO) -> None:
+def _save_or_raise(workbook: Workbook, buffer: io.BytesIO, path: Path) -> None:
     """workbook.save, whose sheets go through temporary files (a full temporary folder fails it): on failure
     openpyxl leaves its sheet writers open, and their clean-up at the next garbage collection printed a
-    traceback after planner's one-line error. They are collected here, silently, and the OSError raised
-    alone (a fresh one, holding none of openpyxl's frames)."""
+    traceback after planner's one-line error. They are collected here, silently, then a WriteError for path
+    raised (outside the except block, so it holds none of openpyxl's frames)."""
     failure = None
     try:
         workbook.save(buffer)
     except OSError as exc:
-        failure = OSError(exc.errno, exc.strerror)
+        failure = WriteError(path, exc.strerror or type(exc).__name__)
     if failure is None:
         return
     hook = sys.unraisablehook
