@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.results import CloudPlan, FleetPlan, Plan, Prediction
+from planner.results import CloudPlan, FleetPlan, Plan, Prediction, Sweep
 
 ScenarioLike = str | Path | Mapping[str, Any] | Any  # a file, the YAML's mapping, or an inputs.scenario.Scenario
 
@@ -84,6 +84,37 @@ def fleet(
         options["gap"] = gap
     catalog = load_catalog([*spec.catalogs, *catalogs])
     return fleet_answer.run(catalog, spec, load_calibration(calibration), **options)
+
+
+def sweep(
+    scenario: ScenarioLike,
+    *,
+    draws: int = 1000,
+    seed: int = 0,
+    objective: str = "point",
+    p_deadline: float = 0.9,
+    late_usd_per_day: float | None = None,
+    workers: int | None = 0,
+    scheduler: str | None = None,
+    results: str | Path | None = None,
+    catalogs: Sequence[str | Path] = (),
+    calibration: str | Path | None = None,
+    **overrides: Any,
+) -> Sweep:
+    """The point plan and the next purchases across `draws` draws of prices, throughput, interruptions and lead
+    times (planner sweep): deadline risk, the probability each purchase is the cheapest, regret, and the
+    purchase `objective` recommends (point, expected-cost with p_deadline, regret). workers=0 (the default
+    here) evaluates the draws in this process; None or a number starts a local Dask cluster of that many
+    processes (None: the machine's cores); `scheduler` uses an existing Dask cluster. The result is the same
+    whichever runs it. `overrides` as for plan()."""
+    from planner.answers import sweep as sweep_answer
+    from planner.base.distributed import engine
+
+    loaded, catalog, cal = _inputs(scenario, catalogs, calibration, overrides)
+    with engine(workers, scheduler) as runner:
+        return sweep_answer.run(
+            catalog, loaded, cal, draws, seed, objective, p_deadline, late_usd_per_day, runner, results
+        )
 
 
 def predict(

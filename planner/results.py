@@ -638,3 +638,97 @@ class Prediction(_Tables, BaseModel):
     usable_hbm_gib: float
     fits_memory: bool
     calibration: str = ""
+
+
+# ---------------------------------------------------------------- decisions under uncertainty (planner sweep)
+
+
+class SweepChoice(_Frozen):
+    """One purchase (a configuration at a node count) across a sweep's draws."""
+
+    label: str
+    configuration: int = Field(description="0 is the point plan's; the rest by the point plan's objective")
+    server: str
+    gpu: str
+    nic: str | None
+    fabric: str
+    switch: str | None
+    tier: int
+    nodes: int
+    gpus: int
+    point_cost_usd: float = Field(description="the objective's money at the catalog prices")
+    tokens_per_s: float = Field(description="the point prediction, before goodput")
+    p_optimal: float = Field(description="share of draws in which it is the cheapest purchase meeting the deadline")
+    p_deadline_met: float
+    expected_cost_usd: float = Field(
+        description="the objective's money, lateness not counted (exact: draws are mean-one)"
+    )
+    expected_total_usd: float = Field(description="cost + the late cost (late_usd_per_day x days late)")
+    cost_p10_usd: float
+    cost_p90_usd: float
+    days_p50: float
+    days_p90: float
+    delivery_weeks: float = Field(description="the last part's lead time as stated (planner/hardware/leadtime)")
+    delivery_weeks_p90: float
+    expected_regret_usd: float = Field(
+        description="its total (cost + late cost) minus the draw's cheapest purchase meeting the deadline, averaged"
+    )
+    worst_decile_regret_usd: float = Field(description="the mean regret over its worst 10% of draws (CVaR 90%)")
+
+
+class Distribution(_Frozen):
+    """A quantity over the draws: quantiles, mean and a histogram."""
+
+    name: str
+    unit: str
+    mean: float
+    p5: float
+    p10: float
+    p50: float
+    p90: float
+    p95: float
+    edges: list[float] = Field(description="histogram bin edges (one more than the counts)")
+    counts: list[int]
+
+
+class FuturePolicy(_Frozen):
+    """A first-stage fleet decision across sampled futures (planner sweep on a fleet file)."""
+
+    policy: str
+    purchases: list[dict] = Field(default_factory=list, description="what it fixes in the first period it buys")
+    expected_cost_usd: float
+    cost_p10_usd: float
+    cost_p50_usd: float
+    cost_p90_usd: float
+    worst_cost_usd: float
+    p_cheaper: float
+    expected_regret_usd: float
+    costs_usd: list[float] = Field(default_factory=list, description="per future, in order")
+
+
+class Sweep(_Frozen):
+    """`planner sweep`: a plan's outcome across draws of prices, throughput, interruptions and lead times, the
+    probability each purchase is the cheapest, each purchase's regret, and the choice of a robust objective."""
+
+    frame_rows: ClassVar[str | None] = "choices"
+    scenario: str
+    kind: str = Field(description="plan (a purchase) or fleet (buy now or wait across futures)")
+    draws: int
+    seed: int
+    engine: str = Field(description="how the draws ran: Dask (scheduler, workers) or in this process")
+    objective: str = Field(description="point, expected-cost (with p_deadline) or regret")
+    p_deadline: float | None = None
+    deadline_days: float | None = None
+    late_usd_per_day: float | None = None
+    late_basis: str = ""
+    point: SweepChoice | None = None
+    chosen: SweepChoice | None = None
+    choices: list[SweepChoice] = Field(default_factory=list)
+    compared: str = Field("", description="what the choices are: configurations x counts, and how chosen")
+    distributions: list[Distribution] = Field(default_factory=list, description="of the chosen plan")
+    point_distributions: list[Distribution] = Field(default_factory=list)
+    risk: list[str] = Field(default_factory=list, description="the answer in sentences")
+    policies: list[FuturePolicy] = Field(default_factory=list)
+    assumptions: list[dict] = Field(default_factory=list, description="name, value, unit, source")
+    calibration: str = ""
+    seconds: float = 0.0

@@ -121,6 +121,12 @@ def _fleet_workbook(result, tmp: Path) -> None:
     write_fleet(result, tmp)
 
 
+def _sweep_workbook(result, tmp: Path) -> None:
+    from planner.report.sweep_xlsx import write_sweep
+
+    write_sweep(result, tmp)
+
+
 def _bandwidth_workbook(report: BandwidthReport, tmp: Path) -> None:
     from planner.report.workbooks import write_bandwidth
 
@@ -144,6 +150,7 @@ WRITERS: dict[str, dict[str, Format]] = {
     "inference": {".xlsx": Format("workbook", _inference_workbook), ".json": JSON},
     "fleet": {".xlsx": Format("workbook with charts", _fleet_workbook), ".json": JSON},
     "bandwidth": {".xlsx": Format("workbook", _bandwidth_workbook)},
+    "sweep": {".xlsx": Format("workbook with charts", _sweep_workbook), ".json": JSON},
 }
 
 
