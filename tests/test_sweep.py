@@ -235,8 +235,8 @@ def test_cli_sweep_writes_json_and_a_workbook(run, tmp_path):
     assert wb.sheetnames == ["Summary", "Purchases", "Regret", "Distributions", "Assumptions"]
     purchases = wb["Purchases"]
     assert purchases._charts and wb["Distributions"]._charts and wb["Regret"]._charts
-    last = purchases.cell(row=5, column=14).value
-    assert isinstance(last, str) and last.startswith("=G5-$G$")  # live: expected total over the point plan's
+    last = purchases.cell(row=5, column=8).value
+    assert isinstance(last, str) and last.startswith("=E5-$E$")  # live: expected total over the point plan's
     for ws in wb.worksheets:  # no text cell became a formula
         for row in ws.iter_rows():
             for cell in row:
@@ -273,3 +273,16 @@ def test_no_model_error_means_no_throughput_spread(tight):
     flat = Calibration.default().model_copy(update={"uncertainty": {}})
     result = sweep_answer.run(catalog, scenario, flat, draws=100)
     assert result.point.days_p90 == pytest.approx(result.point.days_p50, rel=0.05)  # interruptions only
+
+
+def test_cli_sweep_on_a_fleet_file_answers_buy_now_or_wait(run, tmp_path):
+    out = tmp_path / "fleet-sweep.xlsx"
+    result = run("sweep", "examples/fleet-startup.yaml", "--draws", "3", "--workers", "0", "-q", "--json", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["kind"] == "fleet" and data["draws"] == 3
+    assert [p["policy"] for p in data["policies"]] == ["buy now", "wait"]
+    assert all(len(p["costs_usd"]) == 3 for p in data["policies"])
+    assert sum(p["p_cheaper"] for p in data["policies"]) == pytest.approx(1.0)
+    assert data["risk"][0].startswith("Buy now or wait")
+    assert load_workbook(out).sheetnames == ["Summary", "Futures", "Assumptions"]

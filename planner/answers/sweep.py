@@ -35,7 +35,7 @@ from planner.catalog.load import Catalog
 from planner.inputs.scenario import Scenario
 from planner.model.calibration import Calibration
 from planner.model.draws import draw
-from planner.results import Distribution, Sweep, SweepChoice
+from planner.results import Distribution, FuturePolicy, Sweep, SweepChoice
 from planner.tables import buy as cand
 from planner.tables import choices as choice_table
 
@@ -90,6 +90,81 @@ def run(
             "seconds": time.perf_counter() - started,
         }
     )
+
+
+def fleet_futures(catalog: Catalog, spec, calibration: Calibration, futures: int, seed: int, engine, source: str,
+                  progress: Callable[[str], None] = lambda _: None) -> Sweep:  # fmt: skip
+    """A fleet file's sweep: its first purchase bought now or deferred, across `futures` sampled futures
+    (planner/answers/futures.py), the futures solved as tasks on `engine`."""
+    from planner.answers import futures as fut
+    from planner.assumptions import uncertainty as U
+    from planner.base.distributed import Engine
+
+    started = time.perf_counter()
+    engine = engine or Engine()
+    progress(f"the point fleet plan, then {futures} futures x 2 policies on {engine.description}")
+    answer = fut.buy_now_or_wait(catalog, spec, calibration, futures, seed, run=_mapped_on(engine, progress),
+                                 source=source)  # fmt: skip
+    policies = [
+        FuturePolicy(
+            policy=p.policy,
+            purchases=[
+                {"server": b.server, "units": b.units, "period": b.period, "ordered": b.ordered} for b in p.purchases
+            ],  # fmt: skip
+            expected_cost_usd=p.expected_usd,
+            cost_p10_usd=p.p10_usd,
+            cost_p50_usd=p.p50_usd,
+            cost_p90_usd=p.p90_usd,
+            worst_cost_usd=p.worst_usd,
+            p_cheaper=p.probability_cheaper,
+            expected_regret_usd=p.expected_regret_usd,
+            costs_usd=p.costs_usd,
+        )
+        for p in answer.policies
+    ]
+    constants = [U.PRICE_FAMILY_SHARE, U.RENT_DECLINE_MIN, U.RENT_DECLINE_MAX, U.SLIP_PROBABILITY,
+                 U.MAX_SLIP_PERIODS, U.DEMAND_SIGMA, *U.SHORTFALL_USD.values()]  # fmt: skip
+    decided = f"the first period it buys in, {answer.decision_period}" if answer.decision_period else "none"
+    return Sweep(
+        scenario=spec.name,
+        kind="fleet",
+        draws=futures,
+        seed=seed,
+        engine=engine.description,
+        objective="point",
+        risk=[
+            f"Buy now or wait ({decided}): {answer.answer_text}.",
+            f"Point plan: {format_usd(answer.nominal_cost_usd or 0)} discounted ({answer.nominal_status}).",
+            *answer.spread,
+            *answer.unevaluated,
+        ],
+        policies=policies,
+        compared=answer.method,
+        assumptions=[{"name": c.name, "value": c.value, "unit": c.unit, "source": c.source} for c in constants],
+        calibration=calibration.source,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _mapped_on(engine, progress):
+    """A map(fn, items) -> list in order, over the engine's tasks."""
+
+    def run(fn, items) -> list:
+        out: dict[int, object] = {}
+
+        def keep(task, result) -> None:
+            out[task[0]] = result
+            if len(out) % max(1, len(items) // 5) == 0 or len(out) == len(items):  # five lines, not one a future
+                progress(f"{len(out)} of {len(items)} futures")
+
+        engine.map(_call, fn, list(enumerate(items)), keep)
+        return [out[i] for i in range(len(items))]
+
+    return run
+
+
+def _call(fn, task):
+    return fn(task[1])
 
 
 def _point_row(table: cand.Candidates, plan) -> tuple[dict, int]:

@@ -1,7 +1,9 @@
 """Every modelling constant and sourced default, with its unit and source: the performance model's
 (model.py), the facility's and the scenario's defaults (facility.py), and the hardware design's (hardware.py).
 `all_constants()` lists them all, in the order they are defined, for the workbook's Assumptions sheet and the
-JSON output: a constant defined in one of these modules is listed without being registered anywhere else."""
+JSON output: a constant defined in one of these modules is listed without being registered anywhere else.
+What `planner sweep` draws and its fleet futures perturb (uncertainty.py) is listed in the sweep's own report,
+not in every plan's."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__
+from planner.base.units import format_usd
 from planner.report.xlsx import (
     NUM0,
     NUM1,
@@ -34,6 +35,7 @@ from planner.results import Distribution, Sweep, SweepChoice
 
 MAX_TEXT_WIDTH = 70
 CHART_BARS = 12  # purchases in a bar chart: more would not read
+SHEET_ROWS = 60  # purchases a sheet lists (with the point plan and the recommended one): a few printed pages
 
 
 def write_sweep(s: Sweep, path: Path) -> None:
@@ -102,37 +104,24 @@ def _choice_items(c: SweepChoice) -> list[tuple[str, object]]:
 COLUMNS = [
     ("Purchase", None),
     ("GPUs", NUM0),
-    ("Point cost (USD)", USD0),
     ("P(cheapest)", PCT),
     ("P(deadline met)", PCT),
-    ("Expected cost (USD)", USD0),
     ("Expected total, late cost counted (USD)", USD0),
-    ("Cost p10 (USD)", USD0),
-    ("Cost p90 (USD)", USD0),
-    ("Days p50", NUM1),
-    ("Days p90", NUM1),
     ("Expected regret (USD)", USD0),
     ("Worst-decile regret (USD)", USD0),
-    ("Expected total over the point plan's (USD)", USD0),
+    ("Total over the point plan's (USD)", USD0),
 ]
-
-
-TOTAL = get_column_letter(7)  # the expected total's column, which the last column subtracts the point plan's from
+WIDTHS = {1: 44, 2: 7, 3: 9, 4: 9, 5: 14, 6: 13, 7: 13, 8: 13}  # characters: fits a landscape page at ~85%
+TOTAL = get_column_letter(5)  # the expected total's column, which the last column subtracts the point plan's from
 
 
 def _values(c: SweepChoice) -> list[object]:
     return [
         c.label,
         c.gpus,
-        c.point_cost_usd,
         c.p_optimal,
         c.p_deadline_met,
-        c.expected_cost_usd,
         c.expected_total_usd,
-        c.cost_p10_usd,
-        c.cost_p90_usd,
-        c.days_p50,
-        c.days_p90,
         c.expected_regret_usd,
         c.worst_decile_regret_usd,
     ]
@@ -154,7 +143,8 @@ def _choice_table(ws: Worksheet, s: Sweep, rows: list[SweepChoice], heading: str
             value=c.expected_total_usd - s.point.expected_total_usd if s.point else None,
         )  # fmt: skip
     ws.freeze_panes = ws.cell(row=top + 1, column=2)
-    _fit(ws, {1: 60, **{col: 14 for col in range(2, len(COLUMNS) + 1)}}, from_row=top)
+    fit_widths(ws, {col: (width, width) for col, width in WIDTHS.items()}, from_row=top)
+    fit_heights(ws)
     print_setup(ws, title_rows=f"{top}:{top}")
     return top + 1, top + len(rows)
 
@@ -175,15 +165,24 @@ def _bar_chart(ws: Worksheet, col: int, first: int, last: int, heading: str, axi
     ws.add_chart(chart, anchor)
 
 
+def _with_point_and_chosen(s: Sweep, rows: list[SweepChoice]) -> list[SweepChoice]:
+    extra = [c for c in (s.point, s.chosen) if c is not None and all(c.label != r.label for r in rows)]
+    return rows + list({c.label: c for c in extra}.values())
+
+
 def _purchases(ws: Worksheet, s: Sweep) -> None:
-    first, last = _choice_table(ws, s, list(s.choices), "Purchases by how often each is the cheapest")
-    _bar_chart(ws, 4, first, last, "Probability of being the cheapest purchase", "share of draws", f"A{last + 3}")
+    rows = _with_point_and_chosen(s, [c for c in s.choices if c.p_optimal > 0][:SHEET_ROWS])
+    heading = f"Purchases by how often each is the cheapest ({len(rows)} of {len(s.choices)}; --json lists all)"
+    first, last = _choice_table(ws, s, rows, heading)
+    _bar_chart(ws, 3, first, last, "Probability of being the cheapest purchase", "share of draws", f"A{last + 3}")
 
 
 def _regret(ws: Worksheet, s: Sweep) -> None:
     rows = sorted(s.choices, key=lambda c: c.worst_decile_regret_usd)
-    first, last = _choice_table(ws, s, rows, "Purchases by worst-decile regret (least first)")
-    _bar_chart(ws, 13, first, last, "Worst-decile regret", "USD", f"A{last + 3}")
+    rows = _with_point_and_chosen(s, rows[:SHEET_ROWS])
+    heading = f"Purchases by worst-decile regret, least first ({len(rows)} of {len(s.choices)}; --json lists all)"
+    first, last = _choice_table(ws, s, rows, heading)
+    _bar_chart(ws, 7, first, last, "Worst-decile regret", "USD", f"A{last + 3}")
 
 
 def _histograms(ws: Worksheet, s: Sweep) -> None:
@@ -198,7 +197,8 @@ def _histograms(ws: Worksheet, s: Sweep) -> None:
 def _histogram(ws: Worksheet, row: int, d: Distribution) -> int:
     money = d.unit.startswith("USD")
     fmt = USD0 if money else NUM1
-    put(ws, row, 1, f"{d.name} ({d.unit}): p10 {d.p10:,.1f}, p50 {d.p50:,.1f}, p90 {d.p90:,.1f}", bold=True)
+    show = format_usd if money else (lambda v: f"{v:,.1f}")
+    put(ws, row, 1, f"{d.name} ({d.unit}): p10 {show(d.p10)}, p50 {show(d.p50)}, p90 {show(d.p90)}", bold=True)
     header(ws, row + 1, ["From", "To", "Draws", "Share"])
     first = row + 2
     last = first + len(d.counts) - 1
@@ -214,7 +214,7 @@ def _histogram(ws: Worksheet, row: int, d: Distribution) -> int:
     chart.title, chart.y_axis.title, chart.x_axis.title = d.name, "draws", f"from ({d.unit})"
     chart.add_data(Reference(ws, min_col=3, min_row=first - 1, max_row=last), titles_from_data=True)
     chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
-    chart.x_axis.number_format = "#,##0" if money else "0.0"
+    chart.x_axis.number_format = "#,##0" if money and d.p50 >= 1000 else "#,##0.00" if money else "0.0"
     chart.x_axis.delete = False
     chart.y_axis.delete = False
     chart.legend = None
