@@ -20,7 +20,7 @@ from planner.model.calibration import Calibration, load_calibration
 from planner.model.draws import PROBABILITIES, Spread, draw, residual
 from planner.tables import buy as cand
 from planner.tables import choices as choice_table
-from tests.support import refused
+from support import refused
 
 EXAMPLE = "examples/llama-70b-h100.yaml"
 # the deadline binds and node counts are free (no global batch): a 40-day run sized with no margin

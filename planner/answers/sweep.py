@@ -41,9 +41,14 @@ from planner.tables import choices as choice_table
 
 OBJECTIVES = ("point", "expected-cost", "regret")
 MAX_RESULTS_BYTES = 2_000_000_000
+SAVE_EVERY_S = 5.0  # a results file is rewritten at most this often (and at the end): an interrupt loses less
 WORST_SHARE = 0.1  # the worst decile of a choice's regrets
 BINS = 20
 OUTCOMES = ("cost", "days", "delivery")  # Choices.outcome's arrays, in its order
+# kept as float32 (7 significant digits: $10 in $100M, 1e-5 of a day in 100 days): 12 bytes per draw and
+# purchase, so MAX_OUTCOMES is 240 MB of memory and of results file
+OUTCOME_DTYPE = np.float32
+MAX_OUTCOMES = 20_000_000
 
 
 def run(
@@ -102,7 +107,7 @@ def fleet_futures(catalog: Catalog, spec, calibration: Calibration, futures: int
 
     started = time.perf_counter()
     engine = engine or Engine()
-    progress(f"the point fleet plan, then {futures} futures x 2 policies on {engine.description}")
+    progress(f"the point fleet plan, then {futures} futures x 2 policies ({engine.description})")
     answer = fut.buy_now_or_wait(catalog, spec, calibration, futures, seed, run=_mapped_on(engine, progress),
                                  source=source)  # fmt: skip
     policies = [
@@ -200,15 +205,20 @@ def _point_row(table: cand.Candidates, plan) -> tuple[dict, int]:
 def evaluate_task(choices: choice_table.Choices, task: tuple[int, int, int]) -> tuple[np.ndarray, ...]:
     """One task: draws first..first+count-1 of seed (task = (seed, first, count)) and every choice's outcome."""
     seed, first, count = task
-    return choices.outcome(draw(choices.spread, seed, first, count))
+    return tuple(a.astype(OUTCOME_DTYPE) for a in choices.outcome(draw(choices.spread, seed, first, count)))
 
 
 def _outcomes(choices, draws: int, seed: int, engine, results_path, progress) -> dict[str, np.ndarray]:
     """[draws x choices] cost, days and delivery (OUTCOMES), from the results file's finished tasks and the
     engine for the rest."""
     n = len(choices.frame)
+    if draws * n > MAX_OUTCOMES:
+        raise ScenarioError(
+            f"--draws {draws:,} x {n:,} purchases is {draws * n / 1e6:,.0f}M outcomes, more than the "
+            f"{MAX_OUTCOMES / 1e6:,.0f}M a sweep keeps in memory; use at most {MAX_OUTCOMES // n:,} draws"
+        )
     signature = _signature(choices, seed)
-    out = {name: np.full((draws, n), np.nan) for name in OUTCOMES}
+    out = {name: np.full((draws, n), np.nan, dtype=OUTCOME_DTYPE) for name in OUTCOMES}
     done = np.zeros(draws, dtype=bool)
     if results_path is not None and Path(results_path).exists():
         _resume(Path(results_path), signature, out, done)
@@ -216,9 +226,9 @@ def _outcomes(choices, draws: int, seed: int, engine, results_path, progress) ->
     tasks = [(seed, f, min(size, draws - f)) for f in range(0, draws, size) if not done[f : f + size].all()]
     if done.any():
         progress(f"resumed {int(done.sum()):,} draws from {results_path}")
-    progress(f"{draws - int(done.sum()):,} draws x {n:,} purchases on {engine.description}")
+    progress(f"{draws - int(done.sum()):,} draws x {n:,} purchases ({engine.description})")
     finished = [int(done.sum())]
-    last = [time.monotonic()]
+    last, saved = [time.monotonic()], [time.monotonic()]
 
     def keep(task, result) -> None:
         _, first, count = task
@@ -226,13 +236,18 @@ def _outcomes(choices, draws: int, seed: int, engine, results_path, progress) ->
             out[name][first : first + count] = values
         done[first : first + count] = True
         finished[0] += count
-        if results_path is not None:
-            _save(Path(results_path), signature, out, done)
+        if results_path is not None and (time.monotonic() - saved[0] > SAVE_EVERY_S or finished[0] == draws):
+            _save(Path(results_path), signature, out, done)  # (not after every task: the file may be 100s of MB)
+            saved[0] = time.monotonic()
         if time.monotonic() - last[0] > 2 or finished[0] == draws:
             last[0] = time.monotonic()
             progress(f"{finished[0]:,} of {draws:,} draws")
 
-    engine.map(evaluate_task, choices, tasks, keep)
+    try:
+        engine.map(evaluate_task, choices.lean(), tasks, keep)
+    finally:  # stopped (Ctrl-C, SIGTERM, a lost cluster): keep what finished since the last save
+        if results_path is not None and finished[0] < draws and done.any():
+            _save(Path(results_path), signature, out, done)
     return out
 
 

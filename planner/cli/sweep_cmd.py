@@ -98,6 +98,12 @@ def sweep(scenario: str, **kw) -> None:
         fleet = fleet and "horizon" in data
     except YamlProblem:
         fleet = False  # the scenario loader names the problem
+    if fleet:  # the purchase sweep's own options mean nothing to a fleet's futures: say so, not ignore them
+        given = {"--results": results, "--late-cost": kw["late_cost"]}
+        given["--objective"] = kw["objective"] if kw["objective"] != "point" else None
+        for option, value in given.items():
+            if value is not None:
+                raise click.UsageError(f"{option} applies to a scenario's draws, not to a fleet file's futures")
     settings = parse_settings(kw.pop("settings"))
     loaded, catalog_paths = _load(scenario, fleet, settings, kw.pop("catalog_paths"))
     calibration_path = kw.pop("calibration")

@@ -55,6 +55,11 @@ class Choices:
     deadline_days: float
     spread: Spread
 
+    def lean(self) -> Choices:
+        """What a worker needs to evaluate draws (outcome): the arrays, without the wide candidate columns whose
+        Python objects would make sending it to every worker slow."""
+        return replace(self, frame=self.frame[["label", "configuration"]], parts=self.parts[["part", "sigma"]])
+
     @property
     def delivery_weeks(self) -> np.ndarray:
         """At the stated lead times."""
@@ -85,7 +90,7 @@ def build(
     at = _ladder(rows, req, point)
     frame = rows.iloc[at["row"]].reset_index(drop=True)
     nodes = at["nodes"].to_numpy(np.int64)
-    frame, nodes = _usable(frame, nodes, scenario, work, calibration, req)
+    frame, nodes = _usable(frame, nodes, point[1], scenario, work, calibration, req)
     ev = cand.evaluate_at(cand.key_arrays(frame), nodes, work, calibration)
     lines = [bill_of_materials(catalog, r, int(n), scenario) for r, n in zip(_records(frame), nodes, strict=True)]
     parts, part_usd = _part_dollars(lines)
@@ -140,9 +145,8 @@ def _configurations(feasible: pd.DataFrame, point_row: dict) -> pd.DataFrame:
         value = point_row.get(column)
         column_values = best[column].to_numpy(object)
         same &= np.array([v == value or (pd.isna(v) and pd.isna(value)) for v in column_values], dtype=bool)
-    first = best[same].head(1)
-    if first.empty:  # the point plan's row itself (it need not be its purchase's best)
-        first = pd.DataFrame([point_row])[best.columns]
+    # the point plan's own row (its micro-batch and layout, which its purchase's best row need not share)
+    first = pd.DataFrame([point_row])[best.columns]
     rest = best[~same].head(int(U.CONFIGURATIONS.value) - 1)
     out = pd.concat([first, rest], ignore_index=True)
     return out.assign(configuration=np.arange(len(out)))
@@ -167,14 +171,14 @@ def _ladder(rows: pd.DataFrame, req: Requirements, point: tuple[dict, int]) -> p
     return pd.DataFrame(out, columns=["row", "nodes"])
 
 
-def _usable(frame, nodes, scenario, work, calibration, req) -> tuple[pd.DataFrame, np.ndarray]:
+def _usable(frame, nodes, point_nodes: int, scenario, work, calibration, req) -> tuple[pd.DataFrame, np.ndarray]:
     """The choices that fit in memory, meet the target TFLOPs and stay within the budget and power caps (the
     point plan's always, so the sweep compares against it), repriced at their counts."""
     priced = cand.reprice_at(frame, nodes, scenario).assign(configuration=frame["configuration"].to_numpy())
     ev = cand.evaluate_at(cand.key_arrays(priced), nodes, work, calibration)
     ok = fits_memory(ev) & meets_target(ev, req)
     ok &= cand.within_caps(priced["capex_usd"].to_numpy(), priced["power_w"].to_numpy(), scenario)
-    ok |= (frame["configuration"].to_numpy() == 0) & (nodes == nodes[0])
+    ok |= (frame["configuration"].to_numpy() == 0) & (nodes == point_nodes)
     return priced[ok].reset_index(drop=True), nodes[ok]
 
 
