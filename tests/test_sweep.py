@@ -6,10 +6,16 @@ errors and files."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
 from openpyxl import load_workbook
+from support import refused
 
 import planner
 from planner.answers import sweep as sweep_answer
@@ -20,7 +26,6 @@ from planner.model.calibration import Calibration, load_calibration
 from planner.model.draws import PROBABILITIES, Spread, draw, residual
 from planner.tables import buy as cand
 from planner.tables import choices as choice_table
-from support import refused
 
 EXAMPLE = "examples/llama-70b-h100.yaml"
 # the deadline binds and node counts are free (no global batch): a 40-day run sized with no margin
@@ -286,3 +291,29 @@ def test_cli_sweep_on_a_fleet_file_answers_buy_now_or_wait(run, tmp_path):
     assert sum(p["p_cheaper"] for p in data["policies"]) == pytest.approx(1.0)
     assert data["risk"][0].startswith("Buy now or wait")
     assert load_workbook(out).sheetnames == ["Summary", "Futures", "Assumptions"]
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_dask_sweep_is_quiet_keeps_its_draws_and_resumes(tmp_path, stop):
+    """Ctrl-C signals the whole process group (workers included), SIGTERM planner alone: either way the
+    stop is a line or two without a traceback, no worker is left, and the draws finished are kept."""
+    results = tmp_path / "sweep.npz"
+    command = [sys.executable, "-m", "planner", "sweep", EXAMPLE, "--draws", "33000", "--workers", "2"]
+    command += ["--results", str(results), "--set", "workload.global_batch=null"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    lines = []
+    while not (line := process.stderr.readline()).startswith(b"... ") or b" of 33,000 draws" not in line:
+        lines.append(line)
+        assert line, b"".join(lines)  # ended before any draw finished
+    os.killpg(process.pid, stop) if stop == signal.SIGINT else process.send_signal(stop)
+    rest = process.stderr.read()
+    process.wait(timeout=120)
+    assert process.returncode != 0 and b"Traceback" not in rest, rest
+    assert len(rest.decode().strip().splitlines()) <= 3, rest
+    assert results.exists()
+    time.sleep(1)
+    assert not subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True).stdout  # no worker left
+    catalog, scenario = load_catalog([]), load_scenario(EXAMPLE, {}, {"workload.global_batch": None}, {})
+    said = []
+    sweep_answer.run(catalog, scenario, load_calibration(None), draws=33000, results_path=results, progress=said.append)
+    assert any(s.startswith("resumed ") for s in said), said
