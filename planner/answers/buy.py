@@ -74,7 +74,7 @@ def run(
     if sol is None:  # the pool holds only candidates within every limit, so this is a fault
         raise SolverError("the MILP found no plan although feasible candidates exist; report this as a bug")
     sol = _simplest_of_ties(pool, sol, scenario, table, calibration)
-    row = _clean(pool.iloc[sol.k])
+    row = cand.clean_row(pool.iloc[sol.k])
     _check_against_table(sol, pool, feasible.iloc[0], scenario.objective.kind)
     per_gpu = per_gpu_rows(feasible)
     listed = _listed(feasible, row, alternatives) | {"per_gpu": per_gpu}
@@ -147,7 +147,7 @@ def _listed(feasible: pd.DataFrame, row: dict, alternatives: int) -> dict[str, l
     }
     labels = list(dict.fromkeys(at for rows in picks.values() for _, at in rows))
     records = dict(zip(labels, feasible.loc[labels].to_dict("records"), strict=True))
-    return {name: [(label, _clean(records[at])) for label, at in rows] for name, rows in picks.items()}
+    return {name: [(label, cand.clean_row(records[at])) for label, at in rows] for name, rows in picks.items()}
 
 
 def fewer_alternatives_note(table: cand.Candidates, asked: int, listed: int) -> str:
@@ -169,7 +169,7 @@ def fewer_alternatives_note(table: cand.Candidates, asked: int, listed: int) -> 
 def per_gpu_rows(feasible: pd.DataFrame) -> list[tuple[str, dict]]:
     """(GPU, its best row) for each GPU with a plan, cheapest first, when more than one has one (each row is
     sized at its own goodput, so each is that GPU's optimum, as if the scenario allowed it alone)."""
-    best = {gpu: _clean(feasible.loc[at]) for gpu, at in ranking.best_per_value(feasible, "gpu")}
+    best = {gpu: cand.clean_row(feasible.loc[at]) for gpu, at in ranking.best_per_value(feasible, "gpu")}
     return sorted(best.items(), key=lambda item: item[1]["score"]) if len(best) > 1 else []
 
 
@@ -307,7 +307,7 @@ def _fastest_network(feasible: pd.DataFrame, row: dict, nodes: int, table, calib
     if not faster.any():
         return None
     per_token = np.where(faster, same["objective_usd"].to_numpy(float) / np.maximum(tokens, 1e-9), np.inf)
-    return _clean(same.iloc[int(np.argmin(per_token))])
+    return cand.clean_row(same.iloc[int(np.argmin(per_token))])
 
 
 def network_notes(head: Summary, faster: Summary | None) -> list[str]:
@@ -392,13 +392,6 @@ def _check_cost(sol: buy.Solution, head: Summary, kind: str) -> None:
 # ---------------------------------------------------------------- describing a plan
 
 
-def _clean(row) -> dict:
-    """A candidate row as a dict, with pandas' NaN for a missing NIC or switch turned back into None."""
-    row = dict(row)
-    optional = ("nic", "switch", "storage_switch", "inband_switch", "storage_nic")
-    return {c: (None if c in optional and not isinstance(v, str) else v) for c, v in row.items()}
-
-
 # what tells candidate rows apart: the configuration, its fabric's variant, and the node range of its regime
 IDENTITY = [
     *cand.GROUP, "tier", "topology", "oversubscription", "placement", "n_lo", "n_hi", "su_local", "uplink_run_m"
@@ -410,17 +403,9 @@ def _identity(row) -> tuple:
     return tuple(str(row[c]) if isinstance(row[c], str) or not pd.isna(row[c]) else "" for c in IDENTITY)
 
 
-def _geometry(scenario: Scenario) -> layout.Geometry:
-    return layout.Geometry.of(scenario.layout)
-
-
-def _override(scenario: Scenario) -> tuple[float | None, float | None]:
-    return scenario.cabling.node_leaf_reach_m, scenario.cabling.switch_reach_m
-
-
 def _detail(catalog: Catalog, scenario: Scenario, row: dict, nodes: int) -> dict:
     q = cand.quantities_at(row, nodes)
-    g, over = _geometry(scenario), _override(scenario)
+    g, over = cand.geometry(scenario), cand.cabling_override(scenario)
     links = bom.link_lines(catalog, row, nodes, q, g, over)
     return {
         "bom": bom.bill_of_materials(catalog, row, nodes, q, g, over),
@@ -467,9 +452,9 @@ def _summary(
 ) -> tuple[Summary, list[BomLine]]:
     """A plan's summary from the model's `figures` at its node count, and its bill of materials (kept beside
     it for the tie check, not in the JSON)."""
-    row = _clean(row)
+    row = cand.clean_row(row)
     q = cand.quantities_at(row, nodes)
-    lines = bom.bill_of_materials(catalog, row, nodes, q, _geometry(scenario), _override(scenario))
+    lines = bom.bill_of_materials(catalog, row, nodes, q, cand.geometry(scenario), cand.cabling_override(scenario))
     cost = _cost(row, nodes, q, scenario.objective, lines)
     choice, metrics = _choice_and_metrics(scenario, work, row, nodes, q, figures)
     metrics = metrics.model_copy(update=_per_token(cost, metrics, scenario))
@@ -655,13 +640,6 @@ def _choice_and_metrics(scenario, work, row, nodes: int, q: dict, r: dict) -> tu
         bytes_per_gpu_scale_up_per_step=r["bytes_per_gpu_nvlink_per_step"] + r["tp_bytes_per_gpu_nvlink_per_step"],
     )
     return choice, metrics
-
-
-def bill_of_materials(catalog: Catalog, row, nodes: int, scenario: Scenario) -> list[BomLine]:
-    """The candidate's bill of materials at `nodes` (planner/hardware/bom.py)."""
-    row = _clean(row)
-    q = cand.quantities_at(row, nodes)
-    return bom.bill_of_materials(catalog, row, nodes, q, _geometry(scenario), _override(scenario))
 
 
 def why(
@@ -1303,7 +1281,7 @@ def batch_note(scenario: Scenario, table: cand.Candidates, head: Summary, replan
     repriced = repriced[repriced["within_limits"]]
     if repriced.empty:
         return ""
-    best = _clean(repriced.loc[repriced["objective_usd"].idxmin()])
+    best = cand.clean_row(repriced.loc[repriced["objective_usd"].idxmin()])
     saved = head.cost.objective_usd - float(best["objective_usd"])
     if saved < BATCH_CAUSE_SHARE * head.cost.objective_usd:
         return ""

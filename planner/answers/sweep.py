@@ -174,8 +174,6 @@ def _call(fn, task):
 
 def _point_row(table: cand.Candidates, plan) -> tuple[dict, int]:
     """The candidate row the point plan bought (its hardware, micro-batch and layout) and its node count."""
-    from planner.answers.buy import _clean
-
     c, frame = plan.choice, table.feasible
     match = {
         "server": c.server,
@@ -196,7 +194,7 @@ def _point_row(table: cand.Candidates, plan) -> tuple[dict, int]:
     ok &= frame["n_lo"].to_numpy() <= c.nodes
     if not ok.any():
         raise PlannerError("the point plan's configuration is not in its candidate table; report this as a bug")
-    return _clean(frame[ok].iloc[0].to_dict()), int(c.nodes)
+    return cand.clean_row(frame[ok].iloc[0].to_dict()), int(c.nodes)
 
 
 # ---------------------------------------------------------------- the draws, as tasks

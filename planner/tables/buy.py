@@ -27,8 +27,9 @@ from planner.base.errors import ScenarioError
 from planner.base.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 from planner.catalog.load import Catalog
 from planner.catalog.rows import ServerRow
-from planner.hardware import costing, fabric, sizing
+from planner.hardware import bom, costing, fabric, sizing
 from planner.hardware import designs as design_module
+from planner.hardware import layout as hardware_layout
 from planner.hardware.designs import Designs, designs
 from planner.hardware.topology import domain_gbps
 from planner.inputs.scenario import Scenario
@@ -52,6 +53,7 @@ from planner.model.workload import (
     meets_target,
     scenario_training,
 )
+from planner.results import BomLine
 
 # A node's shape as the performance model sees it (the fleet's pools share it), then a performance key:
 # the shape, the micro-batch and the network.
@@ -1240,3 +1242,28 @@ def fabric_text(row: dict) -> str:
         over += " (rail-local within one scalable unit: full bandwidth)"
     brk = f", 1:{row['breakout']:g} breakout" if row["breakout"] > 1 else ""
     return f"{shape} of {row['switch']} ({int(row['switch_ports'])} ports){over}{brk}, leaves {row['placement']}"
+
+
+# ---------------------------------------------------------------- one row as a purchase
+
+
+def clean_row(row) -> dict:
+    """A candidate row as a dict, with pandas' NaN for a missing NIC or switch turned back into None."""
+    row = dict(row)
+    optional = ("nic", "switch", "storage_switch", "inband_switch", "storage_nic")
+    return {c: (None if c in optional and not isinstance(v, str) else v) for c, v in row.items()}
+
+
+def geometry(scenario: Scenario) -> hardware_layout.Geometry:
+    return hardware_layout.Geometry.of(scenario.layout)
+
+
+def cabling_override(scenario: Scenario) -> tuple[float | None, float | None]:
+    return scenario.cabling.node_leaf_reach_m, scenario.cabling.switch_reach_m
+
+
+def bill_of_materials(catalog: Catalog, row, nodes: int, scenario: Scenario) -> list[BomLine]:
+    """The candidate's bill of materials at `nodes` (planner/hardware/bom.py)."""
+    row = clean_row(row)
+    q = quantities_at(row, nodes)
+    return bom.bill_of_materials(catalog, row, nodes, q, geometry(scenario), cabling_override(scenario))

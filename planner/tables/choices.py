@@ -81,8 +81,6 @@ def build(
 ) -> Choices:
     """The choices of a sweep: the point plan (`point`: its row and node count) and the configurations the
     candidate table ranks next, each at its ladder of counts."""
-    from planner.answers.buy import bill_of_materials
-
     req, work = table.requirements, table.training
     if req.tokens is None or scenario.requirement.days is None:
         raise ValueError("a sweep needs a deadline (requirement.tokens and requirement.days)")
@@ -92,7 +90,7 @@ def build(
     nodes = at["nodes"].to_numpy(np.int64)
     frame, nodes = _usable(frame, nodes, point[1], scenario, work, calibration, req)
     ev = cand.evaluate_at(cand.key_arrays(frame), nodes, work, calibration)
-    lines = [bill_of_materials(catalog, r, int(n), scenario) for r, n in zip(_records(frame), nodes, strict=True)]
+    lines = [cand.bill_of_materials(catalog, r, int(n), scenario) for r, n in zip(_records(frame), nodes, strict=True)]
     parts, part_usd = _part_dollars(lines)
     leads, families = _lead_weeks(lines)
     groups = sorted(set(ev["range_group"]))
@@ -200,9 +198,7 @@ def _label(row: dict, nodes: int) -> str:
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
-    from planner.answers.buy import _clean
-
-    return [_clean(r) for r in frame.to_dict("records")]
+    return [cand.clean_row(r) for r in frame.to_dict("records")]
 
 
 def _point_index(frame: pd.DataFrame, nodes: np.ndarray, point: tuple[dict, int]) -> int:
