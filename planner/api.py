@@ -97,6 +97,7 @@ def sweep(
     workers: int | None = 0,
     scheduler: str | None = None,
     results: str | Path | None = None,
+    rent: bool = False,
     catalogs: Sequence[str | Path] = (),
     calibration: str | Path | None = None,
     **overrides: Any,
@@ -106,14 +107,14 @@ def sweep(
     purchase `objective` recommends (point, expected-cost with p_deadline, regret). workers=0 (the default
     here) evaluates the draws in this process; None or a number starts a local Dask cluster of that many
     processes (None: the machine's cores); `scheduler` uses an existing Dask cluster. The result is the same
-    whichever runs it. `overrides` as for plan()."""
+    whichever runs it. rent=True sweeps the rental planner cloud chooses instead. `overrides` as for plan()."""
     from planner.answers import sweep as sweep_answer
     from planner.base.distributed import engine
 
     loaded, catalog, cal = _inputs(scenario, catalogs, calibration, overrides)
     with engine(workers, scheduler) as runner:
         return sweep_answer.run(
-            catalog, loaded, cal, draws, seed, objective, p_deadline, late_usd_per_day, runner, results
+            catalog, loaded, cal, draws, seed, objective, p_deadline, late_usd_per_day, runner, results, rent=rent
         )
 
 

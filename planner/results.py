@@ -712,7 +712,7 @@ class Sweep(_Frozen):
 
     frame_rows: ClassVar[str | None] = "choices"
     scenario: str
-    kind: str = Field(description="plan (a purchase) or fleet (buy now or wait across futures)")
+    kind: str = Field(description="plan (purchases), rent (rentals) or fleet (buy now or wait across futures)")
     draws: int
     seed: int
     engine: str = Field(description="how the draws ran: Dask (scheduler, workers) or in this process")
@@ -729,6 +729,12 @@ class Sweep(_Frozen):
     point_distributions: list[Distribution] = Field(default_factory=list)
     risk: list[str] = Field(default_factory=list, description="the answer in sentences")
     policies: list[FuturePolicy] = Field(default_factory=list)
+
+    @property
+    def noun(self) -> str:
+        """What the choices are: purchases, or rentals."""
+        return "rental" if self.kind == "rent" else "purchase"
+
     assumptions: list[dict] = Field(default_factory=list, description="name, value, unit, source")
     calibration: str = ""
     seconds: float = 0.0

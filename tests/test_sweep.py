@@ -5,6 +5,7 @@ errors and files."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -321,3 +322,36 @@ def test_a_stopped_dask_sweep_is_quiet_keeps_its_draws_and_resumes(tmp_path, sto
     said = []
     sweep_answer.run(catalog, scenario, load_calibration(None), draws=33000, results_path=results, progress=said.append)
     assert any(s.startswith("resumed ") for s in said), said
+
+
+def test_rental_billing_by_hand():
+    """On demand bills every hour the job runs; a Capacity Block its whole block up front and the hours beyond
+    it at the on-demand rate; both times the draw's price factor of the cloud row."""
+    base = _hand_choices()
+    rent = choice_table.Rent(
+        part=np.array([0, 1]),
+        fixed_usd=np.array([0.0, 5000.0]),
+        prepaid_h=np.array([0.0, 30.0]),
+        usd_per_h=np.array([100.0, 400.0]),
+    )
+    c = dataclasses.replace(base, part_usd=np.zeros((2, 2)), other_usd=np.zeros(2), rent=rent)
+    d = draw(c.spread, 9, 0, 4)
+    cost, days, _ = c.outcome(d)
+    for k in range(4):
+        hours = days[k] * 24
+        assert cost[k, 0] == pytest.approx(d.price[k, 0] * 100 * hours[0])
+        assert cost[k, 1] == pytest.approx(d.price[k, 1] * (5000 + 400 * max(hours[1] - 30, 0)))
+
+
+def test_sweep_of_a_rental():
+    rented = planner.cloud("examples/cloud-70b.yaml")
+    result = planner.sweep("examples/cloud-70b.yaml", rent=True, draws=300, objective="expected-cost")
+    c = rented.choice
+    assert result.kind == "rent" and result.noun == "rental"
+    assert result.point.label.startswith(f"{c.instances} x {c.provider} {c.instance} ({c.region})")
+    assert result.point.point_cost_usd == pytest.approx(c.cost_usd, rel=1e-9)
+    assert sum(x.p_optimal for x in result.choices) == pytest.approx(1.0)
+    assert [d.name for d in result.distributions] == ["cost", "days", "cost per million tokens"]  # no delivery
+    assert "of its start" in result.risk[0] and "cheapest rental" in result.risk[1]
+    if result.chosen.label != result.point.label:
+        assert result.chosen.p_deadline_met >= 0.9

@@ -63,8 +63,9 @@ def run(
     engine=None,
     results_path: str | Path | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    rent: bool = False,
 ) -> Sweep:
-    from planner.answers import buy
+    """The sweep of a purchase (planner plan's question) or, with `rent`, of a rental (planner cloud's)."""
     from planner.base.distributed import Engine
 
     started = time.perf_counter()
@@ -75,11 +76,11 @@ def run(
         raise ScenarioError(
             "planner sweep needs a deadline: give requirement.tokens and requirement.days (or --tokens and --days)"
         )
-    progress("the point plan")
-    plan = buy.run(catalog, scenario, calibration, alternatives=0)
-    table = cand.build(catalog, scenario, calibration)
-    progress("the purchases to compare, at their node counts")
-    choices = choice_table.build(catalog, scenario, calibration, table, _point_row(table, plan))
+    choices = (
+        _rentals(catalog, scenario, calibration, progress)
+        if rent
+        else _purchases(catalog, scenario, calibration, progress)
+    )
     outcomes = _outcomes(choices, draws, seed, engine, results_path, progress)
     late = (
         (late_usd_per_day, "given (--late-cost)")
@@ -172,6 +173,32 @@ def _call(fn, task):
     return fn(task[1])
 
 
+def _purchases(catalog, scenario, calibration, progress) -> choice_table.Choices:
+    from planner.answers import buy
+
+    progress("the point plan")
+    plan = buy.run(catalog, scenario, calibration, alternatives=0)
+    table = cand.build(catalog, scenario, calibration)
+    progress("the purchases to compare, at their node counts")
+    return choice_table.build(catalog, scenario, calibration, table, _point_row(table, plan))
+
+
+def _rentals(catalog, scenario, calibration, progress) -> choice_table.Choices:
+    from planner.answers import rent
+    from planner.base.errors import InfeasibleError
+    from planner.tables import rentals
+
+    progress("the point rental (planner cloud's)")
+    point = rent.run(catalog, scenario, calibration).choice
+    if point is None:
+        raise InfeasibleError(f"no rental meets scenario {scenario.name!r}: planner cloud says why")
+    progress("the rentals to compare, at their instance counts")
+    try:
+        return rentals.build(catalog, scenario, calibration, point)
+    except ValueError as exc:
+        raise ScenarioError(str(exc)) from None
+
+
 def _point_row(table: cand.Candidates, plan) -> tuple[dict, int]:
     """The candidate row the point plan bought (its hardware, micro-batch and layout) and its node count."""
     c, frame = plan.choice, table.feasible
@@ -262,6 +289,9 @@ def _signature(choices, seed: int) -> str:
         choices.spread.residuals,
     ):
         h.update(np.ascontiguousarray(array, dtype=float).tobytes())
+    if choices.rent is not None:
+        for array in (choices.rent.fixed_usd, choices.rent.prepaid_h, choices.rent.usd_per_h):
+            h.update(np.ascontiguousarray(array, dtype=float).tobytes())
     h.update("|".join(choices.frame["label"]).encode())
     return h.hexdigest()
 
@@ -344,7 +374,7 @@ def _summary(scenario, choices, outcomes: dict, late_and_basis, objective, p_dea
     ranked = sorted(stats, key=lambda s: (-s.p_optimal, s.expected_regret_usd))
     return Sweep(
         scenario=scenario.name,
-        kind="plan",
+        kind="plan" if choices.rent is None else "rent",
         draws=len(cost),
         seed=0,
         engine="",
@@ -392,10 +422,12 @@ def _choice(choices, c: int, outcome: dict, total, regret, winner, deadline) -> 
         tokens_per_s=float(row["tokens_per_s"]),
         p_optimal=float(np.mean(winner == c)),
         p_deadline_met=float(np.mean(days <= deadline)),
-        # exact: the price factors have mean 1 and are independent of the days, so E[cost] is the point cost
-        # and only the late cost is a sample mean (no Monte Carlo noise between purchases of equal price)
-        expected_cost_usd=float(row["objective_usd"]),
-        expected_total_usd=float(row["objective_usd"]) + float((total - cost).mean()),
+        # a purchase's is exact: the price factors have mean 1 and are independent of the days, so E[cost] is
+        # the point cost and only the late cost is a sample mean (no noise between purchases of equal price);
+        # a rental's cost grows with its hours, a sample mean
+        expected_cost_usd=float(row["objective_usd"]) if choices.cost_is_fixed else float(cost.mean()),
+        expected_total_usd=(float(row["objective_usd"]) if choices.cost_is_fixed else float(cost.mean()))
+        + float((total - cost).mean()),
         cost_p10_usd=float(np.quantile(cost, 0.1)),
         cost_p90_usd=float(np.quantile(cost, 0.9)),
         days_p50=float(np.quantile(days, 0.5)),
@@ -429,8 +461,11 @@ def _distributions(choices, outcome: dict, total) -> list[Distribution]:
         _distribution("cost", "USD", outcome["cost"]),
         _distribution("days", "training days from delivery to the last token", outcome["days"]),
         _distribution("cost per million tokens", "USD (lateness counted)", per_million),
-        _distribution("delivery", "weeks from the order to the last part", outcome["delivery"]),
-    ]
+    ] + (
+        [_distribution("delivery", "weeks from the order to the last part", outcome["delivery"])]
+        if choices.lead_families
+        else []
+    )
 
 
 def _distribution(name: str, unit: str, values: np.ndarray) -> Distribution:
@@ -452,10 +487,11 @@ def _distribution(name: str, unit: str, values: np.ndarray) -> Distribution:
 
 def _risk(choices, point, chosen, outcomes, deadline, late, objective, p_deadline) -> list[str]:
     point_days = outcomes["days"][:, choices.point]
+    noun, start = ("purchase", "delivery") if choices.rent is None else ("rental", "its start")
     late_days = point_days[point_days > deadline] - deadline
     miss = 1.0 - point.p_deadline_met
     lines = [
-        f"The point plan ({point.label}) trains its tokens within {deadline:g} days of delivery in "
+        f"The point plan ({point.label}) trains its tokens within {deadline:g} days of {start} in "
         f"{point.p_deadline_met:.0%} of draws"
         + (
             f"; when it misses ({miss:.0%}), it is {late_days.mean():.1f} days late on average (p90 "
@@ -464,11 +500,14 @@ def _risk(choices, point, chosen, outcomes, deadline, late, objective, p_deadlin
             if len(late_days)
             else "."
         ),
-        f"It is the cheapest purchase in {point.p_optimal:.0%} of draws; its expected regret is "
+        f"It is the cheapest {noun} in {point.p_optimal:.0%} of draws; its expected regret is "
         f"{format_usd(point.expected_regret_usd)}, {format_usd(point.worst_decile_regret_usd)} over its worst decile.",
-        f"Its last part arrives {point.delivery_weeks:g} weeks after the order at the stated lead times, by "
-        f"{point.delivery_weeks_p90:.0f} weeks in 90% of draws (the deadline's days count from delivery).",
     ]
+    if choices.lead_families:  # a purchase (a rental starts when it is booked)
+        lines.append(
+            f"Its last part arrives {point.delivery_weeks:g} weeks after the order at the stated lead times, by "
+            f"{point.delivery_weeks_p90:.0f} weeks in 90% of draws (the deadline's days count from delivery)."
+        )
     if objective == "point":
         return lines
     least = "expected cost" if objective == "expected-cost" else "worst-decile regret"
@@ -478,11 +517,11 @@ def _risk(choices, point, chosen, outcomes, deadline, late, objective, p_deadlin
         lines.append(
             f"By {rule} the point plan stands."
             if not safest
-            else f"No purchase compared meets the deadline in {p_deadline:.0%} of draws; the point plan is the safest."
+            else f"No {noun} compared meets the deadline in {p_deadline:.0%} of draws; the point plan is the safest."
         )
     elif safest:
         lines.append(
-            f"No purchase compared meets the deadline in {p_deadline:.0%} of draws; the safest is {chosen.label} "
+            f"No {noun} compared meets the deadline in {p_deadline:.0%} of draws; the safest is {chosen.label} "
             f"({chosen.p_deadline_met:.0%}, expected total {format_usd(chosen.expected_total_usd)})."
         )
     else:
@@ -496,6 +535,12 @@ def _risk(choices, point, chosen, outcomes, deadline, late, objective, p_deadlin
 def _compared(choices) -> str:
     configs = int(choices.frame["configuration"].nunique())
     low, high = U.COUNT_RANGE
+    if choices.rent is not None:
+        return (
+            f"{len(choices.frame)} rentals: the point rental's offering and pricing and the next "
+            f"{configs - 1} (offering x micro-batch x pricing) by cost, each at up to {int(U.COUNTS.value)} "
+            f"instance counts from its cheapest to {high:g}x it that meet the deadline at the point figures"
+        )
     return (
         f"{len(choices.frame)} purchases: the point plan's configuration and the next {configs - 1} distinct ones by "
         f"the point objective (of {int(U.CONFIGURATIONS.value)} at most), each at up to {int(U.COUNTS.value)} node "

@@ -53,6 +53,12 @@ DEFAULT_FUTURES = 20  # a fleet: each future is two MILP solves
     help="What a day late costs, e.g. 250k (default: a day of the point plan's capex over its life).",
 )
 @click.option(
+    "--rent",
+    is_flag=True,
+    help="Sweep the rental planner cloud chooses (cloud rates by confidence, billed by the hour the job runs) "
+    "instead of the purchase planner plan chooses.",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=0, max=4096),
     help="Worker processes of the local Dask cluster (default: this machine's cores; 0: no Dask, in this process).",
@@ -80,6 +86,7 @@ def sweep(scenario: str, **kw) -> None:
       planner sweep examples/llama-70b-h100.yaml
       planner sweep examples/llama-70b-h100.yaml --draws 1000 --objective expected-cost --p-deadline 0.9
       planner sweep examples/llama-70b-h100.yaml --workers 2 --results sweep.npz -o sweep.xlsx
+      planner sweep examples/cloud-70b.yaml --rent
       planner sweep examples/fleet-startup.yaml --draws 20
     """
     from planner.base.distributed import engine
@@ -99,7 +106,7 @@ def sweep(scenario: str, **kw) -> None:
     except YamlProblem:
         fleet = False  # the scenario loader names the problem
     if fleet:  # the purchase sweep's own options mean nothing to a fleet's futures: say so, not ignore them
-        given = {"--results": results, "--late-cost": kw["late_cost"]}
+        given = {"--results": results, "--late-cost": kw["late_cost"], "--rent": kw["rent"] or None}
         given["--objective"] = kw["objective"] if kw["objective"] != "point" else None
         for option, value in given.items():
             if value is not None:
@@ -138,6 +145,7 @@ def sweep(scenario: str, **kw) -> None:
                 engine=runner,
                 results_path=results,
                 progress=progress,
+                rent=kw["rent"],
             )
     from planner.report.sweep_text import render
     from planner.report.writers import document

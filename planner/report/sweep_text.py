@@ -16,7 +16,7 @@ def render(s: Sweep) -> str:
     out = [
         f"Sweep: {visible(s.scenario)} ({s.draws:,} {what}, seed {s.seed}, {s.engine}; {s.seconds:.1f} s)",
     ]
-    if s.kind == "plan":
+    if s.kind != "fleet":
         out.append(f"  objective  {_objective(s)}")
         out.append(f"  late cost  {format_usd(s.late_usd_per_day or 0)} a day ({s.late_basis})")
         out.append(f"  compared   {s.compared}")
@@ -25,7 +25,7 @@ def render(s: Sweep) -> str:
     out.append("")
     if s.kind == "fleet":
         return "\n".join(out + _policies(s)) + "\n"
-    out += _distributions("The chosen purchase" if s.chosen != s.point else "The point plan", s.distributions)
+    out += _distributions(f"The chosen {s.noun}" if s.chosen != s.point else "The point plan", s.distributions)
     out += _purchases(s)
     out.append(
         "Assumptions: " + "; ".join(f"{a['name']} {a['value']}" for a in s.assumptions if a["value"] is not None)
@@ -38,7 +38,7 @@ def _objective(s: Sweep) -> str:
         return f"expected-cost: the least expected cost that meets the deadline in at least {s.p_deadline:.0%} of draws"
     if s.objective == "regret":
         return (
-            "regret: the least mean regret over each purchase's worst 10% of draws, among those that meet the "
+            f"regret: the least mean regret over each {s.noun}'s worst 10% of draws, among those that meet the "
             f"deadline in at least {s.p_deadline:.0%}"
         )
     return "point: the point plan (planner plan's), its risk measured"
@@ -80,7 +80,7 @@ def _purchases(s: Sweep) -> list[str]:
     ]
     columns = ["purchase", "P(cheapest)", "P(deadline)", "expected total", "regret", "worst 10% regret", "days p90"]
     return [
-        f"Purchases by how often each is the cheapest (of {len(s.choices)}; * the recommended):",
+        f"{s.noun.capitalize()}s by how often each is the cheapest (of {len(s.choices)}; * the recommended):",
         format_table(rows, columns, max_width=90, wrap=["purchase"]),
         "",
     ]

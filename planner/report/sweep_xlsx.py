@@ -46,7 +46,7 @@ def write_sweep(s: Sweep, path: Path) -> None:
     if s.kind == "fleet":
         _policies(sheet(workbook, "Futures"), s)
     else:
-        _purchases(sheet(workbook, "Purchases"), s)
+        _purchases(sheet(workbook, f"{s.noun.capitalize()}s"), s)
         _regret(sheet(workbook, "Regret"), s)
         _histograms(sheet(workbook, "Distributions"), s)
     _assumptions(sheet(workbook, "Assumptions"), s)
@@ -62,7 +62,7 @@ def _summary(ws: Worksheet, s: Sweep) -> None:
     what = "futures" if s.kind == "fleet" else "draws"
     row = title(ws, f"Sweep: {s.scenario}", f"{s.draws:,} {what}, seed {s.seed}; planner {__version__}")
     items: list[tuple[str, object]] = [("Draws ran", s.engine), ("Seconds", (s.seconds, NUM1))]
-    if s.kind == "plan":
+    if s.kind != "fleet":
         items += [
             ("Objective", s.objective + (f" (P(deadline) >= {s.p_deadline:.0%})" if s.p_deadline else "")),
             ("Deadline (days from delivery)", (s.deadline_days, NUM1)),
@@ -77,7 +77,7 @@ def _summary(ws: Worksheet, s: Sweep) -> None:
         put(ws, row, 1, line)
         ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=2)
     row += 2
-    if s.kind == "plan" and s.point and s.chosen:
+    if s.kind != "fleet" and s.point and s.chosen:
         row = pairs(ws, row, "Point plan", _choice_items(s.point))
         if s.chosen.label != s.point.label:
             pairs(ws, row, "Recommended by the objective", _choice_items(s.chosen))
@@ -87,7 +87,7 @@ def _summary(ws: Worksheet, s: Sweep) -> None:
 
 def _choice_items(c: SweepChoice) -> list[tuple[str, object]]:
     return [
-        ("Purchase", c.label),
+        ("Choice", c.label),
         ("GPUs", (c.gpus, NUM0)),
         ("Point cost (USD)", (c.point_cost_usd, USD0)),
         ("P(cheapest)", (c.p_optimal, PCT)),
@@ -102,7 +102,7 @@ def _choice_items(c: SweepChoice) -> list[tuple[str, object]]:
 
 
 COLUMNS = [
-    ("Purchase", None),
+    ("Choice", None),
     ("GPUs", NUM0),
     ("P(cheapest)", PCT),
     ("P(deadline met)", PCT),
@@ -129,7 +129,7 @@ def _values(c: SweepChoice) -> list[object]:
 
 def _choice_table(ws: Worksheet, s: Sweep, rows: list[SweepChoice], heading: str) -> tuple[int, int]:
     """The purchases as rows (the last column a live difference to the point plan's row); (first, last) row."""
-    top = title(ws, heading, f"{s.scenario}: {s.draws:,} draws, seed {s.seed}; * marks the recommended purchase")
+    top = title(ws, heading, f"{s.scenario}: {s.draws:,} draws, seed {s.seed}; * marks the recommended {s.noun}")
     header(ws, top, [name for name, _ in COLUMNS])
     point_row = next(i for i, c in enumerate(rows) if s.point and c.label == s.point.label) + top + 1
     for i, c in enumerate(rows):
@@ -172,21 +172,24 @@ def _with_point_and_chosen(s: Sweep, rows: list[SweepChoice]) -> list[SweepChoic
 
 def _purchases(ws: Worksheet, s: Sweep) -> None:
     rows = _with_point_and_chosen(s, [c for c in s.choices if c.p_optimal > 0][:SHEET_ROWS])
-    heading = f"Purchases by how often each is the cheapest ({len(rows)} of {len(s.choices)}; --json lists all)"
+    heading = (
+        f"{s.noun.capitalize()}s by how often each is the cheapest ({len(rows)} of {len(s.choices)}; --json lists all)"
+    )
     first, last = _choice_table(ws, s, rows, heading)
-    _bar_chart(ws, 3, first, last, "Probability of being the cheapest purchase", "share of draws", f"A{last + 3}")
+    _bar_chart(ws, 3, first, last, f"Probability of being the cheapest {s.noun}", "share of draws", f"A{last + 3}")
 
 
 def _regret(ws: Worksheet, s: Sweep) -> None:
     rows = sorted(s.choices, key=lambda c: c.worst_decile_regret_usd)
     rows = _with_point_and_chosen(s, rows[:SHEET_ROWS])
-    heading = f"Purchases by worst-decile regret, least first ({len(rows)} of {len(s.choices)}; --json lists all)"
+    heading = f"{s.noun.capitalize()}s by worst-decile regret, least first"
+    heading += f" ({len(rows)} of {len(s.choices)}; --json lists all)"
     first, last = _choice_table(ws, s, rows, heading)
     _bar_chart(ws, 7, first, last, "Worst-decile regret", "USD", f"A{last + 3}")
 
 
 def _histograms(ws: Worksheet, s: Sweep) -> None:
-    who = "the recommended purchase" if s.chosen and s.point and s.chosen.label != s.point.label else "the point plan"
+    who = f"the recommended {s.noun}" if s.chosen and s.point and s.chosen.label != s.point.label else "the point plan"
     row = title(ws, f"Distributions of {who} over the draws", s.chosen.label if s.chosen else "")
     for d in s.distributions:
         row = _histogram(ws, row, d)

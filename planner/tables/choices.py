@@ -37,6 +37,18 @@ RATE_GRID = np.linspace(-4.0, 4.0, 17)  # log interruption-rate multipliers at w
 
 
 @dataclass(frozen=True)
+class Rent:
+    """The cost terms of rentals (planner/tables/rentals.py), per choice: its cloud row's price factor (`part`)
+    times fixed_usd (what a Capacity Block or commitment bills up front, covering prepaid_h hours) plus usd_per_h
+    for every hour the job runs beyond them (on demand and spot: every hour)."""
+
+    part: np.ndarray
+    fixed_usd: np.ndarray
+    prepaid_h: np.ndarray
+    usd_per_h: np.ndarray
+
+
+@dataclass(frozen=True)
 class Choices:
     """Every choice's point figures and what a draw moves (rows: choices; the point plan's is `point`)."""
 
@@ -54,6 +66,12 @@ class Choices:
     tokens: float
     deadline_days: float
     spread: Spread
+    rent: Rent | None = None  # rentals: their cost grows with the hours the job runs
+
+    @property
+    def cost_is_fixed(self) -> bool:
+        """A purchase's cost does not depend on the days (mean-one price draws: E[cost] is the point cost)."""
+        return self.rent is None
 
     def lean(self) -> Choices:
         """What a worker needs to evaluate draws (outcome): the arrays, without the wide candidate columns whose
@@ -73,7 +91,12 @@ class Choices:
         goodput = np.stack([np.interp(rate, RATE_GRID, g) for g in self.goodput], axis=1)
         tokens_per_s = self.tokens_per_s * draws.throughput[:, self.group] * goodput
         delivery_weeks = (self.lead_weeks[None, :, :] * draws.lead[:, None, :]).max(axis=2, initial=0.0)
-        return cost, self.tokens / tokens_per_s / SECONDS_PER_DAY, delivery_weeks
+        days = self.tokens / tokens_per_s / SECONDS_PER_DAY
+        if self.rent is not None:
+            r = self.rent
+            billed = r.fixed_usd + r.usd_per_h * np.maximum(days * 24 - r.prepaid_h, 0.0)
+            cost = cost + draws.price[:, r.part] * billed
+        return cost, days, delivery_weeks
 
 
 def build(
@@ -102,7 +125,7 @@ def build(
         price_family=parts["family"].to_numpy(np.int64),
         families=int(parts["family"].max()) + 1 if len(parts) else 0,
         family_share=U.PRICE_FAMILY_SHARE.value,
-        residuals=np.array([_quantiles(calibration, g) for g in groups]),
+        residuals=np.array([quantiles(calibration, g) for g in groups]),
         rate_sigma=U.FAILURE_RATE_SPREAD.value,
         lead_sigma=U.LEAD_TIME_SPREAD.value,
         lead_families=len(families),
@@ -243,7 +266,7 @@ def _delivered(line) -> bool:
     return line.lead_weeks is not None and line.quantity > 0
 
 
-def _quantiles(calibration: Calibration, group: str) -> list[float]:
+def quantiles(calibration: Calibration, group: str) -> list[float]:
     """A validation group's log-residual quantiles (zeros when the calibration carries none: no model error)."""
     q = calibration.uncertainty.get(group)
     if not q:
@@ -257,15 +280,18 @@ def _goodput_grid(frame: pd.DataFrame, nodes: np.ndarray, req: Requirements, wor
     if req.reliability is None:
         return np.ones((len(frame), len(RATE_GRID)))
     out = np.empty((len(frame), len(RATE_GRID)))
-    rel = req.reliability
     for j, log_m in enumerate(RATE_GRID):
-        m = float(np.exp(log_m * U.FAILURE_RATE_SPREAD.value))
-        rates = rel.failure_rates.model_copy(
-            update={k: v * m for k, v in rel.failure_rates.model_dump().items() if k != "software_share"}
-        )
-        given = rel.interruptions_per_1000_node_days
-        scaled = rel.model_copy(
-            update={"failure_rates": rates, "interruptions_per_1000_node_days": None if given is None else given * m}
-        )
+        scaled = scaled_reliability(req.reliability, float(np.exp(log_m * U.FAILURE_RATE_SPREAD.value)))
         out[:, j] = np.maximum(cand.own_goodput(frame, nodes, replace(req, reliability=scaled), work), 1e-6)
     return out
+
+
+def scaled_reliability(rel, multiplier: float):
+    """The scenario's reliability section with every failure rate (and a given per-node rate) times
+    `multiplier`; the software share and the restart and repair times as they are."""
+    rates = rel.failure_rates.model_copy(
+        update={k: v * multiplier for k, v in rel.failure_rates.model_dump().items() if k != "software_share"}
+    )
+    given = rel.interruptions_per_1000_node_days
+    per_node = None if given is None else given * multiplier
+    return rel.model_copy(update={"failure_rates": rates, "interruptions_per_1000_node_days": per_node})
