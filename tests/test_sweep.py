@@ -136,6 +136,7 @@ def test_cheapest_and_regret_match_brute_force(tight):
     assert len(choices.frame) > 100  # every configuration at a ladder of counts
     assert choices.frame["label"].iloc[choices.point].startswith(f"{plan.choice.nodes} x {plan.choice.server}")
     assert choices.frame["capex_usd"].iloc[choices.point] == pytest.approx(plan.cost.capex_usd, rel=1e-9)
+    assert choices.tokens_per_s[choices.point] == pytest.approx(plan.metrics.tokens_per_s_point, rel=1e-9)
     outcomes = sweep_answer._outcomes(choices, 60, 5, Engine(), None, lambda _: None)
     late = 1000.0
     result = sweep_answer._summary(scenario, choices, outcomes, (late, "test"), "point", 0.9)

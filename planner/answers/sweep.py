@@ -212,7 +212,7 @@ def _point_row(table: cand.Candidates, plan) -> tuple[dict, int]:
         "topology": c.topology,
         "oversubscription": c.oversubscription,
         "micro_batch": c.micro_batch,
-        **{k: getattr(c, k) for k in ("tp", "pp", "vp", "cp", "ep")},
+        **{k: getattr(c, k) for k in ("tp", "pp", "vp", "cp", "ep", "checkpointing")},
     }
     ok = np.ones(len(frame), dtype=bool)
     for column, value in match.items():
