@@ -216,9 +216,13 @@ def make_inputs(d: Path) -> None:
     w("cr_name.yaml", SCENARIO.replace("name: test", 'name: "Quote\\rXX"'))
     w("bidi_nic.csv", NIC_HEADER + nic(1, '"NIC \u202e1"'))
     w("cal_nan.json", '{\n "eta_comp": NaN}')
+    # issue #32: a sweep's results file and engine
+    w("junk.npz", b"PK\x03\x04 not numpy")
+    os.mkfifo(d / "out" / "fifo.npz")
 
 
 PLAN = ["plan", "ok.yaml", "-q"]
+SWEEP = ["sweep", str(REPO / "examples" / "llama-70b-h100.yaml"), "-q", "--workers", "0"]
 LIST = ["catalog", "list", "nics"]
 # name, arguments after `planner`, the exit code expected (None: 1 or 2)
 CASES = [
@@ -298,7 +302,13 @@ CASES = [
     ("#33 U+202E in a catalog name", ["catalog", "validate", "bidi_nic.csv"], 1),
     ("#33 NaN in a calibration (key and line)", ["plan", "ok.yaml", "-q", "--calibration", "cal_nan.json"], 1),
     ("#33 a 250-byte .xlsx name", ["plan", "ok.yaml", "-q", "-o", "out/" + "x" * 245 + ".xlsx"], 0),
-    ("fleet: infeasible, --time-limit 5s", ["fleet", "fleet.json", "-q", "--set", "training[0].tokens=14T",
+    ("#32 sweep: a junk --results file", [*SWEEP, "--draws", "50", "--results", "junk.npz"], 1),
+    ("#32 sweep: --results a FIFO", [*SWEEP, "--draws", "50", "--results", "out/fifo.npz"], None),
+    ("#32 sweep: 1,000,000 draws", [*SWEEP, "--draws", "1000000"], 1),
+    ("#32 sweep: no deadline", ["sweep", "ok.yaml", "-q", "--workers", "0"], 1),
+    ("#32 sweep: unreachable --scheduler", [*SWEEP, "--scheduler", "tcp://127.0.0.1:9"], 1),
+    ("#32 sweep: fleet alias bomb", ["sweep", "fleet_bomb.yaml", "-q", "--workers", "0"], None),
+    ("fleet: infeasible, --time-limit 5s", ["fleet", "fleet.json", "-q", "--set", "training[0].tokens=60T",
                                              "--time-limit", "5s"], 1),
 ]  # fmt: skip
 

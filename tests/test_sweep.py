@@ -261,6 +261,9 @@ def test_cli_sweep_errors_are_one_line(run, write, tmp_path):
     refused(run("sweep", EXAMPLE, "--results", tmp_path / "r.txt"), 2, ".npz")
     junk = write("junk.npz", "not numpy")
     refused(run("sweep", EXAMPLE, "--workers", "0", "--draws", "50", "--results", junk), 1, "not a planner sweep")
+    packed = tmp_path / "packed.npz"  # the right names, compressed: what a zip bomb would be; refused unread
+    np.savez_compressed(packed, **{k: np.zeros(3) for k in ("signature", "done", "cost", "days", "delivery")})
+    refused(run("sweep", EXAMPLE, "--workers", "0", "--draws", "50", "--results", packed), 1, "not a planner sweep")
 
 
 def test_the_late_cost_default_rents_the_shortfall(tight):

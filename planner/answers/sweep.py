@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import io
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,7 +41,6 @@ from planner.tables import buy as cand
 from planner.tables import choices as choice_table
 
 OBJECTIVES = ("point", "expected-cost", "regret")
-MAX_RESULTS_BYTES = 2_000_000_000
 SAVE_EVERY_S = 5.0  # a results file is rewritten at most this often (and at the end): an interrupt loses less
 WORST_SHARE = 0.1  # the worst decile of a choice's regrets
 BINS = 20
@@ -49,6 +49,7 @@ OUTCOMES = ("cost", "days", "delivery")  # Choices.outcome's arrays, in its orde
 # purchase, so MAX_OUTCOMES is 240 MB of memory and of results file
 OUTCOME_DTYPE = np.float32
 MAX_OUTCOMES = 20_000_000
+MAX_RESULTS_BYTES = MAX_OUTCOMES * 12 + 2**20  # the largest file _save writes (a read allocates this much)
 
 
 def run(
@@ -302,14 +303,27 @@ def _save(path: Path, signature: str, out: dict, done) -> None:
     write_atomic(path, lambda tmp: tmp.write_bytes(buffer.getvalue()))
 
 
+def _check_members(data: bytes) -> None:
+    """A results file is what _save writes: np.savez's stored (uncompressed) arrays of these names, so one that
+    would inflate beyond its own size (a zip bomb) or hold anything else is refused before it is read."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        members = z.infolist()
+        names = {m.filename for m in members}
+        if names != {f"{name}.npy" for name in ("signature", "done", *OUTCOMES)}:
+            raise ValueError("unexpected members")
+        if any(m.compress_type != zipfile.ZIP_STORED or m.file_size > len(data) for m in members):
+            raise ValueError("compressed members")
+
+
 def _resume(path: Path, signature: str, out: dict, done) -> None:
     """Fill the finished draws from a results file of the same sweep (a file of another one is refused)."""
     data = read_bytes(path, MAX_RESULTS_BYTES, "sweep results file")
     try:
+        _check_members(data)
         with np.load(io.BytesIO(data), allow_pickle=False) as saved:
             theirs = str(saved["signature"])
             arrays = {name: saved[name] for name in (*OUTCOMES, "done")}
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise InputFileError(
             path,
             f"not a planner sweep results file ({type(exc).__name__}); give another --results file or delete this one",

@@ -65,7 +65,7 @@ def _summary(ws: Worksheet, s: Sweep) -> None:
     if s.kind != "fleet":
         items += [
             ("Objective", s.objective + (f" (P(deadline) >= {s.p_deadline:.0%})" if s.p_deadline else "")),
-            ("Deadline (days from delivery)", (s.deadline_days, NUM1)),
+            (f"Deadline (days from {'its start' if s.kind == 'rent' else 'delivery'})", (s.deadline_days, NUM1)),
             ("Late cost per day (USD)", (s.late_usd_per_day, USD0)),
             ("Late cost basis", s.late_basis),
             ("Compared", s.compared),
