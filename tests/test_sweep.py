@@ -359,3 +359,32 @@ def test_sweep_of_a_rental():
     assert "of its start" in result.risk[0] and "cheapest rental" in result.risk[1]
     if result.chosen.label != result.point.label:
         assert result.chosen.p_deadline_met >= 0.9
+
+
+def test_with_nothing_uncertain_the_sweep_agrees_with_the_plan(tight):
+    """All spreads zero: every draw is the point figures, so the point plan (the cheapest purchase in the whole
+    catalog that meets the deadline, with no margin) must be the cheapest compared in every draw, at the plan's
+    own capex and calendar days."""
+    catalog, scenario, calibration = tight
+    from planner.answers import buy
+
+    plan = buy.run(catalog, scenario, calibration, alternatives=0)
+    table = cand.build(catalog, scenario, calibration)
+    choices = choice_table.build(catalog, scenario, calibration, table, sweep_answer._point_row(table, plan))
+    s = choices.spread
+    flat = dataclasses.replace(
+        s,
+        price_sigma=np.zeros_like(s.price_sigma),
+        residuals=np.zeros_like(s.residuals),
+        rate_sigma=0.0,
+        lead_sigma=0.0,
+    )
+    cost, days, delivery = choices.outcome(draw(flat, 0, 0, 5))
+    p = choices.point
+    assert cost[:, p] == pytest.approx(plan.cost.capex_usd, rel=1e-9)
+    assert days[:, p] == pytest.approx(plan.metrics.effective_training_days, rel=1e-9)
+    assert delivery[:, p] == pytest.approx(plan.delivery.lead_weeks)
+    met = days <= choices.deadline_days
+    assert met[:, p].all()
+    winners = sweep_answer._cheapest(cost, cost, met)
+    assert (cost[np.arange(5), winners] >= cost[:, p] * (1 - 1e-12)).all()  # nothing compared is cheaper
