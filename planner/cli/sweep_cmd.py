@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from planner.cli.base import (
@@ -9,6 +11,7 @@ from planner.cli.base import (
     Quantity,
     calibration_option,
     catalog_option,
+    check_names,
     command_inputs,
     echo,
     imports_done,
@@ -100,11 +103,13 @@ def sweep(scenario: str, **kw) -> None:
     targets = [("-o", output, format_for("sweep", "-o", output))]
     if results is not None and not results.lower().endswith(".npz"):
         raise click.UsageError(f"--results {results}: give a .npz file (the draws are kept as numpy arrays)")
-    try:
-        fleet = isinstance(data := load_yaml(read_text(scenario, MAX_SCENARIO_BYTES, "scenario")), dict)
-        fleet = fleet and "horizon" in data
-    except YamlProblem:
-        fleet = False  # the scenario loader names the problem
+    fleet = False  # a fleet file is told by its horizon; a pipe is read once, as a scenario
+    if Path(scenario).is_file():
+        try:
+            data = load_yaml(read_text(scenario, MAX_SCENARIO_BYTES, "scenario"))
+            fleet = isinstance(data, dict) and "horizon" in data
+        except YamlProblem:
+            pass  # the scenario loader names the problem
     if fleet:  # the purchase sweep's own options mean nothing to a fleet's futures: say so, not ignore them
         given = {"--results": results, "--late-cost": kw["late_cost"], "--rent": kw["rent"] or None}
         given["--objective"] = kw["objective"] if kw["objective"] != "point" else None
@@ -121,6 +126,8 @@ def sweep(scenario: str, **kw) -> None:
     from planner.model.calibration import load_calibration
 
     catalog, calibration = load_catalog(catalog_paths), load_calibration(calibration_path)
+    if not fleet:
+        check_names(catalog, loaded, scenario)
     quiet = kw.pop("quiet")
     progress = stderr_progress(quiet)
     draws = kw.pop("draws") or (DEFAULT_FUTURES if fleet else DEFAULT_DRAWS)
