@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -475,3 +477,21 @@ def test_installation_labour_by_hand():
     assert len(labour) == 1 and labour[0].extended_usd == pytest.approx(17.16 * 120)
     assert labour[0].source.startswith("planner/assumptions/facility.py")
     assert plan.cost.capex_usd == pytest.approx(406_200 + 17.16 * 120)
+
+
+@pytest.mark.parametrize("example", ["bloom-176b-v100.yaml", "llama-70b-h100.yaml"])
+def test_the_cost_curve_from_one_table_equals_a_plan_per_target(example):
+    """The workbook's cost curve filters one table built at the lowest target (every layout kept) by each
+    row's TFLOPs/GPU; a full table per target (what the planner itself would build) must give the same capex."""
+    from planner.answers import buy
+    from planner.catalog.load import load_catalog
+    from planner.inputs.scenario import load_scenario
+    from planner.model.calibration import load_calibration
+
+    scenario = load_scenario(Path(__file__).parents[1] / "examples" / example, {}, {}, {})
+    catalog, calibration = load_catalog(list(scenario.catalogs)), load_calibration(None)
+    curve = buy.cost_curve(catalog, scenario, calibration)
+    targets = [scenario.target_tflops * f for f in buy.COST_CURVE_FACTORS]
+    each = [buy.cheapest_capex(catalog, scenario.model_copy(update={"target_tflops": t}), calibration) for t in targets]
+    assert [p["capex_usd"] for p in curve] == each
+    assert any(c is not None for c in each)

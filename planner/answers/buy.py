@@ -26,6 +26,7 @@ from planner.model.layout import layout_name
 from planner.model.parallelism import LAYOUT, LAYOUT_DEFAULTS, RECOMPUTE_SEARCH
 from planner.model.sweep import bandwidth_table
 from planner.model.workload import (
+    TARGET_TOLERANCE,
     Requirements,
     Training,
     scenario_training,
@@ -1414,10 +1415,12 @@ def _memory_reason(keys: pd.DataFrame, work: Training, calibration: Calibration)
 COST_CURVE_FACTORS = (0.75, 0.9, 1.0, 1.1, 1.25)
 
 
-def cheapest_capex(catalog: Catalog, scenario: Scenario, calibration: Calibration) -> float | None:
+def cheapest_capex(
+    catalog: Catalog, scenario: Scenario, calibration: Calibration, parts: Designs | None = None
+) -> float | None:
     """Capex of the cheapest plan (by the scenario's objective), or None when there is none. Exact: the
-    priced table holds every candidate at its optimum."""
-    feasible = sized_candidates(catalog, scenario, calibration)[1].feasible
+    priced table holds every candidate at its optimum. `parts`: the scenario's designs, when already built."""
+    feasible = sized_candidates(catalog, scenario, calibration, parts)[1].feasible
     return None if feasible.empty else float(feasible.iloc[0]["capex_usd"])
 
 
@@ -1436,17 +1439,51 @@ def sensitivity(catalog: Catalog, scenario: Scenario, plan: Plan, calibration: C
 
 
 def cost_curve(
-    catalog: Catalog, scenario: Scenario, calibration: Calibration, factors: tuple[float, ...] = COST_CURVE_FACTORS
+    catalog: Catalog,
+    scenario: Scenario,
+    calibration: Calibration,
+    factors: tuple[float, ...] = COST_CURVE_FACTORS,
+    parts: Designs | None = None,
 ) -> list[dict]:
     """Capex of the cheapest plan as the target TFLOPs/GPU moves around the scenario's."""
-    points = []
     if not scenario.target_tflops:
-        return points
-    for factor in factors:
-        target = scenario.target_tflops * factor
-        capex = cheapest_capex(catalog, scenario.model_copy(update={"target_tflops": target}), calibration)
-        points.append({"target_tflops": target, "capex_usd": capex, "note": "" if capex is not None else "no plan"})
-    return points
+        return []
+    targets = [scenario.target_tflops * f for f in factors]
+    parts = parts if parts is not None else cand.part_designs(catalog, scenario)  # (hardware only: built once)
+    if _filterable(catalog, scenario, parts):
+        capex = _capex_by_target(catalog, scenario, calibration, targets, parts)
+    else:
+        at = lambda t: scenario.model_copy(update={"target_tflops": t})  # noqa: E731
+        capex = [cheapest_capex(catalog, at(t), calibration, parts) for t in targets]
+    return [
+        {"target_tflops": t, "capex_usd": c, "note": "" if c is not None else "no plan"}
+        for t, c in zip(targets, capex, strict=True)
+    ]
+
+
+def _filterable(catalog: Catalog, scenario: Scenario, parts: Designs) -> bool:
+    """Whether one table at the lowest target answers every target by filtering: the target TFLOPs/GPU only
+    bounds a row's node count from above (TFLOPs/GPU never rises with N), so a row of the lowest target's table
+    (every layout kept) is feasible at a higher one iff its TFLOPs/GPU at its own count reach it; its count and
+    price do not move. Not so for an output objective, which moves rows to other counts."""
+    return scenario.objective.kind not in costing.OUTPUT_KINDS
+
+
+def _capex_by_target(catalog, scenario: Scenario, calibration, targets: list[float], parts) -> list[float | None]:
+    """The cheapest plan's capex at each target from one table at the lowest (see _filterable)."""
+    low = scenario.model_copy(update={"target_tflops": min(targets)})
+    table = cand.build(catalog, low, calibration, parts, every_layout=True)
+    feasible = table.feasible
+    if feasible.empty:
+        return [None] * len(targets)
+    nodes = feasible["nodes"].to_numpy(np.int64)
+    ev = cand.evaluate_at(cand.key_arrays(feasible), nodes, table.training, calibration, table.requirements.confidence)
+    tflops, capex = np.asarray(ev["achieved_tflops_per_gpu"], dtype=float), feasible["capex_usd"].to_numpy(float)
+    out = []
+    for target in targets:
+        ok = np.flatnonzero(tflops >= target - TARGET_TOLERANCE)  # meets_target's test
+        out.append(float(capex[ok[0]]) if len(ok) else None)  # the first: the table is in objective order
+    return out
 
 
 def plan_sweep(catalog: Catalog, work: Training, choice, calibration: Calibration) -> pd.DataFrame | None:

@@ -183,6 +183,7 @@ def fit_widths(ws: Worksheet, limits: dict[int, tuple[float, float]], from_row: 
     """Each listed column as wide as its longest text (rows from `from_row`; titles above may span),
     within (min, max); text wider than the column wraps. Merged cells span columns and are left alone."""
     merged = _merged_anchor_cells(ws)
+    right_edge = _right_edges(ws)
     for col, (low, high) in limits.items():
         cells = [
             c
@@ -192,7 +193,7 @@ def fit_widths(ws: Worksheet, limits: dict[int, tuple[float, float]], from_row: 
         ]
         # text with an empty cell to its right overflows into it (as section headings should), so only
         # text a neighbour would cut, or in the last column, sets the width; beyond `high` it wraps
-        bounded = [c for c in cells if _has_right_neighbour(ws, c)]
+        bounded = [c for c in cells if _has_right_neighbour(c, right_edge)]
         need = max((_text_width(c) for c in bounded), default=0.0) * FONT_SLACK + 2  # and a gap
         width = min(max(need, low), high)
         ws.column_dimensions[get_column_letter(col)].width = width
@@ -213,11 +214,20 @@ def separate_columns(ws: Worksheet, from_row: int = 3) -> None:
                 c.alignment = _aligned(c, indent=max(1, c.alignment.indent or 0))
 
 
-def _has_right_neighbour(ws: Worksheet, cell) -> bool:
+def _right_edges(ws: Worksheet) -> tuple[int, dict[int, int]]:
+    """The sheet's last column and, per row, the last column holding a value (one pass over the cells: the
+    sheet's max_column is itself a pass, too slow to ask for every cell)."""
+    last: dict[int, int] = {}
+    for (row, col), cell in ws._cells.items():
+        if cell.value is not None and col > last.get(row, 0):
+            last[row] = col
+    return ws.max_column, last
+
+
+def _has_right_neighbour(cell, right_edge: tuple[int, dict[int, int]]) -> bool:
     """A cell to the right holds something, or there is no column to the right to overflow into."""
-    if cell.column >= ws.max_column:
-        return True
-    return any(ws.cell(cell.row, k).value is not None for k in range(cell.column + 1, ws.max_column + 1))
+    max_column, last = right_edge
+    return cell.column >= max_column or last.get(cell.row, 0) > cell.column
 
 
 def _aligned(cell, **changes) -> Alignment:

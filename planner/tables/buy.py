@@ -1122,9 +1122,12 @@ def build(
     scenario: Scenario,
     calibration: Calibration,
     parts: Designs | None = None,
+    every_layout: bool = False,
 ) -> Candidates:
     """The priced candidate table (cheapest first) and the bounds table of every performance key. `parts`:
-    the scenario's designs when already built (they depend on its hardware, not on its requirement)."""
+    the scenario's designs when already built (they depend on its hardware, not on its requirement);
+    `every_layout`: keep each design's every legal layout, not only the one the planner would choose (the cost
+    curve filters one such table by target)."""
     work = scenario_training(catalog, scenario)
     req = Requirements.of(scenario)
     if parts is None:
@@ -1145,7 +1148,7 @@ def build(
     profiles, profile_of = _profiles(table)
     rows = _node_range(_attach_bounds(_with_micro_batches(profiles, scenario, lay, allowed), bounds), req)
     rows = rows[_rail_only_legal(rows)].reset_index(drop=True)
-    if len(lay) > 1 and scenario.objective.kind not in costing.OUTPUT_KINDS:
+    if len(lay) > 1 and scenario.objective.kind not in costing.OUTPUT_KINDS and not every_layout:
         # (an output objective moves a row to another count, where another layout may be faster: score keeps all)
         rows = _best_layouts(rows, work, calibration, req)
     rows = _per_design(rows, profile_of)
