@@ -20,11 +20,13 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANNER = [sys.executable, "-m", "planner"]
 FLOOR = [sys.executable, "-c", "import pandas, pulp, pydantic, click, openpyxl, numpy, scipy"]
+WORKBOOK = str(Path(tempfile.gettempdir()) / "bench_commands_plan.xlsx")  # rewritten by each -o run
 COMMANDS: list[tuple[str, list[str]]] = [
     ("import floor: pandas, pulp, pydantic, click, openpyxl, numpy, scipy", FLOOR),
     ("planner --version", [*PLANNER, "--version"]),
@@ -40,6 +42,10 @@ COMMANDS: list[tuple[str, list[str]]] = [
             "llama-405b-16k-h100.yaml",  # 16,384 GPUs, the layout searched: issue 26's target, under 5 s of CPU
             "deepseek-v3-nvl72.yaml",
         )
+    ],
+    *[  # issue 31's target: -o plan.xlsx within 0.2 s of CPU of `plan -q` (the workbook's cost curve and sheets)
+        (f"planner plan examples/{name} -q -o plan.xlsx", [*PLANNER, "plan", f"examples/{name}", "-q", "-o", WORKBOOK])
+        for name in ("bloom-176b-v100.yaml", "llama-70b-h100.yaml")
     ],
     ("planner inference --params 175B --latency 1s", [*PLANNER, "inference", "--params", "175B", "--latency", "1s"]),
     ("planner cloud examples/cloud-70b.yaml", [*PLANNER, "cloud", "examples/cloud-70b.yaml"]),
