@@ -112,8 +112,7 @@ def test_outcome_arithmetic_by_hand():
         assert cost[k, 1] == pytest.approx(300 * d.price[k, 1])
         # a: 1e6 tokens/s x throughput factor x goodput 0.9 -> 1 / (factor x 0.9) days
         assert days[k, 0] == pytest.approx(1 / (d.throughput[k, 0] * 0.9))
-        grid = np.log(d.rate[k]) / c.spread.rate_sigma  # b's goodput is linear on the grid
-        g = np.interp(grid, choice_table.RATE_GRID, c.goodput[1])
+        g = np.interp(np.log(d.rate[k]), choice_table.LOG_RATE_GRID, c.goodput[1])  # b's: linear on the grid
         assert days[k, 1] == pytest.approx(1 / (2 * d.throughput[k, 0] * g))
         assert delivery[k, 0] == pytest.approx(max(10 * d.lead[k, 0], 20 * d.lead[k, 1]))
         assert delivery[k, 1] == pytest.approx(30 * d.lead[k, 0])

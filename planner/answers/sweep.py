@@ -18,6 +18,7 @@ so an interrupted sweep resumes where it stopped.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import time
@@ -39,6 +40,7 @@ from planner.model.draws import draw
 from planner.results import Distribution, FuturePolicy, Sweep, SweepChoice
 from planner.tables import buy as cand
 from planner.tables import choices as choice_table
+from planner.tables.rent import hourly_rate
 
 OBJECTIVES = ("point", "expected-cost", "regret")
 SAVE_EVERY_S = 5.0  # a results file is rewritten at most this often (and at the end): an interrupt loses less
@@ -49,7 +51,8 @@ OUTCOMES = ("cost", "days", "delivery")  # Choices.outcome's arrays, in its orde
 # purchase, so MAX_OUTCOMES is 240 MB of memory and of results file
 OUTCOME_DTYPE = np.float32
 MAX_OUTCOMES = 20_000_000
-MAX_RESULTS_BYTES = MAX_OUTCOMES * 12 + 2**20  # the largest file _save writes (a read allocates this much)
+# the largest file _save writes, and its header room (a read allocates this much)
+MAX_RESULTS_BYTES = MAX_OUTCOMES * len(OUTCOMES) * np.dtype(OUTCOME_DTYPE).itemsize + 2**20
 
 
 def run(
@@ -147,7 +150,7 @@ def fleet_futures(catalog: Catalog, spec, calibration: Calibration, futures: int
         ],
         policies=policies,
         compared=answer.method,
-        assumptions=[{"name": c.name, "value": c.value, "unit": c.unit, "source": c.source} for c in constants],
+        assumptions=_rows(constants),
         calibration=calibration.source,
         seconds=time.perf_counter() - started,
     )
@@ -215,11 +218,7 @@ def _point_row(table: cand.Candidates, plan) -> tuple[dict, int]:
         "micro_batch": c.micro_batch,
         **{k: getattr(c, k) for k in ("tp", "pp", "vp", "cp", "ep", "checkpointing")},
     }
-    ok = np.ones(len(frame), dtype=bool)
-    for column, value in match.items():
-        values = frame[column].to_numpy(object)
-        ok &= np.array([(v == value) or (v is None or v != v) and value is None for v in values], dtype=bool)
-    ok &= frame["n_lo"].to_numpy() <= c.nodes
+    ok = cand.matching(frame, match) & (frame["n_lo"].to_numpy() <= c.nodes)
     if not ok.any():
         raise PlannerError("the point plan's configuration is not in its candidate table; report this as a bug")
     return cand.clean_row(frame[ok].iloc[0].to_dict()), int(c.nodes)
@@ -253,7 +252,6 @@ def _outcomes(choices, draws: int, seed: int, engine, results_path, progress) ->
     if done.any():
         progress(f"resumed {int(done.sum()):,} draws from {results_path}")
     progress(f"{draws - int(done.sum()):,} draws x {n:,} purchases ({engine.description})")
-    finished = [int(done.sum())]
     last, saved = [time.monotonic()], [time.monotonic()]
 
     def keep(task, result) -> None:
@@ -261,18 +259,17 @@ def _outcomes(choices, draws: int, seed: int, engine, results_path, progress) ->
         for name, values in zip(OUTCOMES, result, strict=True):
             out[name][first : first + count] = values
         done[first : first + count] = True
-        finished[0] += count
-        if results_path is not None and (time.monotonic() - saved[0] > SAVE_EVERY_S or finished[0] == draws):
+        if results_path is not None and (time.monotonic() - saved[0] > SAVE_EVERY_S or done.all()):
             _save(Path(results_path), signature, out, done)  # (not after every task: the file may be 100s of MB)
             saved[0] = time.monotonic()
-        if time.monotonic() - last[0] > 2 or finished[0] == draws:
+        if time.monotonic() - last[0] > 2 or done.all():
             last[0] = time.monotonic()
-            progress(f"{finished[0]:,} of {draws:,} draws")
+            progress(f"{int(done.sum()):,} of {draws:,} draws")
 
     try:
         engine.map(evaluate_task, choices.lean(), tasks, keep)
     finally:  # stopped (Ctrl-C, SIGTERM, a lost cluster): keep what finished since the last save
-        if results_path is not None and finished[0] < draws and done.any():
+        if results_path is not None and done.any() and not done.all():
             _save(Path(results_path), signature, out, done)
     return out
 
@@ -352,9 +349,9 @@ def late_cost(catalog: Catalog, choices, scenario: Scenario) -> tuple[float, str
     point = choices.frame.iloc[choices.point]
     gpu, gpus = str(point["gpu"]).lower(), int(point["gpus"])
     rates = [
-        (row.ondemand_usd_per_h / row.gpus, row)
+        (hourly_rate(row, "ondemand") / row.gpus, row)
         for row in catalog.items("cloud")
-        if row.gpu.lower() == gpu and row.ondemand_usd_per_h
+        if row.gpu.lower() == gpu and hourly_rate(row, "ondemand")
     ]
     if rates:
         per_gpu_h, row = min(rates, key=lambda r: r[0])
@@ -562,12 +559,17 @@ def _compared(choices) -> str:
     )
 
 
+def _rows(constants) -> list[dict]:
+    """Constants as the report lists them: name, value, unit, source."""
+    return [dataclasses.asdict(c) for c in constants]
+
+
 def _assumptions() -> list[dict]:
     from planner.assumptions import hardware as H
 
     constants = [U.PRICE_FAMILY_SHARE, U.FAILURE_RATE_SPREAD, U.LEAD_TIME_SPREAD, U.CONFIGURATIONS, U.COUNTS]
     constants += list(H.PRICE_UNCERTAINTY.values())
-    out = [{"name": c.name, "value": c.value, "unit": c.unit, "source": c.source} for c in constants]
+    out = _rows(constants)
     out.append(
         {
             "name": "throughput draws",

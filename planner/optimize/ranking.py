@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from planner.tables.buy import matching
+
 
 def best_per_group(priced: pd.DataFrame, group: list[str]) -> pd.DataFrame:
     """Each group's cheapest row, cheapest group first (`priced` is sorted by objective)."""
@@ -19,10 +21,7 @@ def next_best(priced: pd.DataFrame, group: list[str], count: int, exclude: dict 
     """The best rows of the `count` cheapest groups other than `exclude` (a group's column values)."""
     bests = best_per_group(priced, group)
     if exclude is not None:
-        same = pd.Series(True, index=bests.index)
-        for column, value in exclude.items():
-            same &= (bests[column] == value) | (bests[column].isna() & pd.isna(value))
-        bests = bests[~same]
+        bests = bests[~matching(bests, exclude)]
     return bests.head(max(count, 0))
 
 

@@ -22,8 +22,7 @@ from planner.report.xlsx import (
     PCT,
     USD0,
     column_total,
-    fit_heights,
-    fit_widths,
+    fit_columns,
     formula,
     header,
     pairs,
@@ -41,10 +40,7 @@ LATE_FILL = PatternFill("solid", fgColor="C0504D")
 
 
 def _fit(ws: Worksheet, columns: dict[int, float]) -> None:
-    """Columns at least as wide as given and wider for longer text (up to MAX_TEXT_WIDTH, then it wraps);
-    rows with wrapped text (headers included) as tall as their lines, so nothing is cut or overlaps."""
-    fit_widths(ws, {col: (width, max(width, MAX_TEXT_WIDTH)) for col, width in columns.items()}, from_row=4)
-    fit_heights(ws)
+    fit_columns(ws, columns, MAX_TEXT_WIDTH)
 
 
 def write_fleet(plan: FleetPlan, path: Path) -> None:

@@ -19,6 +19,7 @@ from planner.report.xlsx import (
     NUM1,
     PCT,
     USD0,
+    fit_columns,
     fit_heights,
     fit_widths,
     formula,
@@ -54,8 +55,7 @@ def write_sweep(s: Sweep, path: Path) -> None:
 
 
 def _fit(ws: Worksheet, columns: dict[int, float], from_row: int = 4) -> None:
-    fit_widths(ws, {col: (width, max(width, MAX_TEXT_WIDTH)) for col, width in columns.items()}, from_row=from_row)
-    fit_heights(ws)
+    fit_columns(ws, columns, MAX_TEXT_WIDTH, from_row)
 
 
 def _summary(ws: Worksheet, s: Sweep) -> None:

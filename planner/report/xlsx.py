@@ -203,6 +203,13 @@ def fit_widths(ws: Worksheet, limits: dict[int, tuple[float, float]], from_row: 
     separate_columns(ws, from_row)
 
 
+def fit_columns(ws: Worksheet, columns: dict[int, float], widest: float, from_row: int = 4) -> None:
+    """Columns at least as wide as given and wider for longer text (up to `widest`, then it wraps); rows with
+    wrapped text (headers included) as tall as their lines, so nothing is cut or overlaps."""
+    fit_widths(ws, {col: (width, max(width, widest)) for col, width in columns.items()}, from_row=from_row)
+    fit_heights(ws)
+
+
 def separate_columns(ws: Worksheet, from_row: int = 3) -> None:
     """Left-aligned text right after a right-aligned figure gets an indent, so the two never touch
     ("$29,440,000.00catalogs/...")."""

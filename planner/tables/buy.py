@@ -1250,6 +1250,14 @@ def fabric_text(row: dict) -> str:
 # ---------------------------------------------------------------- one row as a purchase
 
 
+def matching(frame: pd.DataFrame, values: dict) -> np.ndarray:
+    """The rows whose columns hold `values` (a missing value matches a missing one: a single node's NIC)."""
+    ok = np.ones(len(frame), dtype=bool)
+    for column, value in values.items():
+        ok &= ((frame[column] == value) | (frame[column].isna() & pd.isna(value))).to_numpy(bool)
+    return ok
+
+
 def clean_row(row) -> dict:
     """A candidate row as a dict, with pandas' NaN for a missing NIC or switch turned back into None."""
     row = dict(row)

@@ -33,7 +33,13 @@ from planner.tables import buy as cand
 
 # what one purchase is: the hardware of a candidate row (the micro-batch and layout are chosen after it arrives)
 HARDWARE = [c for c in cand.GROUP if c not in ("micro_batch", *cand.SEARCHED)] + ["tier", "oversubscription"]
-RATE_GRID = np.linspace(-4.0, 4.0, 17)  # log interruption-rate multipliers at which goodput is tabulated
+# the log interruption-rate multipliers at which goodput is tabulated: +-4 sigma of FAILURE_RATE_SPREAD
+LOG_RATE_GRID = np.linspace(-4.0, 4.0, 17) * U.FAILURE_RATE_SPREAD.value
+
+
+def rate_multipliers() -> np.ndarray:
+    """The interruption-rate multipliers of LOG_RATE_GRID."""
+    return np.exp(LOG_RATE_GRID)
 
 
 @dataclass(frozen=True)
@@ -59,7 +65,7 @@ class Choices:
     tokens_per_s: np.ndarray  # the point prediction, before the goodput
     group: np.ndarray  # index into groups: the validation group of each choice's prediction
     groups: list[str]
-    goodput: np.ndarray  # [choices x RATE_GRID]
+    goodput: np.ndarray  # [choices x LOG_RATE_GRID]
     lead_weeks: np.ndarray  # [choices x lead families]: the longest lead time it buys in each family
     lead_families: list[str]
     point: int
@@ -87,8 +93,8 @@ class Choices:
         """(cost in USD, training days in calendar time, delivery in weeks from the order) of every choice in
         every draw, each [draws x choices]. The deadline's days count from delivery, as the plan's do."""
         cost = draws.price @ self.part_usd.T + self.other_usd
-        rate = np.log(np.maximum(draws.rate, 1e-12)) / max(self.spread.rate_sigma, 1e-12)
-        goodput = np.stack([np.interp(rate, RATE_GRID, g) for g in self.goodput], axis=1)
+        log_rate = np.log(draws.rate)  # (a lognormal draw: positive)
+        goodput = np.stack([np.interp(log_rate, LOG_RATE_GRID, g) for g in self.goodput], axis=1)
         tokens_per_s = self.tokens_per_s * draws.throughput[:, self.group] * goodput
         delivery_weeks = (self.lead_weeks[None, :, :] * draws.lead[:, None, :]).max(axis=2, initial=0.0)
         days = self.tokens / tokens_per_s / SECONDS_PER_DAY
@@ -111,8 +117,7 @@ def build(
     at = _ladder(rows, req, point)
     frame = rows.iloc[at["row"]].reset_index(drop=True)
     nodes = at["nodes"].to_numpy(np.int64)
-    frame, nodes = _usable(frame, nodes, point[1], scenario, work, calibration, req)
-    ev = cand.evaluate_at(cand.key_arrays(frame), nodes, work, calibration)
+    frame, nodes, ev = _usable(frame, nodes, point[1], scenario, work, calibration, req)
     lines = [cand.bill_of_materials(catalog, r, int(n), scenario) for r, n in zip(_records(frame), nodes, strict=True)]
     parts, part_usd = _part_dollars(lines)
     leads, families = _lead_weeks(lines)
@@ -161,11 +166,7 @@ def build(
 def _configurations(feasible: pd.DataFrame, point_row: dict) -> pd.DataFrame:
     """The best row of each distinct purchase, the point plan's first, then the cheapest CONFIGURATIONS - 1."""
     best = feasible.drop_duplicates(HARDWARE, keep="first")
-    same = np.ones(len(best), dtype=bool)
-    for column in HARDWARE:
-        value = point_row.get(column)
-        column_values = best[column].to_numpy(object)
-        same &= np.array([v == value or (pd.isna(v) and pd.isna(value)) for v in column_values], dtype=bool)
+    same = cand.matching(best, {column: point_row.get(column) for column in HARDWARE})
     # the point plan's own row (its micro-batch and layout, which its purchase's best row need not share)
     first = pd.DataFrame([point_row])[best.columns]
     rest = best[~same].head(int(U.CONFIGURATIONS.value) - 1)
@@ -192,15 +193,17 @@ def _ladder(rows: pd.DataFrame, req: Requirements, point: tuple[dict, int]) -> p
     return pd.DataFrame(out, columns=["row", "nodes"])
 
 
-def _usable(frame, nodes, point_nodes: int, scenario, work, calibration, req) -> tuple[pd.DataFrame, np.ndarray]:
+def _usable(frame, nodes, point_nodes: int, scenario, work, calibration, req) -> tuple[pd.DataFrame, np.ndarray, dict]:
     """The choices that fit in memory, meet the target TFLOPs and stay within the budget and power caps (the
-    point plan's always, so the sweep compares against it), repriced at their counts."""
+    point plan's always, so the sweep compares against it), repriced at their counts, with their point
+    prediction's tokens/s and validation group."""
     priced = cand.reprice_at(frame, nodes, scenario).assign(configuration=frame["configuration"].to_numpy())
     ev = cand.evaluate_at(cand.key_arrays(priced), nodes, work, calibration)
     ok = fits_memory(ev) & meets_target(ev, req)
     ok &= cand.within_caps(priced["capex_usd"].to_numpy(), priced["power_w"].to_numpy(), scenario)
     ok |= (frame["configuration"].to_numpy() == 0) & (nodes == point_nodes)
-    return priced[ok].reset_index(drop=True), nodes[ok]
+    kept = {k: np.asarray(ev[k])[ok] for k in ("tokens_per_s", "range_group")}
+    return priced[ok].reset_index(drop=True), nodes[ok], kept
 
 
 def _label(row: dict, nodes: int) -> str:
@@ -275,13 +278,13 @@ def quantiles(calibration: Calibration, group: str) -> list[float]:
 
 
 def _goodput_grid(frame: pd.DataFrame, nodes: np.ndarray, req: Requirements, work) -> np.ndarray:
-    """[choices x RATE_GRID]: each choice's goodput with every failure rate times exp(grid x sigma) (1 where no
-    deadline counts interruptions: a goodput the scenario gives is in the need already)."""
+    """[choices x LOG_RATE_GRID]: each choice's goodput with every failure rate times each multiplier (1 where
+    no deadline counts interruptions: a goodput the scenario gives is in the need already)."""
     if req.reliability is None:
-        return np.ones((len(frame), len(RATE_GRID)))
-    out = np.empty((len(frame), len(RATE_GRID)))
-    for j, log_m in enumerate(RATE_GRID):
-        scaled = scaled_reliability(req.reliability, float(np.exp(log_m * U.FAILURE_RATE_SPREAD.value)))
+        return np.ones((len(frame), len(LOG_RATE_GRID)))
+    out = np.empty((len(frame), len(LOG_RATE_GRID)))
+    for j, multiplier in enumerate(rate_multipliers()):
+        scaled = scaled_reliability(req.reliability, float(multiplier))
         out[:, j] = np.maximum(cand.own_goodput(frame, nodes, replace(req, reliability=scaled), work), 1e-6)
     return out
 
