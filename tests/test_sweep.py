@@ -360,25 +360,49 @@ def test_sweep_of_a_rental():
         assert result.chosen.p_deadline_met >= 0.9
 
 
-def test_with_nothing_uncertain_the_sweep_agrees_with_the_plan(tight):
+@pytest.mark.parametrize("given_goodput", [None, 0.9])
+def test_a_rental_with_nothing_uncertain_takes_planner_clouds_days_and_cost(given_goodput):
+    from planner.answers import rent
+    from planner.tables import rentals
+
+    settings = {} if given_goodput is None else {"reliability.goodput": given_goodput}
+    scenario = load_scenario("examples/cloud-70b.yaml", settings, {}, {})
+    catalog, calibration = load_catalog(list(scenario.catalogs)), load_calibration(None)
+    point = rent.run(catalog, scenario, calibration).choice
+    choices = rentals.build(catalog, scenario, calibration, point)
+    cost, days, _ = choices.outcome(draw(_flat(choices.spread), 0, 0, 3))
+    assert days[:, choices.point] == pytest.approx(point.days, rel=1e-9)
+    assert cost[:, choices.point] == pytest.approx(point.cost_usd, rel=1e-9)
+
+
+def _flat(spread: Spread) -> Spread:
+    """Every spread zero: each draw is the point figures."""
+    return dataclasses.replace(
+        spread,
+        price_sigma=np.zeros_like(spread.price_sigma),
+        residuals=np.zeros_like(spread.residuals),
+        rate_sigma=0.0,
+        lead_sigma=0.0,
+    )
+
+
+@pytest.mark.parametrize("given_goodput", [None, 0.9])
+def test_with_nothing_uncertain_the_sweep_agrees_with_the_plan(tight, given_goodput):
     """All spreads zero: every draw is the point figures, so the point plan (the cheapest purchase in the whole
     catalog that meets the deadline, with no margin) must be the cheapest compared in every draw, at the plan's
-    own capex and calendar days."""
+    own capex and calendar days (a goodput the scenario gives counted as the plan counts it)."""
     catalog, scenario, calibration = tight
     from planner.answers import buy
+
+    if given_goodput is not None:
+        scenario = scenario.model_copy(
+            update={"reliability": scenario.reliability.model_copy(update={"goodput": given_goodput})}
+        )
 
     plan = buy.run(catalog, scenario, calibration, alternatives=0)
     table = cand.build(catalog, scenario, calibration)
     choices = choice_table.build(catalog, scenario, calibration, table, sweep_answer._point_row(table, plan))
-    s = choices.spread
-    flat = dataclasses.replace(
-        s,
-        price_sigma=np.zeros_like(s.price_sigma),
-        residuals=np.zeros_like(s.residuals),
-        rate_sigma=0.0,
-        lead_sigma=0.0,
-    )
-    cost, days, delivery = choices.outcome(draw(flat, 0, 0, 5))
+    cost, days, delivery = choices.outcome(draw(_flat(choices.spread), 0, 0, 5))
     p = choices.point
     assert cost[:, p] == pytest.approx(plan.cost.capex_usd, rel=1e-9)
     assert days[:, p] == pytest.approx(plan.metrics.effective_training_days, rel=1e-9)

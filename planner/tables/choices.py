@@ -153,7 +153,7 @@ def build(
         tokens_per_s=np.asarray(ev["tokens_per_s"], dtype=float),
         group=np.array([groups.index(g) for g in ev["range_group"]], dtype=np.int64),
         groups=groups,
-        goodput=_goodput_grid(frame, nodes, req, work),
+        goodput=_goodput_grid(frame, nodes, scenario, req, work),
         lead_weeks=leads,
         lead_families=families,
         point=point_at,
@@ -277,15 +277,14 @@ def quantiles(calibration: Calibration, group: str) -> list[float]:
     return [q[f"p{round(p * 100)}"] for p in PROBABILITIES]
 
 
-def _goodput_grid(frame: pd.DataFrame, nodes: np.ndarray, req: Requirements, work) -> np.ndarray:
-    """[choices x LOG_RATE_GRID]: each choice's goodput with every failure rate times each multiplier (1 where
-    no deadline counts interruptions: a goodput the scenario gives is in the need already)."""
-    if req.reliability is None:
-        return np.ones((len(frame), len(LOG_RATE_GRID)))
+def _goodput_grid(frame: pd.DataFrame, nodes: np.ndarray, scenario: Scenario, req: Requirements, work) -> np.ndarray:
+    """[choices x LOG_RATE_GRID]: each choice's goodput with every failure rate times each multiplier, from the
+    scenario's reliability section as the plan's own goodput is (a goodput the scenario gives is taken as is:
+    the candidate table folds it into the need and so carries no reliability of its own)."""
     out = np.empty((len(frame), len(LOG_RATE_GRID)))
     for j, multiplier in enumerate(rate_multipliers()):
-        scaled = scaled_reliability(req.reliability, float(multiplier))
-        out[:, j] = np.maximum(cand.own_goodput(frame, nodes, replace(req, reliability=scaled), work), 1e-6)
+        scaled = replace(req, reliability=scaled_reliability(scenario.reliability, float(multiplier)))
+        out[:, j] = np.maximum(cand.own_goodput(frame, nodes, scaled, work), 1e-6)
     return out
 
 

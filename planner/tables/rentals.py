@@ -158,8 +158,6 @@ def _row(o: RentOption, n: int, v: Variant, pricing: str, configuration: int) ->
 def _goodput_grid(o: RentOption, n: int, v: Variant, scenario: Scenario, params: float) -> np.ndarray:
     """The rental's goodput with every interruption rate (failures and spot preemptions) times each of
     rate_multipliers(), as planner cloud counts it (rent_table._variant)."""
-    if scenario.reliability.goodput is not None:
-        return np.full(len(choice_table.LOG_RATE_GRID), scenario.reliability.goodput)
     parts = reliability.assumed_parts(o.row.gpus, o.row.hosts, n, float("inf"))
     out = []
     for m in map(float, choice_table.rate_multipliers()):
