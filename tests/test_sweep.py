@@ -363,13 +363,15 @@ def test_sweep_of_a_rental():
 @pytest.mark.parametrize("given_goodput", [None, 0.9])
 def test_a_rental_with_nothing_uncertain_takes_planner_clouds_days_and_cost(given_goodput):
     from planner.answers import rent
+    from planner.tables import rent as rent_table
     from planner.tables import rentals
 
     settings = {} if given_goodput is None else {"reliability.goodput": given_goodput}
     scenario = load_scenario("examples/cloud-70b.yaml", settings, {}, {})
     catalog, calibration = load_catalog(list(scenario.catalogs)), load_calibration(None)
     point = rent.run(catalog, scenario, calibration).choice
-    choices = rentals.build(catalog, scenario, calibration, point)
+    options, _ = rent_table.build_options(catalog, scenario, calibration)
+    choices = rentals.build(catalog, scenario, calibration, options, point)
     cost, days, _ = choices.outcome(draw(_flat(choices.spread), 0, 0, 3))
     assert days[:, choices.point] == pytest.approx(point.days, rel=1e-9)
     assert cost[:, choices.point] == pytest.approx(point.cost_usd, rel=1e-9)

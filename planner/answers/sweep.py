@@ -40,6 +40,7 @@ from planner.model.draws import draw
 from planner.results import Distribution, FuturePolicy, Sweep, SweepChoice
 from planner.tables import buy as cand
 from planner.tables import choices as choice_table
+from planner.tables import rent as rent_table
 from planner.tables.rent import hourly_rate
 
 OBJECTIVES = ("point", "expected-cost", "regret")
@@ -193,12 +194,14 @@ def _rentals(catalog, scenario, calibration, progress) -> choice_table.Choices:
     from planner.tables import rentals
 
     progress("the point rental (planner cloud's)")
-    point = rent.run(catalog, scenario, calibration).choice
-    if point is None:
+    options, _ = rent_table.build_options(catalog, scenario, calibration)
+    solution = rent.solve_cloud(options, scenario)
+    if solution is None:
         raise InfeasibleError(f"no rental meets scenario {scenario.name!r}: planner cloud says why")
+    point = rent.describe(solution.option, solution.count, solution.variant, solution.mix, scenario, "optimal")
     progress("the rentals to compare, at their instance counts")
     try:
-        return rentals.build(catalog, scenario, calibration, point)
+        return rentals.build(catalog, scenario, calibration, options, point)
     except ValueError as exc:
         raise ScenarioError(str(exc)) from None
 

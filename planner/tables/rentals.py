@@ -29,12 +29,14 @@ from planner.tables import rent as rent_table
 from planner.tables.rent import RentOption, Variant
 
 
-def build(catalog: Catalog, scenario: Scenario, calibration: Calibration, point) -> choice_table.Choices:
-    """The rentals of a sweep; `point` is planner cloud's CloudChoice (one pricing model: a mix is refused)."""
+def build(
+    catalog: Catalog, scenario: Scenario, calibration: Calibration, options: list[RentOption], point
+) -> choice_table.Choices:
+    """The rentals of a sweep among `options` (tables/rent.build_options'); `point` is planner cloud's
+    CloudChoice among them (one pricing model: a mix is refused)."""
     req, work = Requirements.of(scenario), scenario_training(catalog, scenario)
     if req.tokens is None or scenario.requirement.days is None:
         raise ValueError("a sweep needs a deadline (requirement.tokens and requirement.days)")
-    options, _ = rent_table.build_options(catalog, scenario, calibration)
     entries = _entries(options, point)
     rows = [_row(o, n, v, pricing, c) for o, n, v, pricing, c in entries]
     frame = pd.DataFrame(rows)
