@@ -50,9 +50,11 @@ def run(
     gap: float | None = None,
     alternatives: int = 3,
     progress: Progress = lambda _: None,
+    parts: Designs | None = None,
 ) -> Plan:
+    """The plan; `parts`: the scenario's designs, when the caller has built them already."""
     progress("building candidate configurations")
-    parts = cand.part_designs(catalog, scenario)
+    parts = parts if parts is not None else cand.part_designs(catalog, scenario)
 
     def replan(other: Scenario) -> pd.DataFrame:  # the table of another scenario (its own servers' designs)
         return cand.build(catalog, other, calibration).feasible

@@ -182,8 +182,9 @@ def _purchases(catalog, scenario, calibration, progress) -> choice_table.Choices
     from planner.answers import buy
 
     progress("the point plan")
-    plan = buy.run(catalog, scenario, calibration, alternatives=0)
-    table = cand.build(catalog, scenario, calibration)
+    parts = cand.part_designs(catalog, scenario)
+    plan = buy.run(catalog, scenario, calibration, alternatives=0, parts=parts)
+    table = cand.build(catalog, scenario, calibration, parts)
     progress("the purchases to compare, at their node counts")
     return choice_table.build(catalog, scenario, calibration, table, _point_row(table, plan))
 
