@@ -735,6 +735,12 @@ class Sweep(_Frozen):
         """What the choices are: purchases, or rentals."""
         return "rental" if self.kind == "rent" else "purchase"
 
+    def with_point_and_chosen(self, rows: list[SweepChoice]) -> list[SweepChoice]:
+        """`rows`, then the point plan and the recommended choice where they are not among them (a report's
+        shortened table keeps both)."""
+        extra = [c for c in (self.point, self.chosen) if c is not None and all(c.label != r.label for r in rows)]
+        return rows + list({c.label: c for c in extra}.values())
+
     assumptions: list[dict] = Field(default_factory=list, description="name, value, unit, source")
     calibration: str = ""
     seconds: float = 0.0

@@ -62,10 +62,7 @@ def _distributions(title: str, dists: list[Distribution]) -> list[str]:
 
 
 def _purchases(s: Sweep) -> list[str]:
-    shown = list(s.choices[:SHOWN])
-    for extra in (s.point, s.chosen):
-        if extra is not None and all(extra.label != c.label for c in shown):
-            shown.append(extra)
+    shown = s.with_point_and_chosen(list(s.choices[:SHOWN]))
     rows = [
         {
             "purchase": ("* " if c.label == (s.chosen.label if s.chosen else "") else "  ") + c.label,

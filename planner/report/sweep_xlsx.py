@@ -165,13 +165,8 @@ def _bar_chart(ws: Worksheet, col: int, first: int, last: int, heading: str, axi
     ws.add_chart(chart, anchor)
 
 
-def _with_point_and_chosen(s: Sweep, rows: list[SweepChoice]) -> list[SweepChoice]:
-    extra = [c for c in (s.point, s.chosen) if c is not None and all(c.label != r.label for r in rows)]
-    return rows + list({c.label: c for c in extra}.values())
-
-
 def _purchases(ws: Worksheet, s: Sweep) -> None:
-    rows = _with_point_and_chosen(s, [c for c in s.choices if c.p_optimal > 0][:SHEET_ROWS])
+    rows = s.with_point_and_chosen([c for c in s.choices if c.p_optimal > 0][:SHEET_ROWS])
     heading = (
         f"{s.noun.capitalize()}s by how often each is the cheapest ({len(rows)} of {len(s.choices)}; --json lists all)"
     )
@@ -181,7 +176,7 @@ def _purchases(ws: Worksheet, s: Sweep) -> None:
 
 def _regret(ws: Worksheet, s: Sweep) -> None:
     rows = sorted(s.choices, key=lambda c: c.worst_decile_regret_usd)
-    rows = _with_point_and_chosen(s, rows[:SHEET_ROWS])
+    rows = s.with_point_and_chosen(rows[:SHEET_ROWS])
     heading = f"{s.noun.capitalize()}s by worst-decile regret, least first"
     heading += f" ({len(rows)} of {len(s.choices)}; --json lists all)"
     first, last = _choice_table(ws, s, rows, heading)
