@@ -150,7 +150,10 @@ WRITERS: dict[str, dict[str, Format]] = {
     "inference": {".xlsx": Format("workbook", _inference_workbook), ".json": JSON},
     "fleet": {".xlsx": Format("workbook with charts", _fleet_workbook), ".json": JSON},
     "bandwidth": {".xlsx": Format("workbook", _bandwidth_workbook)},
-    "sweep": {".xlsx": Format("workbook with charts", _sweep_workbook), ".json": JSON},
+    "sweep": {
+        ".xlsx": Format("workbook with charts", _sweep_workbook),
+        ".json": Format("the whole sweep", _text(document)),
+    },
 }
 
 
