@@ -178,3 +178,12 @@ NIC_COLUMNS = [
     "confidence",
 ]
 NIC_HEADER = ",".join(NIC_COLUMNS) + "\n"
+
+
+def row_csv(row: dict) -> str:
+    """A catalog row (a model_dump) as a user's one-row CSV: its filled columns, lists ';'-joined."""
+    columns = [c for c in row if row[c] not in (None, [], ()) and c not in ("notes", "aliases")]
+    cells = [
+        '"' + (";".join(map(str, row[c])) if isinstance(row[c], list | tuple) else str(row[c])) + '"' for c in columns
+    ]
+    return ",".join(columns) + "\n" + ",".join(cells) + "\n"

@@ -4,13 +4,14 @@ effect on usable bandwidth, checked by hand."""
 from __future__ import annotations
 
 import pytest
-from support import CAL, SERVER, SWITCHES, scenario, tiny
+from support import CAL, SERVER, SWITCHES, row_csv, scenario, tiny
 
+from planner.answers import buy
 from planner.base.resources import examples_dir
 from planner.catalog.load import load_catalog
 from planner.hardware import layout, pcie
 from planner.inputs.scenario import load_scenario
-from planner.model.calibration import Calibration
+from planner.model.calibration import Calibration, load_calibration
 from planner.tables import buy as candidates
 
 
@@ -165,9 +166,7 @@ def test_a_dearer_twin_switch_is_not_designed_unless_the_scenario_names_only_it(
     a scenario that allows only the dearer twin still gets it."""
     mqm = load_catalog().switch("MQM9790-NS2F")
     twin = {**mqm.model_dump(), "sku": "MQM9790-RESOLD", "vendor": "Reseller", "price_usd": mqm.price_usd + 4000}
-    columns = [c for c in twin if twin[c] not in (None, []) and c != "notes"]
-    cells = ['"' + (";".join(twin[c]) if isinstance(twin[c], list) else str(twin[c])) + '"' for c in columns]
-    catalog = load_catalog([write("switches.csv", ",".join(columns) + "\n" + ",".join(cells) + "\n")])
+    catalog = load_catalog([write("switches.csv", row_csv(twin))])
     scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
     switches = set(candidates.part_designs(catalog, scenario).multi["switch"])
     assert "MQM9790-NS2F" in switches and "MQM9790-RESOLD" not in switches
@@ -175,3 +174,37 @@ def test_a_dearer_twin_switch_is_not_designed_unless_the_scenario_names_only_it(
         update={"constraints": scenario.constraints.model_copy(update={"switches": ["MQM9790-RESOLD"]})}
     )
     assert set(candidates.part_designs(catalog, only).multi["switch"]) == {"MQM9790-RESOLD"}
+
+
+def test_a_dearer_twin_server_is_not_designed_and_the_plan_is_the_same(write):
+    """The rule for servers: a re-seller's offer of the plan's own server at $5,000 more and 100 W more is never
+    designed (a dearer, hungrier twin cannot be in a cheapest plan), so the plan is the one without it; a scenario
+    that names only the twin still gets it."""
+    scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
+    calibration = load_calibration(None)
+    base = buy.run(load_catalog(), scenario, calibration, alternatives=1)
+    server = load_catalog().server(base.choice.server)
+    twin = {**server.model_dump(), "name": "Resold twin", "vendor": "Reseller"}
+    twin |= {"price_usd": server.price_usd + 5000, "power_w": server.power_w + 100}
+    catalog = load_catalog([write("servers.csv", row_csv(twin))])
+    assert "Resold twin" not in set(candidates.part_designs(catalog, scenario).multi["server"])
+    again = buy.run(catalog, scenario, calibration, alternatives=1)
+    assert (again.choice.server, again.cost.capex_usd) == (base.choice.server, base.cost.capex_usd)
+    only = scenario.model_copy(
+        update={"constraints": scenario.constraints.model_copy(update={"servers": ["Resold twin"]})}
+    )
+    assert set(candidates.part_designs(catalog, only).multi["server"]) == {"Resold twin"}
+
+
+@pytest.mark.parametrize(("gen", "extra_usd", "designed"), [(6, 1, "POLLARA-400"), (6, -1, "NIC-GEN6"), (4, 1, None)])
+def test_a_nic_faster_than_every_slot_is_its_slower_twin(write, gen, extra_usd, designed):
+    """A NIC runs at the lower PCIe generation of card and slot: in the H100 servers' Gen5 slots a Gen6 Pollara 400
+    is the Gen5 card, so only the cheaper of the two is designed; a Gen4 twin is a slower part and stays."""
+    card = load_catalog().nic("POLLARA-400")
+    twin = {**card.model_dump(), "sku": "NIC-GEN6", "pcie_gen": gen, "price_usd": card.price_usd + extra_usd}
+    catalog = load_catalog([write("nics.csv", row_csv(twin))])
+    scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
+    configs = candidates.part_designs(catalog, scenario).configs
+    nics = set(configs["nic"])
+    both = {"POLLARA-400", "NIC-GEN6"}
+    assert nics & both == ({designed} if designed else both)

@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,7 @@ from planner.hardware.topology import Topology
 from planner.inputs.scenario import Scenario
 
 FABRIC_TIERS = (1, 2, 3)
+Row = TypeVar("Row", ProductRow, ServerRow)
 SKU_COLUMNS = ["endpoint_skus", *(f"{prefix}_skus" for prefix in PRICED.values() if prefix != "port")]
 
 
@@ -67,7 +69,7 @@ def _configs(
     design). Usable Gbps per NIC = min(line rate of the cabled ports, the slot's effective PCIe rate)."""
     cap = scenario.constraints.max_nics_per_host
     keep = keep | {s.included_nic.lower() for s in servers if s.included_nic}
-    buyable = undominated(catalog.items("nics"), keep)
+    buyable = undominated(catalog.items("nics"), keep, _as_slotted(servers))
     records = []
     for server in servers:
         nics = catalog.port_modes(server.included_nic) if server.nics_fixed else buyable
@@ -105,21 +107,34 @@ NOT_TECHNICAL = {"sku", "name", "part_number", "vendor", "aliases", "price_usd",
                  "confidence", "notes"}  # fmt: skip
 
 
-def undominated(parts: list[ProductRow], keep: set[str] = frozenset()) -> list[ProductRow]:
-    """The NICs (or switches) worth designing: one that is technically identical to another (every field but
-    price, power and provenance) and no cheaper and no lower-power, one of them strictly, can never be in a
-    cheapest plan (every cost and power term grows with both), so it is dropped, unless its lower-cased SKU is
-    in `keep` (a server's included NIC costs nothing there; an installed cluster's parts are what they are).
-    A price list with hundreds of re-sellers' offers of one part designs it once instead of once per offer."""
-    groups: dict[str, list[ProductRow]] = {}
+def _as_slotted(servers: list[ServerRow]):
+    """A NIC's PCIe generation and lanes as these servers' slots can use them: a NIC's link runs at the lower
+    of its and the slot's (pcie.link_gen_lanes, the only use of them), so in Gen5 slots a Gen6 card and its
+    Gen5 twin are the same part."""
+    gen = max((s.slot_gen for s in servers), default=0)
+    lanes = max((s.nic_slot_lanes for s in servers), default=0)
+    # None: the slot decides (link_gen_lanes), as a card of the widest slot's generation and lanes would
+    return lambda nic: {"pcie_gen": min(nic.pcie_gen or gen, gen), "pcie_lanes": min(nic.pcie_lanes or lanes, lanes)}
+
+
+def undominated(parts: list[Row], keep: set[str] = frozenset(), as_used=lambda part: {}) -> list[Row]:
+    """The NICs, switches (or servers) worth designing: one that is technically identical to another (every
+    field but price, power and provenance) and no cheaper and no lower-power, one of them strictly, can never be
+    in a cheapest plan (every cost and power term grows with both: a server's watts fill racks, PDUs and CDUs),
+    so it is dropped, unless its lower-cased key (SKU, or a server's name) is in `keep` (a server's included NIC
+    costs nothing there; an installed cluster's parts are what they are). A price list with hundreds of
+    re-sellers' offers of one part designs it once instead of once per offer. `as_used`: technical fields as
+    the design uses them (fields it reads only through a limit, such as a NIC's PCIe generation)."""
+    groups: dict[str, list[Row]] = {}
     for part in parts:
-        key = json.dumps(part.model_dump(exclude=NOT_TECHNICAL), sort_keys=True, default=str)
+        fields = part.model_dump(exclude=NOT_TECHNICAL) | as_used(part)
+        key = json.dumps(fields, sort_keys=True, default=str)
         groups.setdefault(key, []).append(part)
     dropped = {
         id(part)
         for group in groups.values()
         for part in group
-        if part.sku.lower() not in keep
+        if "/".join(part.key()) not in keep
         and any(
             o.price_usd <= part.price_usd and o.power_w <= part.power_w
             and (o.price_usd < part.price_usd or o.power_w < part.power_w)

@@ -30,7 +30,7 @@ from planner.catalog.rows import ServerRow
 from planner.hardware import bom, costing, fabric, sizing
 from planner.hardware import designs as design_module
 from planner.hardware import layout as hardware_layout
-from planner.hardware.designs import Designs, designs
+from planner.hardware.designs import Designs, designs, undominated
 from planner.hardware.topology import domain_gbps
 from planner.inputs.scenario import Scenario
 from planner.model import layout, reliability
@@ -98,8 +98,9 @@ class Candidates:
 
 
 def part_designs(catalog: Catalog, scenario: Scenario) -> Designs:
-    """Every node design of the scenario's allowed servers (planner/hardware/designs.py)."""
-    return designs(catalog, scenario, allowed_servers(catalog, scenario))
+    """Every node design of the scenario's allowed servers (planner/hardware/designs.py), a server dominated by
+    a technically identical twin (cheaper and no more power, or the reverse) left out."""
+    return designs(catalog, scenario, undominated(allowed_servers(catalog, scenario)))
 
 
 def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
