@@ -809,18 +809,19 @@ def _mgmt_note(include, mgmt) -> str:
 def _spare_models(rows: pd.DataFrame) -> dict[str, np.ndarray]:
     """`<prefix>_spare_model`: 1 where that network's switch model is not one an earlier network (compute,
     storage, in-band, out-of-band) already spares (a storage fabric of the compute switch: one spare model)."""
-    seen: list[set] = [set() for _ in range(len(rows))]
-    out = {}
-    for name in SPARED_MODELS:
-        prefix = SPARES[name]
-        column = rows[f"{prefix}_skus"] if f"{prefix}_skus" in rows else [()] * len(rows)
-        flags = []
-        for models, skus in zip(seen, column, strict=True):
+    prefixes = [SPARES[name] for name in SPARED_MODELS]
+    present = [f"{prefix}_skus" for prefix in prefixes if f"{prefix}_skus" in rows]
+    # once per distinct combination of the networks' parts (a few hundred), not per design (up to millions)
+    codes, combos = _distinct(rows, present) if present else (np.zeros(len(rows), np.int64), [()])
+    flags = np.zeros((len(combos), len(prefixes)), dtype=np.int64)
+    for c, combo in enumerate(combos):
+        by_column, models = dict(zip(present, combo, strict=True)), set()
+        for j, prefix in enumerate(prefixes):
+            skus = by_column.get(f"{prefix}_skus", ())
             sku = next((key for kind, key, _ in skus if kind == "switches"), None)
-            flags.append(sku is not None and sku not in models)
+            flags[c, j] = sku is not None and sku not in models
             models.add(sku)
-        out[f"{prefix}_spare_model"] = np.array(flags, dtype=np.int64)
-    return out
+    return {f"{prefix}_spare_model": flags[codes, j] for j, prefix in enumerate(prefixes)}
 
 
 def _whole_parts(skus: tuple) -> int:
@@ -840,11 +841,17 @@ def _link_parts(link: connectors.Link | None, unit: str) -> tuple[tuple, float, 
 
 def _distinct(rows: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, list[tuple]]:
     """Each row's code and the distinct value tuples of `columns`, in order of first appearance (what
-    pd.factorize of a MultiIndex gives, without building one)."""
-    index: dict[tuple, int] = {}
-    keys = zip(*(rows[c].tolist() for c in columns), strict=True)
-    codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(rows))
-    return codes, list(index)
+    pd.factorize of a MultiIndex gives, without building one), column by column: each column's codes folded
+    into the running ones and renumbered, so the key never outgrows the row count. A missing value (None or
+    NaN) is one value."""
+    codes = np.zeros(len(rows), dtype=np.int64)
+    for column in columns:
+        own, uniques = pd.factorize(rows[column].to_numpy(), sort=False)
+        codes, _ = pd.factorize(codes * (len(uniques) + 1) + (own + 1), sort=False)
+    codes = codes.astype(np.int64, copy=False)
+    first = np.unique(codes, return_index=True)[1]  # codes number first appearances 0, 1, ...
+    picked = [rows[column].to_numpy()[first].tolist() for column in columns]
+    return codes, list(zip(*picked, strict=True)) if columns else [()] * (len(rows) > 0)
 
 
 def _zero_params() -> dict:

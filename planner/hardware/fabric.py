@@ -76,8 +76,13 @@ def striped_spines(leaf_up, needed):
     32 leaves of 72 uplinks on 144-port spines need 16, and take 18 (72 = 18 x 4 links per spine)."""
     ell, need = np.atleast_1d(np.asarray(leaf_up, dtype=np.int64)), np.atleast_1d(np.asarray(needed, np.int64))
     ell, need = np.broadcast_arrays(ell, need)
-    pairs, back = np.unique(np.stack([ell.ravel(), need.ravel()]), axis=1, return_inverse=True)
-    spines = np.array([_smallest_divisor_from(int(e), int(n)) for e, n in pairs.T], dtype=np.int64)
+    e, n = ell.ravel(), need.ravel()
+    if e.size == 0:
+        return np.zeros(ell.shape, dtype=np.int64)
+    # each distinct (uplinks, needed) pair once, keyed as one integer (np.unique over axis=1 sorts rows: slow)
+    n_lo, span = n.min(), int(n.max() - n.min()) + 1
+    _, first, back = np.unique((e - e.min()) * span + (n - n_lo), return_index=True, return_inverse=True)
+    spines = np.array([_smallest_divisor_from(int(e[i]), int(n[i])) for i in first], dtype=np.int64)
     out = spines[back.ravel()].reshape(ell.shape)
     return out if np.ndim(leaf_up) or np.ndim(needed) else int(out.item())
 
