@@ -851,7 +851,7 @@ def _distinct(rows: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, list[
     codes = codes.astype(np.int64, copy=False)
     first = np.unique(codes, return_index=True)[1]  # codes number first appearances 0, 1, ...
     picked = [rows[column].to_numpy()[first].tolist() for column in columns]
-    return codes, list(zip(*picked, strict=True)) if columns else [()] * (len(rows) > 0)
+    return codes, list(zip(*picked, strict=True)) if columns else [()] * len(first)
 
 
 def _zero_params() -> dict:
