@@ -281,9 +281,14 @@ class _Context:
 
     def _tiers_and_topologies(self, rows: pd.DataFrame) -> pd.DataFrame:
         """Tier 1 is one switch; tiers 2 and 3 are rail-optimised and/or leaf-spine, each at every allowed
-        oversubscription (o > 1 only exists across leaves). Where the leaves sit follows the layout."""
+        oversubscription (o > 1 only exists across leaves). Where the leaves sit follows the layout.
+        The rows are multiplied and filtered on the few columns this reads; the rest are taken once at the end
+        (the whole table through every concat held several copies of the largest table designs build)."""
         c = self.scenario.constraints
         levels = [(o, t) for o in c.oversubscription for t in FABRIC_TIERS if o == 1 or t > 1]
+        wide = rows
+        read = ["nics_per_node", "gpus_per_node", "hosts", "nic_ports", "rack_scale", "switch_ports", "ports_per_cage"]
+        rows = rows[read].assign(source_row=np.arange(len(rows)))
         rows = rows.merge(pd.DataFrame(levels, columns=["oversubscription", "tier"]), how="cross")
         one_per_gpu = (rows["nics_per_node"] == rows["gpus_per_node"]) & (rows["nics_per_node"] >= 2)
         parts = [rows[rows["tier"] == 1].assign(topology="one switch")]
@@ -308,7 +313,9 @@ class _Context:
             rows["switch_ports"].to_numpy(), rows["oversubscription"].to_numpy(), rows["ports_per_cage"].to_numpy()
         )
         rows["leaf_down"], rows["leaf_up"] = down, up
-        return rows
+        added = rows.drop(columns=[*read, "source_row"])
+        taken = wide.drop(columns=[c for c in added.columns if c in wide]).take(rows["source_row"].to_numpy())
+        return pd.concat([taken.reset_index(drop=True), added.reset_index(drop=True)], axis=1)
 
     @staticmethod
     def _rail_only(rows: pd.DataFrame) -> pd.DataFrame:
