@@ -483,19 +483,18 @@ SCREEN_KEEP = 1  # the fastest layouts kept at each (performance key, node count
 
 
 def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calibration, max_nodes: int):
-    """The performance keys whose layout can matter. Per node shape and micro-batch, the slowest and the fastest
-    network of each fabric (a thin network favours layouts that move less data-parallel traffic, a rich one data
-    parallelism) are evaluated at SCREEN_COUNTS node counts; a layout is kept for the shape where, at some count,
+    """The performance keys whose layout can matter. Per node shape and micro-batch, every network (a thin
+    network favours layouts that move less data-parallel traffic, a rich one data parallelism) is evaluated at
+    SCREEN_COUNTS node counts; a layout is kept for the shape where, at some count,
     it is the one layout.choose takes, one of the SCREEN_KEEP fastest that fit, or the one needing the least
     memory (which fits at the fewest nodes); data parallelism is always kept. The node bounds are then found
     exactly for the kept keys alone (a 405B model has ~50 legal layouts, of which a handful are ever the best)."""
     # the host's PCIe and DRAM matter to optimizer offload only, which the layout search excludes: shapes that
     # differ in them alone are screened once
     shape = [c for c in NODE_SHAPE if c not in HOST_COLUMNS] + ["micro_batch"]
-    network = keys.groupby([*shape, "single"], dropna=False, sort=False)["node_gbps_eff"]
-    gbps = keys["node_gbps_eff"].to_numpy()
-    extreme = (gbps == network.transform("min").to_numpy()) | (gbps == network.transform("max").to_numpy())
-    probe = keys[extreme].drop_duplicates([c for c in [*KEY, "single"] if c not in HOST_COLUMNS])
+    # every network of the shape: the slowest and fastest alone missed the layout choose() takes between them
+    # (the 16k example: VP 4 at two 400G NICs per node, VP 8 at both ends)
+    probe = keys.drop_duplicates([c for c in [*KEY, "single"] if c not in HOST_COLUMNS])
     probe = probe.reset_index(drop=True)
     base = probe.groupby([c for c in KEY if c not in SEARCHED] + ["single"], dropna=False, sort=False).ngroup()
     if req.gpus is None:
