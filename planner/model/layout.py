@@ -160,7 +160,11 @@ def states_bytes_per_param(sharding, offload, shard, grad_bytes=4.0) -> np.ndarr
 # ---------------------------------------------------------------- the layouts the planner searches
 
 POWERS = (1, 2, 4, 8, 16, 32, 64, 128)
-CP_MIN_SEQ = 16384  # context parallelism is searched from 16k-token sequences (shorter: tp and dp serve better)
+# context parallelism is searched from 8k-token sequences (4k tokens per rank at least): NVIDIA's published H100
+# recipes for Llama 3.1 405B at 8k run CP 2 (TP 8 x PP 8 x VP 8 x CP 2: Megatron-Bridge perf_recipes/llama/h100/
+# llama31.py @067f987d; NeMo scripts/performance/recommended_model_configs/model_configs_h100.csv @8cfedd72;
+# measured 55% MFU on 512-2,048 GPUs in NVIDIA/dgxc-benchmarking llama3.1/README.md @741c8860; MLPerf v5.0 DGX-H100)
+CP_MIN_SEQ = 8192
 MIN_LAYERS_PER_STAGE = 2
 
 
