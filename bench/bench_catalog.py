@@ -26,10 +26,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_commands import FLOOR  # the import floor, one definition (bench/ is the script's own path)
+
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGS = ROOT / "catalogs"
 KINDS = {"nics": "sku", "switches": "sku", "servers": "name"}
-FLOOR = [sys.executable, "-c", "import pandas, pulp, pydantic, click, openpyxl, numpy, scipy"]
 
 
 def _rows(kind: str) -> tuple[list[str], list[str], list[dict]]:

@@ -851,13 +851,14 @@ def _distinct(rows: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, list[
     pd.factorize of a MultiIndex gives, without building one), column by column: each column's codes folded
     into the running ones and renumbered, so the key never outgrows the row count. A missing value (None or
     NaN) is one value."""
+    values = [rows[column].to_numpy() for column in columns]
     codes = np.zeros(len(rows), dtype=np.int64)
-    for column in columns:
-        own, uniques = pd.factorize(rows[column].to_numpy(), sort=False)
+    for column in values:
+        own, uniques = pd.factorize(column, sort=False)
         codes, _ = pd.factorize(codes * (len(uniques) + 1) + (own + 1), sort=False)
     codes = codes.astype(np.int64, copy=False)
     first = np.unique(codes, return_index=True)[1]  # codes number first appearances 0, 1, ...
-    picked = [rows[column].to_numpy()[first].tolist() for column in columns]
+    picked = [column[first].tolist() for column in values]
     return codes, list(zip(*picked, strict=True)) if columns else [()] * len(first)
 
 
