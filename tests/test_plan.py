@@ -495,3 +495,33 @@ def test_the_cost_curve_from_one_table_equals_a_plan_per_target(example):
     each = [buy.cheapest_capex(catalog, scenario.model_copy(update={"target_tflops": t}), calibration) for t in targets]
     assert [p["capex_usd"] for p in curve] == each
     assert any(c is not None for c in each)
+    # what `plan -o plan.xlsx` does: the curve from the plan's own designs and bounds (only the target's moves)
+    _, planned = buy.run_with_table(catalog, scenario, calibration)
+    assert [p["capex_usd"] for p in buy.cost_curve(catalog, scenario, calibration, planned=planned)] == each
+
+
+@pytest.mark.parametrize("factor", [0.6, 0.9, 1.1])
+def test_a_table_retargeted_from_another_equals_one_built_from_scratch(factor):
+    """build(prior=) reuses the prior table's screened keys and its memory and deadline bounds, bisecting the
+    target's bound alone (from the prior's count at a lower target): every row, count and price as a fresh build
+    at that target, above and below the prior's (Llama 70B: searched layouts, a global batch, a deadline)."""
+    from planner.catalog.load import load_catalog
+    from planner.inputs.scenario import load_scenario
+    from planner.model.calibration import load_calibration
+    from planner.tables import buy as cand
+
+    scenario = load_scenario(Path(__file__).parents[1] / "examples" / "llama-70b-h100.yaml", {}, {}, {})
+    catalog, calibration = load_catalog(list(scenario.catalogs)), load_calibration(None)
+    parts = cand.part_designs(catalog, scenario)
+    prior = cand.build(catalog, scenario, calibration, parts)
+    other = scenario.model_copy(update={"target_tflops": scenario.target_tflops * factor})
+    fresh = cand.build(catalog, other, calibration, parts, every_layout=True)
+    reused = cand.build(catalog, other, calibration, parts, every_layout=True, prior=prior)
+    assert cand._retargetable(prior, cand.Requirements.of(other), prior.training)
+    pd.testing.assert_frame_equal(reused.frame, fresh.frame)
+    assert not fresh.feasible.empty
+    # another requirement (a shorter deadline) is not a retarget: the prior is not used, the table still exact
+    sooner = other.model_copy(update={"requirement": other.requirement.model_copy(update={"days": 30})})
+    assert not cand._retargetable(prior, cand.Requirements.of(sooner), prior.training)
+    fresh = cand.build(catalog, sooner, calibration, parts, every_layout=True)
+    pd.testing.assert_frame_equal(cand.build(catalog, sooner, calibration, parts, True, prior).frame, fresh.frame)

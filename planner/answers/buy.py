@@ -53,6 +53,30 @@ def run(
     parts: Designs | None = None,
 ) -> Plan:
     """The plan; `parts`: the scenario's designs, when the caller has built them already."""
+    return run_with_table(catalog, scenario, calibration, solver, time_limit_s, gap, alternatives, progress, parts)[0]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What a plan was chosen from: its designs and its candidate table (the workbook's cost curve reuses
+    them: cost_curve)."""
+
+    parts: Designs
+    table: cand.Candidates
+
+
+def run_with_table(
+    catalog: Catalog,
+    scenario: Scenario,
+    calibration: Calibration,
+    solver: str = "auto",
+    time_limit_s: float | None = None,
+    gap: float | None = None,
+    alternatives: int = 3,
+    progress: Progress = lambda _: None,
+    parts: Designs | None = None,
+) -> tuple[Plan, Planned]:
+    """The plan (run) and what it was chosen from."""
     progress("building candidate configurations")
     parts = parts if parts is not None else cand.part_designs(catalog, scenario)
 
@@ -97,7 +121,7 @@ def run(
     }
     detail = _detail(catalog, scenario, row, sol.nodes)
     lines, prices = bom.price_age(detail["bom"], scenario.as_of_date)
-    return Plan(
+    plan = Plan(
         scenario=scenario.name,
         status=sol.result.status,
         solver=sol.result.solver,
@@ -126,6 +150,7 @@ def run(
         prices=prices,
         delivery=bom.delivery(lines, scenario.as_of_date, scenario.requirement.days),
     )
+    return plan, Planned(parts, table)
 
 
 def sized_candidates(
@@ -1435,9 +1460,12 @@ class Sensitivity:
     cost_curve: list[dict]
 
 
-def sensitivity(catalog: Catalog, scenario: Scenario, plan: Plan, calibration: Calibration) -> Sensitivity:
+def sensitivity(
+    catalog: Catalog, scenario: Scenario, plan: Plan, calibration: Calibration, planned: Planned | None = None
+) -> Sensitivity:
+    """`planned`: what the plan was chosen from (run_with_table), when at hand."""
     sweep = plan_sweep(catalog, scenario_training(catalog, scenario), plan.choice, calibration)
-    return Sensitivity(sweep, cost_curve(catalog, scenario, calibration))
+    return Sensitivity(sweep, cost_curve(catalog, scenario, calibration, planned=planned))
 
 
 def cost_curve(
@@ -1446,14 +1474,19 @@ def cost_curve(
     calibration: Calibration,
     factors: tuple[float, ...] = COST_CURVE_FACTORS,
     parts: Designs | None = None,
+    planned: Planned | None = None,
 ) -> list[dict]:
-    """Capex of the cheapest plan as the target TFLOPs/GPU moves around the scenario's."""
+    """Capex of the cheapest plan as the target TFLOPs/GPU moves around the scenario's. `planned`: the
+    scenario's plan's designs and table (its bounds hold at every target but for the target's own)."""
     if not scenario.target_tflops:
         return []
     targets = [scenario.target_tflops * f for f in factors]
+    if planned is not None:
+        parts = planned.parts
     parts = parts if parts is not None else cand.part_designs(catalog, scenario)  # (hardware only: built once)
     if _filterable(catalog, scenario, parts):
-        capex = _capex_by_target(catalog, scenario, calibration, targets, parts)
+        prior = planned.table if planned is not None else None
+        capex = _capex_by_target(catalog, scenario, calibration, targets, parts, prior)
     else:
         at = lambda t: scenario.model_copy(update={"target_tflops": t})  # noqa: E731
         capex = [cheapest_capex(catalog, at(t), calibration, parts) for t in targets]
@@ -1471,10 +1504,13 @@ def _filterable(catalog: Catalog, scenario: Scenario, parts: Designs) -> bool:
     return scenario.objective.kind not in costing.OUTPUT_KINDS
 
 
-def _capex_by_target(catalog, scenario: Scenario, calibration, targets: list[float], parts) -> list[float | None]:
-    """The cheapest plan's capex at each target from one table at the lowest (see _filterable)."""
+def _capex_by_target(
+    catalog, scenario: Scenario, calibration, targets: list[float], parts, prior=None
+) -> list[float | None]:
+    """The cheapest plan's capex at each target from one table at the lowest (see _filterable); `prior`: the
+    scenario's own table (cand.build's)."""
     low = scenario.model_copy(update={"target_tflops": min(targets)})
-    table = cand.build(catalog, low, calibration, parts, every_layout=True)
+    table = cand.build(catalog, low, calibration, parts, every_layout=True, prior=prior)
     feasible = table.feasible
     if feasible.empty:
         return [None] * len(targets)

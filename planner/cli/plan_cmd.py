@@ -149,7 +149,7 @@ def _overrides(kw: dict) -> dict:
 
 
 def _run_plan(path: str | None, kw: dict) -> None:
-    from planner.answers.buy import run
+    from planner.answers.buy import run_with_table
     from planner.base.fileio import Outputs
     from planner.catalog.load import load_catalog
     from planner.inputs.scenario import COMMAND_LINE, load_scenario, sources
@@ -180,7 +180,7 @@ def _run_plan(path: str | None, kw: dict) -> None:
     calibration = load_calibration(calibration_path)
     quiet, as_json, solver, compare = kw.pop("quiet"), kw.pop("as_json"), kw.pop("solver"), kw.pop("compare_cloud")
     progress = stderr_progress(quiet)
-    result = run(
+    result, planned = run_with_table(
         loaded,
         loaded_scenario,
         calibration,
@@ -194,7 +194,7 @@ def _run_plan(path: str | None, kw: dict) -> None:
 
     def workbook_context():
         progress("sensitivity sweeps for the workbook")
-        return _workbook_context(loaded, loaded_scenario, result, calibration, comparison)
+        return _workbook_context(loaded, loaded_scenario, result, calibration, comparison, planned)
 
     report = PlanReport(result, comparison, compare, workbook_context)
     write_report(outputs, report, targets, quiet)
@@ -218,13 +218,13 @@ def _question(path, overrides, settings, catalogs):
     return ScenarioReport(data)
 
 
-def _workbook_context(catalog, scenario, plan, calibration, comparison):
+def _workbook_context(catalog, scenario, plan, calibration, comparison, planned=None):
     """Everything the quote workbook shows beyond the Plan: the bandwidth sweep at the chosen configuration
-    and the cost-vs-target curve."""
+    and the cost-vs-target curve (from what the plan was chosen from, `planned`, when given)."""
     from planner.answers.buy import sensitivity
     from planner.report.excel import PlanContext
 
-    moves = sensitivity(catalog, scenario, plan, calibration)
+    moves = sensitivity(catalog, scenario, plan, calibration, planned)
     return PlanContext(
         scenario=scenario.model_dump(),
         calibration=calibration,

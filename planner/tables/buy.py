@@ -378,6 +378,35 @@ def goodput_at(ev: dict, req: Requirements, work: Training) -> np.ndarray | None
     return reliability.shape_goodput(rel, work.params, nodes, shape)
 
 
+BOUND_COLUMNS = ("n_lo", "n_hi", "range_lo", "range_hi", "n_target_max", "n_memory_min", "n_speed_min")
+
+
+def _retargetable(prior: Candidates, req: Requirements, work: Training) -> bool:
+    """Whether `prior`'s bounds hold for `req` but for the target's: the same requirements and training apart
+    from target TFLOPs/GPU, and no offload (whose first count meeting the target moves with it: _scan_target)."""
+    same = prior.requirements == replace(req, target_tflops=prior.requirements.target_tflops)
+    return same and prior.training == work and work.offload == "none" and prior.designs is not None
+
+
+def _retarget(bounds: pd.DataFrame, work: Training, req: Requirements, calibration, prior_target: float):
+    """node_bounds at another target TFLOPs/GPU from the bounds at `prior_target`: memory, the deadline's speed
+    and the allowed range do not depend on it, so only the largest count meeting the target moves (the same
+    bisection, once per distinct performance key), and n_hi with it. At a lower target the largest count is at
+    least the prior one (TFLOPs/GPU never rises with N, the bisection's own premise), so the search starts there
+    and a key already at the top of its range is done."""
+    codes, first = _distinct(bounds, [c for c in (*KEY, "single") if c not in HOST_COLUMNS])
+    keys = bounds.iloc[first].reset_index(drop=True)
+    lo, hi = keys["range_lo"].to_numpy(np.int64), keys["range_hi"].to_numpy(np.int64)
+    if req.target_tflops <= prior_target:
+        lo = np.maximum(lo, keys["n_target_max"].to_numpy(np.int64))
+    test = lambda ev, _: meets_target(ev, req)  # noqa: E731
+    n_target = _bisect(keys, lo, hi, test, work, calibration, True, req.confidence)[codes]
+    out = bounds.copy()
+    out["n_target_max"] = n_target
+    out["n_hi"] = np.minimum(out["range_hi"].to_numpy(np.int64), n_target)
+    return out
+
+
 def node_bounds(
     keys: pd.DataFrame,
     work: Training,
@@ -1123,11 +1152,13 @@ def build(
     calibration: Calibration,
     parts: Designs | None = None,
     every_layout: bool = False,
+    prior: Candidates | None = None,
 ) -> Candidates:
     """The priced candidate table (cheapest first) and the bounds table of every performance key. `parts`:
     the scenario's designs when already built (they depend on its hardware, not on its requirement);
     `every_layout`: keep each design's every legal layout, not only the one the planner would choose (the cost
-    curve filters one such table by target)."""
+    curve filters one such table by target); `prior`: the table of this scenario at another target TFLOPs/GPU,
+    built from the same `parts` (its screened keys and its bounds but the target's are reused: _retarget)."""
     work = scenario_training(catalog, scenario)
     req = Requirements.of(scenario)
     if parts is None:
@@ -1140,11 +1171,20 @@ def build(
             f"({', '.join(str(g) for g in sorted({int(g) for g in domains}))} GPUs): tensor parallelism stays inside "
             "one and tiles it; use a tp that divides a domain (or allow NVL72)"
         )
+    if prior is not None and _retargetable(prior, req, work):
+        bounds = _retarget(prior.bounds, work, req, calibration, prior.requirements.target_tflops)
+        return _priced(scenario, work, req, calibration, prior.designs, lay, bounds, every_layout)
     keys, table = _performance_keys(parts.single, parts.configs, scenario, lay), _design_table(parts, scenario)
     if len(lay) > 1:
         keys = _screen_layouts(keys, work, req, calibration, scenario.constraints.max_nodes)
     bounds = node_bounds(keys, work, req, scenario.constraints.max_nodes, calibration)
-    allowed = keys[[*NODE_SHAPE, "micro_batch", *SEARCHED]].drop_duplicates(ignore_index=True)
+    return _priced(scenario, work, req, calibration, table, lay, bounds, every_layout)
+
+
+def _priced(scenario, work, req, calibration, table, lay, bounds, every_layout: bool) -> Candidates:
+    """The priced table of the design table's every design at every (micro-batch, layout) the bounds' screened
+    keys hold, over the node range they give (build)."""
+    allowed = bounds[[*NODE_SHAPE, "micro_batch", *SEARCHED]].drop_duplicates(ignore_index=True)
     profiles, profile_of = _profiles(table)
     rows = _node_range(_attach_bounds(_with_micro_batches(profiles, scenario, lay, allowed), bounds), req)
     rows = rows[_rail_only_legal(rows)].reset_index(drop=True)
