@@ -16,6 +16,7 @@ fit one long line.
 
 from __future__ import annotations
 
+import functools
 import gc
 import io
 import math
@@ -172,7 +173,7 @@ def shown(cell) -> str:
 
 def _text_width(cell) -> float:
     longest = max((len(line) for line in shown(cell).split("\n")), default=0)
-    return longest * (BOLD_WIDTH if cell.font and cell.font.bold else 1.0)
+    return longest * (BOLD_WIDTH if _font_of(cell).b else 1.0)
 
 
 def _merged_anchor_cells(ws: Worksheet) -> set[str]:
@@ -199,7 +200,7 @@ def fit_widths(ws: Worksheet, limits: dict[int, tuple[float, float]], from_row: 
         ws.column_dimensions[get_column_letter(col)].width = width
         for c in bounded:
             if _text_width(c) * FONT_SLACK + 1 > width:
-                c.alignment = _aligned(c, wrap_text=True, vertical="top")
+                _realign(c, wrap_text=True, vertical="top")
     separate_columns(ws, from_row)
 
 
@@ -218,7 +219,7 @@ def separate_columns(ws: Worksheet, from_row: int = 3) -> None:
             neighbour = ws.cell(c.row, c.column - 1)
             left = cached(ws).get(neighbour.coordinate) if neighbour.data_type == "f" else neighbour.value
             if c.data_type == "s" and isinstance(left, int | float) and not isinstance(left, bool):
-                c.alignment = _aligned(c, indent=max(1, c.alignment.indent or 0))
+                _realign(c, indent=max(1, _alignment_of(c).indent or 0))
 
 
 def _right_edges(ws: Worksheet) -> tuple[int, dict[int, int]]:
@@ -237,11 +238,43 @@ def _has_right_neighbour(cell, right_edge: tuple[int, dict[int, int]]) -> bool:
     return cell.column >= max_column or last.get(cell.row, 0) > cell.column
 
 
+def _stored(cell, collection: str, index: str):
+    """A cell's font or alignment as the workbook stores it (read it, never change it: it is shared). openpyxl
+    keeps a cell's style as indices into the workbook's lists, and cell.font and cell.alignment copy the entry
+    into a new proxy on every read, which the layout passes make thousands of times a sheet."""
+    style = cell._style  # None: the default style, every index 0
+    return getattr(cell.parent.parent, collection)[getattr(style, index) if style is not None else 0]
+
+
+def _font_of(cell):
+    return _stored(cell, "_fonts", "fontId")
+
+
+def _alignment_of(cell) -> Alignment:
+    return _stored(cell, "_alignments", "alignmentId")
+
+
 def _aligned(cell, **changes) -> Alignment:
     """The cell's alignment with some attributes changed (horizontal, indent and the rest kept)."""
-    a = cell.alignment
+    a = _alignment_of(cell)
     keep = {"horizontal": a.horizontal, "vertical": a.vertical, "wrap_text": a.wrap_text, "indent": a.indent}
-    return Alignment(**(keep | changes))
+    merged = keep | changes
+    return _alignment(merged["horizontal"], merged["vertical"], merged["wrap_text"], merged["indent"])
+
+
+def _realign(cell, **changes) -> None:
+    """The cell's alignment with some attributes changed, unless they hold already (the layout passes ask again
+    for cells they wrapped before, and every style set hashes the style; alignments here set no other field)."""
+    current = _alignment_of(cell)
+    if any(getattr(current, name) != value for name, value in changes.items()):
+        cell.alignment = _aligned(cell, **changes)
+
+
+@functools.cache
+def _alignment(horizontal, vertical, wrap_text, indent) -> Alignment:
+    """One Alignment per distinct value (a sheet asks for a few kinds thousands of times; a cell stores only
+    the style's index, so sharing one object is safe)."""
+    return Alignment(horizontal=horizontal, vertical=vertical, wrap_text=wrap_text, indent=indent)
 
 
 def _column_width(ws: Worksheet, col: int) -> float:
@@ -258,12 +291,18 @@ def _char_width(ch: str) -> float:
     return 1.0 if ch.isupper() or ch.isdigit() or ch in "$#&_" else 0.85
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _word_width(word: str) -> float:
+    return sum(_char_width(ch) for ch in word)
+
+
+@functools.lru_cache(maxsize=1 << 12)  # the same cells are measured again as their columns narrow
 def wrapped_lines(text: str, width: float) -> int:
     """Lines a spreadsheet needs to show `text` word-wrapped in `width` units (a word longer than the
     line breaks where it must)."""
     lines, used = 1, 0.0
     for word in text.split(" "):
-        size = sum(_char_width(ch) for ch in word)
+        size = _word_width(word)
         if used and used + _char_width(" ") + size > width:
             lines, used = lines + 1, 0.0
         used += (_char_width(" ") if used else 0.0) + size
@@ -276,14 +315,15 @@ def fit_heights(ws: Worksheet) -> None:
     """Rows holding wrapped text get the height of their longest cell's lines (spreadsheets do not grow a
     row for wrapped text by themselves when a file is opened, so text would overlap the next row)."""
     spans = {r.start_cell.coordinate: (r.min_col, r.max_col) for r in ws.merged_cells.ranges}
+    column_width = functools.cache(lambda col: _column_width(ws, col))
     for row in ws.iter_rows():
         lines = 1
         for c in row:
-            if c.value is None or not (c.alignment and c.alignment.wrap_text):
+            if c.value is None or not _alignment_of(c).wrap_text:
                 continue
             first, last = spans.get(c.coordinate, (c.column, c.column))
-            width = sum(_column_width(ws, k) for k in range(first, last + 1)) - 1
-            factor = BOLD_WIDTH if c.font and c.font.bold else 1.0
+            width = sum(column_width(k) for k in range(first, last + 1)) - 1
+            factor = BOLD_WIDTH if _font_of(c).b else 1.0
             room = width / (factor * FONT_SLACK)
             lines = max(lines, sum(wrapped_lines(part, room) for part in shown(c).split("\n")))
         if lines > 1:
@@ -291,7 +331,7 @@ def fit_heights(ws: Worksheet) -> None:
             lines += lines // 4
             ws.row_dimensions[row[0].row].height = lines * LINE_HEIGHT_PT
             for c in row:  # figures beside wrapped text line up with its first line
-                if c.value is not None and not (c.alignment and c.alignment.vertical == "top"):
+                if c.value is not None and _alignment_of(c).vertical != "top":
                     c.alignment = _aligned(c, vertical="top")
 
 
@@ -359,7 +399,7 @@ def _narrowable(ws: Worksheet) -> dict[int, float]:
             if c.data_type != "s":  # a figure does not wrap: "###" where it does not fit
                 figures[c.column] = max(figures.get(c.column, 0.0), _text_width(c) * FONT_SLACK + 2)
                 continue
-            factor = BOLD_WIDTH if c.font and c.font.bold else 1.0
+            factor = BOLD_WIDTH if _font_of(c).b else 1.0
             pieces = re.split(r"\s+|(?<=[-/])", str(c.value))  # a line may break after a hyphen or a slash
             word = max((len(w) for w in pieces), default=0) * factor * FONT_SLACK + 2  # as fit_widths counts
             floors[c.column] = max(floors.get(c.column, 10.0), word)
@@ -384,7 +424,7 @@ def narrow_to_fit(ws: Worksheet, width_pt: float) -> None:
         ws.column_dimensions[get_column_letter(col)].width = new
         for (c,) in ws.iter_rows(min_row=3, min_col=col, max_col=col):
             if c.data_type == "s" and c.value and _text_width(c) * FONT_SLACK + 1 > new:
-                c.alignment = _aligned(c, wrap_text=True, vertical="top")
+                _realign(c, wrap_text=True, vertical="top")
     fit_heights(ws)
 
 
