@@ -723,7 +723,7 @@ def test_a_full_disk_under_the_solver_is_one_line(run, write, monkeypatch):
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")  # as pulp's model file write on a full /tmp raises
 
-    monkeypatch.setattr(planner.answers.buy, "run", full_disk)
+    monkeypatch.setattr(planner.answers.buy, "run_with_table", full_disk)
     message = refused(run("plan", write("s.yaml", SCENARIO), "-q"), 1, "cannot write (No space left on device)")
     assert message.count("\n") == 1 and "no output file was changed" in message
 
