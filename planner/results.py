@@ -744,3 +744,71 @@ class Sweep(_Frozen):
     assumptions: list[dict] = Field(default_factory=list, description="name, value, unit, source")
     calibration: str = ""
     seconds: float = 0.0
+
+
+# ---------------------------------------------------------------- serving to latency targets (planner serve)
+
+
+class ServingReplica(_Frozen):
+    """One kind of server in a serving plan: its replicas' layout and operating point at the targets."""
+
+    server: str
+    gpu: str
+    source: str = Field(description="catalog file:row of the server")
+    price_date: str
+    servers: int
+    unit_usd: float
+    power_w: float
+    precision: str = Field(description="weights (and KV cache: fp8 under fp4 weights)")
+    layout: str = Field(description="tp: tensor parallel over the replica; ep: data-parallel attention, experts split")
+    replica_gpus: int
+    replicas_per_server: int
+    replicas: int
+    rate_per_replica: float = Field(description="requests/s one replica serves within the targets")
+    batch: float = Field(description="sequences decoded together at that rate (mean)")
+    max_sequences: float = Field(description="sequences the KV cache (or the engine's cap) holds")
+    ttft_s: float = Field(description="time to first token at the percentile, at that rate")
+    tpot_s: float = Field(description="time per output token at the percentile, at that rate")
+    weights_gib_per_gpu: float
+    output_tokens_per_s_per_gpu: float = Field(description="at the replica's rate")
+    binds: str = Field(description="what stops a replica serving more: TPOT, TTFT, KV cache or throughput")
+
+
+class ServingOption(_Frozen):
+    """The cheapest purchase of one kind of server alone (the ranking)."""
+
+    server: str
+    gpu: str
+    servers: int
+    capex_usd: float
+    precision: str
+    layout: str
+    replica_gpus: int
+    rate_per_server: float
+    binds: str
+
+
+class ServingPlan(_Frozen):
+    frame_rows: ClassVar[str | None] = "ranking"
+    model: str
+    rate_per_s: float
+    input_tokens: int
+    output_tokens: int
+    percentile: float
+    ttft_target_s: float | None
+    tpot_target_s: float | None
+    status: str
+    solver: str
+    mix: list[ServingReplica]
+    capex_usd: float
+    power_w: float
+    capacity_per_s: float = Field(description="requests/s the purchase serves within the targets")
+    gpus: int
+    output_tokens_per_s_per_gpu: float = Field(description="at the asked rate")
+    usd_per_million_output_tokens: float = Field(
+        description="capex over the years plus energy at the PUE, per million output tokens at the asked rate"
+    )
+    years: float
+    ranking: list[ServingOption]
+    not_serving: list[str] = Field(description="servers that cannot serve the model within the targets, and why")
+    assumptions: list[dict]

@@ -8,6 +8,7 @@ from planner.cli import (  # noqa: F401  (registration)
     inference_cmd,
     perf_cmd,
     plan_cmd,
+    serve_cmd,
     sweep_cmd,
 )
 from planner.cli.base import main

@@ -148,6 +148,7 @@ WRITERS: dict[str, dict[str, Format]] = {
     },
     "cloud": {".xlsx": Format("workbook", _cloud_workbook), ".json": JSON},
     "inference": {".xlsx": Format("workbook", _inference_workbook), ".json": JSON},
+    "serving": {".json": JSON},
     "fleet": {".xlsx": Format("workbook with charts", _fleet_workbook), ".json": JSON},
     "bandwidth": {".xlsx": Format("workbook", _bandwidth_workbook)},
     "sweep": {

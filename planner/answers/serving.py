@@ -1,0 +1,188 @@
+"""`planner serve`: the cheapest servers that serve a model at a request rate within TTFT and TPOT targets
+(docs/model.md section 10). The engine and the queue are planner/model/engine.py and queueing.py, the
+candidates planner/tables/replicas.py, the purchase the MILP in planner/optimize/replicas.py; here the
+answer: the mix, each kind alone (the ranking), and why a server cannot serve."""
+
+from __future__ import annotations
+
+import math
+
+from planner.assumptions import facility as F
+from planner.assumptions import model as M
+from planner.assumptions import serving as S
+from planner.base.errors import InfeasibleError, UsageError
+from planner.base.resources import display_name
+from planner.catalog.load import Catalog
+from planner.catalog.rows import ServerRow
+from planner.model.engine import Shape
+from planner.model.queueing import Requests
+from planner.optimize import replicas as milp
+from planner.results import ServingOption, ServingPlan, ServingReplica
+from planner.tables.replicas import Targets, best_per_server, candidates
+
+SECONDS_PER_YEAR = 365.25 * 86400
+
+
+def allowed_servers(catalog: Catalog, gpus: list[str] | None, servers: list[str] | None) -> list[ServerRow]:
+    """Available servers (announced ones are not sold yet), of the named GPUs or names when given."""
+    rows = [s for s in catalog.items("servers") if s.status == "available"]
+    if gpus:
+        wanted = {catalog.gpu(g).name for g in gpus}
+        rows = [s for s in rows if catalog.gpu(s.gpu).name in wanted]
+    if servers:
+        wanted = {catalog.server(s).name for s in servers}
+        rows = [s for s in rows if s.name in wanted]
+    if not rows:
+        raise UsageError(
+            "no available server in the catalog matches --gpu/--server: list them with `planner catalog list servers`"
+        )
+    return rows
+
+
+def plan(
+    catalog: Catalog,
+    model: str,
+    req: Requests,
+    targets: Targets,
+    gpus: list[str] | None = None,
+    servers: list[str] | None = None,
+    precisions: tuple[str, ...] = ("bf16", "fp8"),
+    budget_usd: float | None = None,
+    max_power_w: float | None = None,
+    single_kind: bool = False,
+    solver: str = "auto",
+) -> ServingPlan:
+    row = catalog.model(model)
+    shape = Shape.of(row)
+    rows = allowed_servers(catalog, gpus, servers)
+    frame = candidates(catalog, shape, req, targets, rows, list(precisions))
+    best = best_per_server(frame) if not frame.empty else frame
+    not_serving = _not_serving(frame, rows, precisions)
+    if best.empty:
+        raise InfeasibleError(
+            f"no allowed server serves {row.name} within the targets:\n" + "\n".join(f"  - {t}" for t in not_serving)
+        )
+    offers = [
+        milp.Offer(r.server, float(r.price_usd), float(r.power_w), float(r.rate_per_server))
+        for r in best.itertuples(index=False)
+    ]
+    result, counts = milp.cheapest(offers, targets.rate_per_s, budget_usd, max_power_w, single_kind, solver)
+    ranking = _ranking(best, targets.rate_per_s)
+    if not result.solved:
+        limits = [f"budget ${budget_usd:,.0f}" if budget_usd else ""]
+        limits.append(f"power {max_power_w / 1e3:,.0f} kW" if max_power_w else "")
+        cheapest = ranking[0]
+        raise InfeasibleError(
+            f"no purchase serves {targets.rate_per_s:g} requests/s within {' and '.join(x for x in limits if x)}: "
+            f"the cheapest, {cheapest.servers} x {cheapest.server}, costs ${cheapest.capex_usd:,.0f}"
+        )
+    mix = [
+        _replica(catalog, rows[int(r.server_index)], r, n, req)
+        for r, n in zip(best.itertuples(index=False), counts, strict=True)
+        if n > 0
+    ]
+    return _plan(row.name, req, targets, result, mix, ranking, not_serving)
+
+
+def _replica(catalog: Catalog, server: ServerRow, r, servers: int, req: Requests) -> ServingReplica:
+    origin = catalog.origin(server)
+    replicas = servers * int(r.replicas_per_server)
+    return ServingReplica(
+        server=server.name,
+        gpu=r.gpu,
+        source=f"{display_name(origin.file)}:{origin.row}",
+        price_date=str(server.date or ""),
+        servers=servers,
+        unit_usd=float(server.price_usd),
+        power_w=float(server.power_w),
+        precision=r.precision,
+        layout=r.layout,
+        replica_gpus=int(r.replica_gpus),
+        replicas_per_server=int(r.replicas_per_server),
+        replicas=replicas,
+        rate_per_replica=float(r.rate),
+        batch=float(r.batch),
+        max_sequences=float(r.max_sequences),
+        ttft_s=float(r.ttft_p_s),
+        tpot_s=float(r.tpot_p_s),
+        weights_gib_per_gpu=float(r.weights_gib_per_gpu),
+        output_tokens_per_s_per_gpu=float(r.rate) * req.output_tokens / int(r.replica_gpus),
+        binds=str(r.binds),
+    )
+
+
+def _plan(model, req, targets, result, mix, ranking, not_serving) -> ServingPlan:
+    capex = sum(m.servers * m.unit_usd for m in mix)
+    power = sum(m.servers * m.power_w for m in mix)
+    gpus = sum(m.replicas * m.replica_gpus for m in mix)
+    tokens_per_s = targets.rate_per_s * req.output_tokens
+    usd_per_s = capex / (F.YEARS.value * SECONDS_PER_YEAR) + power / 1e3 * F.PUE.value * F.USD_PER_KWH.value / 3600
+    return ServingPlan(
+        model=model,
+        rate_per_s=targets.rate_per_s,
+        input_tokens=req.input_tokens,
+        output_tokens=req.output_tokens,
+        percentile=req.percentile,
+        ttft_target_s=targets.ttft_s,
+        tpot_target_s=targets.tpot_s,
+        status=result.status,
+        solver=result.solver,
+        mix=mix,
+        capex_usd=capex,
+        power_w=power,
+        capacity_per_s=sum(m.replicas * m.rate_per_replica for m in mix),
+        gpus=gpus,
+        output_tokens_per_s_per_gpu=tokens_per_s / gpus,
+        usd_per_million_output_tokens=usd_per_s / tokens_per_s * 1e6,
+        years=F.YEARS.value,
+        ranking=ranking,
+        not_serving=not_serving,
+        assumptions=[
+            {"name": c.name, "value": c.value, "unit": c.unit, "source": c.source}
+            for c in [*S.listed(), M.USABLE_HBM_FRACTION, M.FRAMEWORK_RESERVE_GIB, F.YEARS, F.PUE, F.USD_PER_KWH]
+        ],
+    )
+
+
+def _ranking(best, rate_per_s: float) -> list[ServingOption]:
+    """Each server kind alone: the servers it needs for the whole rate and their price, cheapest first."""
+    out = []
+    for r in best.itertuples(index=False):
+        n = math.ceil(rate_per_s / r.rate_per_server - 1e-9)
+        out.append(
+            ServingOption(
+                server=r.server,
+                gpu=r.gpu,
+                servers=n,
+                capex_usd=n * float(r.price_usd),
+                precision=r.precision,
+                layout=r.layout,
+                replica_gpus=int(r.replica_gpus),
+                rate_per_server=float(r.rate_per_server),
+                binds=str(r.binds),
+            )
+        )
+    return sorted(out, key=lambda o: (o.capex_usd, o.server))
+
+
+def _not_serving(frame, rows: list[ServerRow], precisions) -> list[str]:
+    """Why each server without a serving layout has none: its weights do not fit at any allowed precision, its
+    GPU computes none of them, or the targets are missed even by one request alone (the closest layout)."""
+    out = []
+    for i, server in enumerate(rows):
+        mine = frame[frame["server_index"] == i] if not frame.empty else frame
+        if len(mine) and mine["serves"].any():
+            continue
+        if mine.empty:
+            out.append(f"{server.name}: its GPU ({server.gpu}) computes none of {', '.join(precisions)}")
+        elif not mine["fits"].any():
+            least = mine["weights_gib_per_gpu"].min()
+            tried = ", ".join(dict.fromkeys(mine["precision"]))  # the allowed precisions its GPU computes
+            out.append(
+                f"{server.name}: the weights and a KV cache do not fit in its {server.gpus_per_node} GPUs at "
+                f"{tried} (least {least:.0f} GiB of weights per GPU)"
+            )
+        else:
+            closest = mine[mine["fits"]].sort_values(["tpot_p_s", "ttft_p_s"]).iloc[0]
+            out.append(f"{server.name}: {closest['binds']} (best layout {closest['layout']} {closest['replica_gpus']})")
+    return out

@@ -1,0 +1,214 @@
+"""A replica under load: continuous batching with chunked prefill, Poisson arrivals, time to first token (TTFT)
+and time per output token (TPOT) at a percentile (docs/model.md section 10). Analytic, vectorised over
+candidate replicas; `simulate` is a step-level simulation of the same engine that checks it (tests).
+
+The engine (vLLM V1, SGLang, TensorRT-LLM in-flight batching) runs steps: each decodes one token of every
+running sequence and spends what is left of its token budget K on prefill chunks, first come first served.
+With requests of I input and O output tokens arriving at rate lam, a decode step of B sequences taking
+T(B) (planner/model/engine.py) and a request's prefill taking t_p of the replica:
+
+  * prefill takes a share rho = lam t_p of the replica's time, so a sequence gets a token every
+    TPOT = T(B) / (1 - rho) on average, and by Little's law B = lam (O - 1) TPOT: the least B solving it
+    (T is convex in B, so the fixed point is found by bisection); none below the KV-cache limit: overloaded.
+  * a step with a prefill chunk of k = min(K - B, I) tokens takes T(B) + k t_p / I; a share
+    f = lam I TPOT / k of the steps carries one. A request's TPOT is the mean over its O - 1 steps:
+    T(B) + (k t_p / I) (f + z sqrt(f (1 - f) / (O - 1))) at the percentile's normal quantile z.
+  * prefill is a first-come-first-served queue with deterministic service S = t_p + I T(B) / k (its chunks
+    share their steps with decode): M/D/1, mean wait rho_q S / (2 (1 - rho_q)) at rho_q = lam S, with an
+    exponential tail of that mean (P(wait > t) = rho_q exp(-t rho_q / mean)); TTFT = wait + S + T(B) / 2 (the
+    step running when the request arrives).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from planner.assumptions import serving as S
+from planner.model import engine
+from planner.model.engine import Replicas, Shape
+
+BISECTIONS = 48
+
+
+@dataclass(frozen=True)
+class Requests:
+    """The load's request shape: input and output tokens of each request, and the latency percentile."""
+
+    input_tokens: int
+    output_tokens: int
+    percentile: float = 0.9
+
+    @property
+    def mean_context(self) -> float:
+        """Mean context of a decoding sequence: its input and half its output."""
+        return self.input_tokens + self.output_tokens / 2
+
+
+def operate(shape: Shape, r: Replicas, req: Requests, rate) -> dict[str, np.ndarray]:
+    """Each replica at `rate` requests/s (array): batch, TTFT and TPOT (mean and at the percentile), and
+    whether it is stable (prefill and decode keep up within the KV cache)."""
+    lam = np.asarray(rate, float) * np.ones(len(r.gpus))
+    I, O = float(req.input_tokens), float(req.output_tokens)  # noqa: E741  (the docstring's I and O)
+    t_pre = engine.prefill_s(shape, r, I)
+    rho = lam * t_pre
+    cap = engine.max_sequences(shape, r, req.mean_context)
+    step = lambda b: engine.decode_step_s(shape, r, b, req.mean_context)["step_s"]  # noqa: E731
+    slack = np.maximum(1.0 - rho, 1e-12)
+    excess = lambda b: lam * (O - 1) * step(b) / slack - b  # noqa: E731  (convex in b, > 0 at b = 0)
+    stable = (rho < 1) & (cap >= 1) & (excess(np.maximum(cap, 0.0)) <= 0)
+    lo, hi = np.zeros_like(lam), np.where(stable, cap, 0.0)
+    for _ in range(BISECTIONS):
+        mid = (lo + hi) / 2
+        below = excess(mid) > 0
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    batch = hi
+    t_dec = step(batch)
+    tpot = t_dec / slack
+    # a step carries one request's prefill, or more when more arrive per step than one (k <= K - B)
+    chunk = np.clip(np.minimum(S.TOKEN_BUDGET.value - batch, np.maximum(I, lam * I * tpot)), 1.0, None)
+    extra = chunk * t_pre / I  # a mixed step's prefill time
+    mixed = np.clip(lam * I * tpot / chunk, 0.0, 1.0)  # the share of steps that carry prefill
+    # a request's TPOT is its mean over its life, in which the batch (Poisson, variance B) and the prefill
+    # arriving (Poisson, B arrivals per lifetime by Little's law, so rho / sqrt(B)) vary
+    z = NormalDist().inv_cdf(req.percentile)
+    spread_b = np.sqrt(np.maximum(batch, 1.0))
+    step_cv = (step(batch + spread_b) - t_dec) / t_dec
+    prefill_cv = rho / spread_b / slack
+    tpot_p = tpot * (1 + z * np.sqrt(step_cv**2 + prefill_cv**2))
+    room = np.maximum(S.TOKEN_BUDGET.value - batch, 1.0)
+    work = t_pre + I * t_dec / room  # replica time per request when steps are full of prefill chunks
+    rho_q = lam * work
+    stable &= rho_q < 1
+    slack_q = np.maximum(1.0 - rho_q, 1e-12)
+    wait = rho_q * work / (2 * slack_q)
+    tail = 1.0 - req.percentile
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wait_p = np.where(rho_q > tail, work / (2 * slack_q) * np.log(np.maximum(rho_q, tail) / tail), 0.0)
+    own = t_pre + np.ceil(I / room) * t_dec  # its chunks' steps
+    long = t_dec + extra  # the step running at arrival: pure (t_dec) or mixed, length-biased
+    share = mixed * long / (mixed * long + (1 - mixed) * t_dec)  # of the time, in mixed steps
+    residual = (share * long + (1 - share) * t_dec) / 2
+    residual_p = _residual_quantile(share, long, t_dec, 1.0 - req.percentile)
+    no_decode = O <= 1
+    return {
+        "batch": batch,
+        "stable": stable,
+        "prefill_s": t_pre,
+        "step_s": t_dec,
+        "ttft_s": wait + own + residual,
+        "ttft_p_s": wait_p + own + residual_p,
+        "tpot_s": np.where(no_decode, 0.0, tpot),
+        "tpot_p_s": np.where(no_decode, 0.0, tpot_p),
+        "prefill_share": rho,
+        "max_sequences": cap,
+    }
+
+
+def _residual_quantile(share, long, short, tail: float) -> np.ndarray:
+    """The time left of the step running at a random instant, exceeded with probability `tail`: a share of the
+    time is in steps of length `long`, the rest in steps of `short` (uniform within a step)."""
+    in_short = (1.0 - tail) / (share / long + (1.0 - share) / short)  # the quantile if below `short`
+    in_long = long * (1.0 - tail / np.maximum(share, 1e-12))  # ... if above it (only long steps last that long)
+    return np.where(in_short <= short, in_short, np.maximum(in_long, short))
+
+
+def max_rate(
+    shape: Shape, r: Replicas, req: Requests, ttft_s: float | None, tpot_s: float | None
+) -> dict[str, np.ndarray]:
+    """The most requests/s each replica serves within the TTFT and TPOT targets at the percentile (0 where
+    none, even alone), and its operating point there. The latencies grow with the rate, so bisection."""
+    n = len(r.gpus)
+    t_pre = engine.prefill_s(shape, r, float(req.input_tokens))
+
+    def meets(rate: np.ndarray) -> np.ndarray:
+        at = operate(shape, r, req, rate)
+        ok = at["stable"].copy()
+        if ttft_s is not None:
+            ok &= at["ttft_p_s"] <= ttft_s
+        if tpot_s is not None:
+            ok &= at["tpot_p_s"] <= tpot_s
+        return ok
+
+    lo, hi = np.zeros(n), 1.0 / t_pre  # prefill alone saturates the replica at 1 / t_p
+    alone = meets(np.full(n, 1e-9) * hi)
+    for _ in range(BISECTIONS):
+        mid = (lo + hi) / 2
+        ok = meets(mid)
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    rate = np.where(alone, lo, 0.0)
+    out = operate(shape, r, req, np.where(alone, rate, 1e-9 * hi))
+    out["rate"] = rate
+    out["serves"] = alone
+    return out
+
+
+def simulate(
+    step_s: Callable[[int], float],
+    prefill_s: float,
+    req: Requests,
+    rate: float,
+    max_sequences: int,
+    requests: int = 4000,
+    seed: int = 0,
+    budget: int | None = None,
+) -> dict[str, float]:
+    """Step-level simulation of the engine `operate` approximates: Poisson arrivals at `rate`, each step
+    decoding every running sequence (step_s(B)) and filling the rest of the token budget with prefill
+    chunks first come first served (prefill_s / input_tokens per token), a sequence admitted while the
+    running ones stay under max_sequences. TTFT and TPOT (mean and at the percentile) over the requests
+    after the first tenth (warm-up)."""
+    budget = int(budget or S.TOKEN_BUDGET.value)
+    I, O = req.input_tokens, req.output_tokens  # noqa: E741
+    per_token = prefill_s / I
+    arrivals = np.cumsum(np.random.default_rng(seed).exponential(1.0 / rate, requests))
+    ttft, tpot = np.full(requests, np.nan), np.full(requests, np.nan)
+    first = np.zeros(requests)
+    finishing: list[tuple[int, int]] = []  # (step of its last token, request), a heap
+    queue: list[list] = []  # [request, prefill tokens left], first come first served
+    nxt, t, steps, running = 0, 0.0, 0, 0
+    busy, sequence_seconds = 0.0, 0.0  # time in steps, and sequences x step time (the mean batch)
+    while nxt < requests or queue or running:
+        if not queue and not running:
+            t = max(t, arrivals[nxt])
+        while nxt < requests and arrivals[nxt] <= t:
+            queue.append([nxt, I])
+            nxt += 1
+        room, admitted, done = budget - running, running, []
+        used = 0
+        for item in queue:
+            if used >= room or admitted >= max_sequences:
+                break
+            take = min(item[1], room - used)
+            item[1] -= take
+            used += take
+            if item[1] == 0:
+                done.append(item[0])
+                admitted += 1
+        queue = queue[len(done) :] if done else queue
+        dt = step_s(running) + used * per_token
+        t, busy, sequence_seconds = t + dt, busy + dt, sequence_seconds + running * dt
+        steps += 1
+        while finishing and finishing[0][0] <= steps:
+            _, k = heapq.heappop(finishing)
+            tpot[k] = (t - first[k]) / (O - 1)
+            running -= 1
+        for k in done:
+            ttft[k], first[k] = t - arrivals[k], t
+            if O > 1:
+                heapq.heappush(finishing, (steps + O - 1, k))
+                running += 1
+    keep = slice(requests // 10, None)
+    q = 100 * req.percentile
+    return {
+        "ttft_s": float(np.nanmean(ttft[keep])),
+        "ttft_p_s": float(np.nanpercentile(ttft[keep], q)),
+        "tpot_s": float(np.nanmean(tpot[keep])) if O > 1 else 0.0,
+        "tpot_p_s": float(np.nanpercentile(tpot[keep], q)) if O > 1 else 0.0,
+        "steps": float(steps),
+        "mean_batch": sequence_seconds / busy if busy else 0.0,
+    }

@@ -1,0 +1,60 @@
+"""The serving buy MILP: how many servers of each kind, so that their replicas together serve the request
+rate within the latency targets at least cost (a mix of kinds where it is cheaper, as Melange finds:
+arXiv 2404.14527). The router sends each replica at most the rate it serves within the targets.
+
+    minimise   sum_s price_s x_s  (+ a tie-break on power)
+    subject to sum_s rate_s x_s >= rate        (rate_s: requests/s one server's replicas serve)
+               sum_s price_s x_s <= budget,  sum_s power_s x_s <= power cap      (when given)
+               x_s <= M y_s, sum_s y_s <= 1                                          (--single-kind)
+               x_s integer >= 0
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pulp
+
+from planner.optimize.solver import SolveResult, new_var, solve, var_name
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One kind of server as the MILP sees it."""
+
+    name: str
+    price_usd: float
+    power_w: float
+    rate_per_s: float  # requests/s its replicas serve within the targets
+
+
+def cheapest(
+    offers: list[Offer],
+    rate_per_s: float,
+    budget_usd: float | None = None,
+    max_power_w: float | None = None,
+    single_kind: bool = False,
+    solver: str = "auto",
+) -> tuple[SolveResult, list[int]]:
+    """The servers of each offer (in order) of the cheapest purchase, and the solve's result."""
+    problem = pulp.LpProblem("serve", pulp.LpMinimize)
+    most = [math.ceil(rate_per_s / o.rate_per_s - 1e-9) for o in offers]  # each alone: never more are needed
+    x = [new_var(problem, var_name("x", i), 0, most[i]) for i, o in enumerate(offers)]
+    watts = max((o.power_w for o in offers), default=1.0) * max(most, default=1) * max(len(offers), 1)
+    # the power term only breaks price ties: it is worth less than one dollar over the whole purchase
+    problem += pulp.lpSum(o.price_usd * v + o.power_w / (2 * watts) * v for o, v in zip(offers, x, strict=True))
+    problem += pulp.lpSum(o.rate_per_s * v for o, v in zip(offers, x, strict=True)) >= rate_per_s, "rate"
+    if budget_usd is not None:
+        problem += pulp.lpSum(o.price_usd * v for o, v in zip(offers, x, strict=True)) <= budget_usd, "budget"
+    if max_power_w is not None:
+        problem += pulp.lpSum(o.power_w * v for o, v in zip(offers, x, strict=True)) <= max_power_w, "power"
+    if single_kind:
+        y = [new_var(problem, var_name("y", i), 0, 1) for i in range(len(offers))]
+        for i, v in enumerate(x):
+            problem += v <= most[i] * y[i], var_name("kind", i)
+        problem += pulp.lpSum(y) <= 1, "one_kind"
+    result = solve(problem, solver)
+    if not result.solved:
+        return result, [0] * len(offers)
+    return result, [round(v.value() or 0) for v in x]

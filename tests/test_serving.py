@@ -1,0 +1,171 @@
+"""`planner serve`: the engine's steps against hand calculation, the analytic queue against the step simulation,
+the purchase MILP against enumeration, and the command's answers."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from support import refused
+
+from planner.catalog.load import load_catalog
+from planner.model import engine, queueing
+from planner.model.engine import Replicas, Shape
+from planner.model.queueing import Requests
+from planner.optimize import replicas as milp
+
+CATALOG = load_catalog([])
+ONE_LINER = ["--rate", "20", "--input-tokens", "2000", "--output-tokens", "256", "--ttft", "1s", "--tpot", "50ms"]
+
+
+def replica(gpu: str, g: int, weight_bytes: float, kv_bytes: float, peak: str, ep: bool = False, nvlink=450.0):
+    row = CATALOG.gpu(gpu)
+    one = lambda v: np.array([float(v)])  # noqa: E731
+    return Replicas(
+        one(g), np.array([ep]), one(weight_bytes), one(kv_bytes), one(row.hbm_gib), one(row.hbm_gb_per_s),
+        one(getattr(row, peak)), one(nvlink),
+    )  # fmt: skip
+
+
+def test_kv_cache_per_token_matches_the_architectures():
+    # Llama-3-70B: 80 layers x 8 KV heads x 128 x (K and V) x 2 bytes = 327,680 B (320 KiB) per token;
+    # tensor parallel over 8 splits the 8 KV heads one per GPU; over 16 the heads are replicated (one each)
+    llama = Shape.of(CATALOG.model("Llama-3-70B"))
+    assert engine.kv_bytes_per_token(llama, replica("H100-SXM", 1, 2, 2, "peak_bf16_tflops"))[0] == 327_680
+    assert engine.kv_bytes_per_token(llama, replica("H100-SXM", 8, 2, 2, "peak_bf16_tflops"))[0] == 40_960
+    assert engine.kv_bytes_per_token(llama, replica("H100-SXM", 16, 2, 2, "peak_bf16_tflops"))[0] == 40_960
+    # DeepSeek-V3's MLA latent: 61 layers x (512 + 64) x 1 byte at fp8, whole on every tensor-parallel rank
+    deepseek = Shape.of(CATALOG.model("DeepSeek-V3"))
+    assert engine.kv_bytes_per_token(deepseek, replica("H200", 8, 1, 1, "peak_fp8_tflops"))[0] == 61 * 576
+
+
+def test_weights_per_gpu_by_layout():
+    deepseek = Shape.of(CATALOG.model("DeepSeek-V3"))
+    routed = 58 * 256 * 3 * 7168 * 2048  # MoE layers x experts x gated MLP of width 2048
+    assert deepseek.routed_params == routed
+    tp = engine.weights_per_gpu(deepseek, replica("H200", 8, 1, 1, "peak_fp8_tflops"))[0]
+    assert tp == pytest.approx(671e9 / 8)
+    # expert parallel over 72: ceil(256 / 72) = 4 experts per GPU, the rest of the model on every GPU
+    ep = engine.weights_per_gpu(deepseek, replica("GB200", 72, 1, 1, "peak_fp8_tflops", ep=True))[0]
+    assert ep == pytest.approx(671e9 - routed + 4 * routed / 256)
+
+
+def test_decode_step_and_prefill_by_hand():
+    from planner.assumptions import serving as S
+
+    llama = Shape.of(CATALOG.model("Llama-3-8B"))
+    r = replica("H100-SXM", 1, 2, 2, "peak_bf16_tflops")
+    step = engine.decode_step_s(llama, r, 1, 1000)
+    read = 8.03e9 * 2 + 1000 * 131_072  # weights and 1,000 tokens of KV (32 layers x 8 x 128 x 2 x 2 B)
+    memory = read / (3350e9 * S.HBM_EFFICIENCY.value)
+    assert step["memory_s"][0] == pytest.approx(memory, rel=2e-3)
+    assert step["comm_s"][0] == 0  # one GPU
+    assert step["step_s"][0] == pytest.approx(memory + S.STEP_OVERHEAD_MS.value / 1e3, rel=2e-3)
+    # prefill of 2,000 tokens: 2 x 8.03e9 x 2,000 plus causal attention 2 x 32 layers x 32 heads x 128 x 2000^2
+    flops = 2 * 8.03e9 * 2000 + 2 * 32 * 32 * 128 * 2000**2
+    assert engine.prefill_s(llama, r, 2000)[0] == pytest.approx(
+        flops / (989e12 * S.PREFILL_COMPUTE_EFFICIENCY.value), rel=2e-3
+    )
+
+
+def test_a_batch_touches_more_experts_up_to_all():
+    deepseek = Shape.of(CATALOG.model("DeepSeek-V3"))
+    share = engine.touched_share(deepseek, np.array([1, 32, 10_000]))
+    assert share[0] == pytest.approx(8 / 256)
+    assert share[1] == pytest.approx(1 - (1 - 8 / 256) ** 32)
+    assert share[2] == pytest.approx(1.0)
+
+
+CASES = [  # model, GPU, g, precision bytes, peak, ep, share of the replica's max rate
+    ("Llama-3-70B", "H100-SXM", 8, 1, "peak_fp8_tflops", False, 0.4),
+    ("Llama-3-70B", "H100-SXM", 8, 1, "peak_fp8_tflops", False, 0.85),
+    ("Llama-3-8B", "H100-SXM", 1, 2, "peak_bf16_tflops", False, 0.7),
+    ("DeepSeek-V3", "GB200", 72, 1, "peak_fp8_tflops", True, 0.6),
+]
+
+
+@pytest.mark.parametrize("model,gpu,g,nbytes,peak,ep,share", CASES)
+def test_the_analytic_queue_agrees_with_the_step_simulation(model, gpu, g, nbytes, peak, ep, share):
+    """The same engine (step time as a function of the batch, prefill per token, token budget, KV limit) run
+    request by request: mean and p90 TTFT and TPOT within 20% (the simulation is the reference)."""
+    shape, r, req = Shape.of(CATALOG.model(model)), replica(gpu, g, nbytes, nbytes, peak, ep), Requests(2000, 256)
+    top = queueing.max_rate(shape, r, req, None, None)["rate"][0]
+    rate = share * top
+    model_at = queueing.operate(shape, r, req, np.array([rate]))
+    step = lambda b: float(engine.decode_step_s(shape, r, b, req.mean_context)["step_s"][0])  # noqa: E731
+    prefill, cap = float(model_at["prefill_s"][0]), int(model_at["max_sequences"][0])
+    sim = queueing.simulate(step, prefill, req, rate, cap, requests=3000, seed=1)
+    for key in ("ttft_s", "ttft_p_s", "tpot_s", "tpot_p_s"):
+        assert model_at[key][0] == pytest.approx(sim[key], rel=0.2), key
+
+
+def test_latency_targets_and_hardware_trends():
+    """A tighter TPOT target never raises the rate a replica serves; more HBM bandwidth never lowers it."""
+    shape, req = Shape.of(CATALOG.model("Llama-3-70B")), Requests(2000, 256)
+    r = replica("H100-SXM", 4, 1, 1, "peak_fp8_tflops")
+    rates = [queueing.max_rate(shape, r, req, 2.0, t)["rate"][0] for t in (0.1, 0.05, 0.03, 0.02)]
+    assert rates == sorted(rates, reverse=True) and rates[-1] > 0
+    faster = Replicas(**{**r.__dict__, "hbm_gb_per_s": r.hbm_gb_per_s * 1.5})
+    assert queueing.max_rate(shape, faster, req, 2.0, 0.03)["rate"][0] > rates[2]
+
+
+def test_the_purchase_is_the_cheapest_over_every_count():
+    rng = np.random.default_rng(7)
+    for _ in range(25):
+        prices, watts = rng.integers(1, 20, 3) * 1e5, rng.integers(5, 15, 3) * 1e3
+        offers = [milp.Offer(f"s{i}", float(prices[i]), float(watts[i]), float(rng.uniform(1, 9))) for i in range(3)]
+        need = float(rng.uniform(5, 30))
+        budget = float(rng.choice([np.inf, 2e6]))
+        result, counts = milp.cheapest(offers, need, None if budget == np.inf else budget)
+        best = None
+        for xs in itertools.product(range(31), repeat=3):
+            served = sum(x * o.rate_per_s for x, o in zip(xs, offers, strict=True))
+            cost = sum(x * o.price_usd for x, o in zip(xs, offers, strict=True))
+            if served >= need and cost <= budget and (best is None or cost < best):
+                best = cost
+        if best is None:
+            assert result.status == "infeasible"
+        else:
+            assert sum(x * o.price_usd for x, o in zip(counts, offers, strict=True)) == pytest.approx(best)
+
+
+def test_the_one_liner_plans_and_scales_with_the_rate(run):
+    low = run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--json")
+    assert low.exit_code == 0, low.stderr
+    plan = json.loads(low.stdout)
+    assert plan["capacity_per_s"] >= 20 and plan["status"] == "optimal"
+    for m in plan["mix"]:
+        assert m["ttft_s"] <= 1.0 + 1e-9 and m["tpot_s"] <= 0.05 + 1e-9 and m["layout"] == "tp"
+        assert m["source"].startswith("catalogs/servers.csv:")
+    assert plan["ranking"] == sorted(plan["ranking"], key=lambda o: o["capex_usd"])
+    args = [a if a != "20" else "200" for a in ONE_LINER]
+    high = json.loads(run("serve", "--model", "Llama-3.1-70B", *args, "--json").stdout)
+    assert high["capacity_per_s"] >= 200
+    assert plan["capex_usd"] < high["capex_usd"] <= 10 * plan["capex_usd"] + 1e-6
+    text = run("serve", "--model", "Llama-3.1-70B", *ONE_LINER).stdout
+    assert "Each kind alone:" in text and "bound by TPOT" in text
+
+
+def test_a_moe_model_on_nvl72_uses_expert_parallelism(run):
+    result = run("serve", "--model", "DeepSeek-V3", *ONE_LINER, "--gpu", "GB200", "--json")
+    plan = json.loads(result.stdout)
+    (mix,) = plan["mix"]
+    assert mix["server"].startswith("GB200 NVL72") and mix["layout"] == "ep" and mix["replica_gpus"] > 8
+
+
+def test_single_kind_buys_one_kind(run):
+    plan = json.loads(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--single-kind", "--json").stdout)
+    assert len(plan["mix"]) == 1
+    assert plan["capex_usd"] == pytest.approx(plan["ranking"][0]["capex_usd"])
+
+
+def test_serve_refusals(run, tmp_path):
+    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER[:6]), 2, "give a latency target")
+    refused(run("serve", "--model", "Llama-9", *ONE_LINER), 2, "--model")
+    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "-o", tmp_path / "x.xlsx"), 2, ".json")
+    out = refused(run("serve", "--model", "DeepSeek-V3", *ONE_LINER, "--gpu", "V100"), 1, "do not fit")
+    assert out.count("\n") <= 4
+    budget = refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--budget", "1000"), 1, "the cheapest")
+    assert "$1,000" in budget
