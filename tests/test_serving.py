@@ -169,3 +169,28 @@ def test_serve_refusals(run, tmp_path):
     assert out.count("\n") <= 4
     budget = refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--budget", "1000"), 1, "the cheapest")
     assert "$1,000" in budget
+
+
+def test_every_serving_measurement_is_predicted_and_sourced():
+    from planner.model import serving_validation as sv
+
+    frame = sv.load()
+    assert set(frame["split"]) == {"fit", "holdout"} and frame["publisher"].nunique() >= 4
+    assert frame["source_url"].str.startswith("https://").all() and frame["source_date"].notna().all()
+    predicted = sv.predict(CATALOG, frame, engine.DEFAULT)["predicted_output_tokens_per_s_per_gpu"]
+    assert np.isfinite(predicted).all() and (predicted > 0).all()
+
+
+def test_a_publication_is_predicted_without_its_own_points():
+    """Out of publication means it: scaling one publisher's measured throughput 3x changes none of its own
+    out-of-publication predictions (and the holdout never moves the fit)."""
+    from planner.model import serving_validation as sv
+
+    frame = sv.load()
+    before, _ = sv.out_of_publication(CATALOG, frame)
+    for publisher in ("AMD ROCm blog", "NVIDIA NIM docs"):
+        changed = frame.copy()
+        mine = changed["publisher"] == publisher
+        changed.loc[mine, "output_tokens_per_s_per_gpu"] *= 3
+        after, _ = sv.out_of_publication(CATALOG, changed)
+        assert np.allclose(after[mine].to_numpy(float), before[mine].to_numpy(float), equal_nan=True), publisher

@@ -455,6 +455,11 @@ def calibrate(measurements: Sequence[str], output: str, **kw) -> None:
     help="Tokens per GPU per micro-step for rows that do not say.",
 )
 @click.option("--points", is_flag=True, help="List every point's out-of-source error.")
+@click.option(
+    "--serving",
+    is_flag=True,
+    help="Judge the serving model (planner serve) on the serving measurements instead (no MEASUREMENTS).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the validation as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress messages on stderr.")
 @catalog_option
@@ -468,7 +473,11 @@ def validate(measurements: Sequence[str], **kw) -> None:
     Examples:
       planner validate
       planner validate my-runs.csv --points
+      planner validate --serving
     """
+    if kw.pop("serving"):
+        _validate_serving(measurements, kw)
+        return
     show_points = kw.pop("points")
     calibration, report, cv = _fit(measurements, kw, validate=True)
     if cv is None:
@@ -495,6 +504,24 @@ def validate(measurements: Sequence[str], **kw) -> None:
     from planner.report.perf_text import validation_text
 
     echo(validation_text(report, cv, show_points, calibration.fit))
+
+
+def _validate_serving(measurements: Sequence[str], kw: dict) -> None:
+    """`validate --serving`: the serving model with its stated efficiencies, and fitted out of publication."""
+    from planner.base.errors import UsageError
+    from planner.catalog.load import load_catalog
+    from planner.model import serving_validation as sv
+    from planner.report.jsonout import dumps
+
+    if measurements or kw["no_database"] or kw["tokens_per_gpu"]:
+        raise UsageError(
+            "--serving validates planner's serving measurements: give no MEASUREMENTS, --no-database "
+            "or --tokens-per-gpu with it"
+        )
+    loaded = load_catalog(kw["catalog_paths"])
+    stderr_progress(kw["quiet"])("predicting the serving measurements, then fitting out of publication")
+    report = sv.report(loaded, sv.load())
+    echo(dumps(report) if kw["as_json"] else sv.report_text(report, kw["points"]))
 
 
 def _fit_inputs(measurements: Sequence[str], kw: dict) -> list:

@@ -98,6 +98,21 @@ class Shape:
 
 
 @dataclass(frozen=True)
+class Efficiency:
+    """The engine's five fitted figures (planner/model/serving_validation.py fits them; the defaults are
+    planner.assumptions.serving's)."""
+
+    hbm: float = S.HBM_EFFICIENCY.value
+    decode: float = S.DECODE_COMPUTE_EFFICIENCY.value
+    prefill: float = S.PREFILL_COMPUTE_EFFICIENCY.value
+    step_overhead_s: float = S.STEP_OVERHEAD_MS.value / 1e3
+    collective_latency: float = 1.0  # x NCCL's LL latencies (custom all-reduce kernels, launch gaps)
+
+
+DEFAULT = Efficiency()
+
+
+@dataclass(frozen=True)
 class Replicas:
     """Candidate replicas (arrays of one length): g GPUs each, the layout ("tp" or "ep"), the precision's bytes
     per weight and per KV element, and the GPU's HBM (GiB, GB/s), peak TFLOPs at the precision and scale-up
@@ -151,11 +166,12 @@ def kv_tokens(shape: Shape, r: Replicas) -> np.ndarray:
     return np.floor(np.where(r.ep, per_gpu * r.gpus, per_gpu))
 
 
-def max_sequences(shape: Shape, r: Replicas, mean_context: float) -> np.ndarray:
-    """Sequences decoded together at most: the KV cache at the mean context, and the engine's cap (per
-    attention rank: one engine under tp, one per GPU under ep)."""
+def max_sequences(shape: Shape, r: Replicas, mean_context: float, cap=None) -> np.ndarray:
+    """Sequences decoded together at most: the KV cache at the mean context, and the engine's cap (`cap`, or
+    serve_max_sequences per attention rank: one engine under tp, one per GPU under ep)."""
     engines = np.where(r.ep, r.gpus, 1.0)
-    return np.minimum(np.floor(kv_tokens(shape, r) / mean_context), S.MAX_SEQUENCES.value * engines)
+    limit = S.MAX_SEQUENCES.value * engines if cap is None else cap
+    return np.minimum(np.floor(kv_tokens(shape, r) / mean_context), limit)
 
 
 def touched_share(shape: Shape, tokens) -> np.ndarray:
@@ -166,42 +182,44 @@ def touched_share(shape: Shape, tokens) -> np.ndarray:
     return 1.0 - (1.0 - shape.top_k / shape.experts) ** tokens
 
 
-def decode_step_s(shape: Shape, r: Replicas, batch, context: float) -> dict[str, np.ndarray]:
+def decode_step_s(shape: Shape, r: Replicas, batch, context: float, eff: Efficiency = DEFAULT) -> dict[str, np.ndarray]:
     """One decode step of `batch` sequences at mean `context` tokens: its time and the parts of it."""
     g, b = r.gpus, np.asarray(batch, float)
     rest = shape.params - shape.routed_params
     experts = expert_slots(shape, r) * touched_share(shape, b) * _expert_params(shape)
     weights = (np.where(r.ep, rest, rest / g) + experts) * r.weight_bytes
     local = np.where(r.ep, b / g, b)  # sequences whose KV each GPU reads
-    kv = local * context * kv_bytes_per_token(shape, r)
-    memory = (weights + kv) / (r.hbm_gb_per_s * 1e9 * S.HBM_EFFICIENCY.value)
-    attention = shape.layers * shape.decode_attention * context
-    flops = (2.0 * shape.active_params + attention) * b / g
-    compute = flops / (r.peak_tflops * 1e12 * S.DECODE_COMPUTE_EFFICIENCY.value)
-    comm = _collectives_s(shape, r, b)
-    overhead = S.STEP_OVERHEAD_MS.value / 1e3
+    hbm = r.hbm_gb_per_s * 1e9 * eff.hbm
+    flops = r.peak_tflops * 1e12 * eff.decode
+    # the projections' and experts' GEMMs, then attention over the KV cache: separate kernels, one after the
+    # other, each bound by its bytes or its FLOPs
+    gemm = np.maximum(weights / hbm, 2.0 * shape.active_params * b / g / flops)
+    attention_flops = shape.layers * shape.decode_attention * context * b / g
+    attention = np.maximum(local * context * kv_bytes_per_token(shape, r) / hbm, attention_flops / flops)
+    comm = _collectives_s(shape, r, b, eff)
     return {
-        "step_s": np.maximum(memory, compute) + comm + overhead,
-        "memory_s": memory,
-        "compute_s": compute,
+        "step_s": gemm + attention + comm + eff.step_overhead_s,
+        "gemm_s": gemm,
+        "attention_s": attention,
         "comm_s": comm,
     }
 
 
-def prefill_s(shape: Shape, r: Replicas, tokens: float) -> np.ndarray:
+def prefill_s(shape: Shape, r: Replicas, tokens, eff: Efficiency = DEFAULT) -> np.ndarray:
     """Replica time of one request's prefill of `tokens` input tokens (its compute spread over the g GPUs)."""
     flops = 2.0 * shape.active_params * tokens + shape.layers * shape.prefill_attention * tokens**2
-    compute = flops / (r.gpus * r.peak_tflops * 1e12 * S.PREFILL_COMPUTE_EFFICIENCY.value)
-    return compute + _collectives_s(shape, r, np.full(len(r.gpus), float(tokens)))
+    compute = flops / (r.gpus * r.peak_tflops * 1e12 * eff.prefill)
+    return compute + _collectives_s(shape, r, np.broadcast_to(np.asarray(tokens, float), r.gpus.shape), eff)
 
 
-def _collectives_s(shape: Shape, r: Replicas, tokens: np.ndarray) -> np.ndarray:
+def _collectives_s(shape: Shape, r: Replicas, tokens: np.ndarray, eff: Efficiency) -> np.ndarray:
     """tp: two all-reduces of the tokens' activations per layer (NCCL ring, LL latency, then the bytes over
     each GPU's scale-up link); ep: per MoE layer a dispatch (fp8) and a combine (bf16) all-to-all of each
     GPU's tokens x top_k copies, of which (g-1)/g leave the GPU, to every peer at once (one NVLink step of
     latency, not a ring). One GPU: none."""
     g = r.gpus
-    base, step = S.ALLREDUCE_BASE_US.value * 1e-6, S.ALLREDUCE_STEP_US.value * 1e-6
+    scale = eff.collective_latency * 1e-6
+    base, step = S.ALLREDUCE_BASE_US.value * scale, S.ALLREDUCE_STEP_US.value * scale
     rate = r.scale_up_gb_per_s * 1e9
     act = S.ACTIVATION_BYTES.value
     ring = base + 2 * (g - 1) * step

@@ -30,7 +30,7 @@ import numpy as np
 
 from planner.assumptions import serving as S
 from planner.model import engine
-from planner.model.engine import Replicas, Shape
+from planner.model.engine import DEFAULT, Efficiency, Replicas, Shape
 
 BISECTIONS = 48
 
@@ -49,15 +49,19 @@ class Requests:
         return self.input_tokens + self.output_tokens / 2
 
 
-def operate(shape: Shape, r: Replicas, req: Requests, rate) -> dict[str, np.ndarray]:
+def operate(
+    shape: Shape, r: Replicas, req: Requests, rate, eff: Efficiency = DEFAULT, max_sequences=None
+) -> dict[str, np.ndarray]:
     """Each replica at `rate` requests/s (array): batch, TTFT and TPOT (mean and at the percentile), and
-    whether it is stable (prefill and decode keep up within the KV cache)."""
+    whether it is stable (prefill and decode keep up within the KV cache). `max_sequences`: the engine's cap
+    on the batch when it is not serve_max_sequences (an offline benchmark's), with the KV cache's."""
     lam = np.asarray(rate, float) * np.ones(len(r.gpus))
-    I, O = float(req.input_tokens), float(req.output_tokens)  # noqa: E741  (the docstring's I and O)
-    t_pre = engine.prefill_s(shape, r, I)
+    # the docstring's I and O (arrays too: one request shape per replica, as validation evaluates them)
+    I, O = np.asarray(req.input_tokens, float), np.asarray(req.output_tokens, float)  # noqa: E741
+    t_pre = engine.prefill_s(shape, r, I, eff)
     rho = lam * t_pre
-    cap = engine.max_sequences(shape, r, req.mean_context)
-    step = lambda b: engine.decode_step_s(shape, r, b, req.mean_context)["step_s"]  # noqa: E731
+    cap = engine.max_sequences(shape, r, req.mean_context, max_sequences)
+    step = lambda b: engine.decode_step_s(shape, r, b, req.mean_context, eff)["step_s"]  # noqa: E731
     slack = np.maximum(1.0 - rho, 1e-12)
     excess = lambda b: lam * (O - 1) * step(b) / slack - b  # noqa: E731  (convex in b, > 0 at b = 0)
     stable = (rho < 1) & (cap >= 1) & (excess(np.maximum(cap, 0.0)) <= 0)
@@ -118,15 +122,21 @@ def _residual_quantile(share, long, short, tail: float) -> np.ndarray:
 
 
 def max_rate(
-    shape: Shape, r: Replicas, req: Requests, ttft_s: float | None, tpot_s: float | None
+    shape: Shape,
+    r: Replicas,
+    req: Requests,
+    ttft_s: float | None,
+    tpot_s: float | None,
+    eff: Efficiency = DEFAULT,
+    max_sequences=None,
 ) -> dict[str, np.ndarray]:
     """The most requests/s each replica serves within the TTFT and TPOT targets at the percentile (0 where
     none, even alone), and its operating point there. The latencies grow with the rate, so bisection."""
     n = len(r.gpus)
-    t_pre = engine.prefill_s(shape, r, float(req.input_tokens))
+    t_pre = engine.prefill_s(shape, r, np.asarray(req.input_tokens, float), eff)
 
     def meets(rate: np.ndarray) -> np.ndarray:
-        at = operate(shape, r, req, rate)
+        at = operate(shape, r, req, rate, eff, max_sequences)
         ok = at["stable"].copy()
         if ttft_s is not None:
             ok &= at["ttft_p_s"] <= ttft_s
@@ -141,7 +151,7 @@ def max_rate(
         ok = meets(mid)
         lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
     rate = np.where(alone, lo, 0.0)
-    out = operate(shape, r, req, np.where(alone, rate, 1e-9 * hi))
+    out = operate(shape, r, req, np.where(alone, rate, 1e-9 * hi), eff, max_sequences)
     out["rate"] = rate
     out["serves"] = alone
     return out
