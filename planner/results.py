@@ -760,11 +760,18 @@ class ServingReplica(_Frozen):
     unit_usd: float
     power_w: float
     precision: str = Field(description="weights (and KV cache: fp8 under fp4 weights)")
-    layout: str = Field(description="tp: tensor parallel over the replica; ep: data-parallel attention, experts split")
+    mode: str = Field(description="aggregated (prefill and decode on every replica) or disaggregated")
+    layout: str = Field(
+        description="tp: tensor parallel over the replica; ep: data-parallel attention, experts split (the decode "
+        "replicas' when disaggregated)"
+    )
     replica_gpus: int
     replicas_per_server: int
     replicas: int
-    rate_per_replica: float = Field(description="requests/s one replica serves within the targets")
+    prefill_layout: str = Field(description="disaggregated: the prefill replicas' layout ('' when aggregated)")
+    prefill_replica_gpus: int
+    prefill_replicas: int = Field(description="disaggregated: prefill-only replicas in all the servers (else 0)")
+    rate_per_replica: float = Field(description="requests/s one (decode) replica serves within the targets")
     batch: float = Field(description="sequences decoded together at that rate (mean)")
     max_sequences: float = Field(description="sequences the KV cache (or the engine's cap) holds")
     ttft_s: float = Field(description="time to first token at the percentile, at that rate")
@@ -782,8 +789,11 @@ class ServingOption(_Frozen):
     servers: int
     capex_usd: float
     precision: str
+    mode: str
     layout: str
     replica_gpus: int
+    prefill_layout: str
+    prefill_replica_gpus: int
     rate_per_server: float
     binds: str
 

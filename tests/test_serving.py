@@ -60,7 +60,7 @@ def test_decode_step_and_prefill_by_hand():
     step = engine.decode_step_s(llama, r, 1, 1000)
     read = 8.03e9 * 2 + 1000 * 131_072  # weights and 1,000 tokens of KV (32 layers x 8 x 128 x 2 x 2 B)
     memory = read / (3350e9 * S.HBM_EFFICIENCY.value)
-    assert step["memory_s"][0] == pytest.approx(memory, rel=2e-3)
+    assert step["gemm_s"][0] + step["attention_s"][0] == pytest.approx(memory, rel=2e-3)
     assert step["comm_s"][0] == 0  # one GPU
     assert step["step_s"][0] == pytest.approx(memory + S.STEP_OVERHEAD_MS.value / 1e3, rel=2e-3)
     # prefill of 2,000 tokens: 2 x 8.03e9 x 2,000 plus causal attention 2 x 32 layers x 32 heads x 128 x 2000^2
@@ -152,7 +152,9 @@ def test_a_moe_model_on_nvl72_uses_expert_parallelism(run):
     result = run("serve", "--model", "DeepSeek-V3", *ONE_LINER, "--gpu", "GB200", "--json")
     plan = json.loads(result.stdout)
     (mix,) = plan["mix"]
-    assert mix["server"].startswith("GB200 NVL72") and mix["layout"] == "ep" and mix["replica_gpus"] > 8
+    assert mix["server"].startswith("GB200 NVL72") and mix["layout"] == "ep" and mix["replica_gpus"] >= 2
+    dense = json.loads(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--gpu", "GB200", "--json").stdout)
+    assert {m["layout"] for m in dense["mix"]} == {"tp"}  # expert parallelism is for experts
 
 
 def test_single_kind_buys_one_kind(run):
@@ -194,3 +196,27 @@ def test_a_publication_is_predicted_without_its_own_points():
         changed.loc[mine, "output_tokens_per_s_per_gpu"] *= 3
         after, _ = sv.out_of_publication(CATALOG, changed)
         assert np.allclose(after[mine].to_numpy(float), before[mine].to_numpy(float), equal_nan=True), publisher
+
+
+def _modes(model: str, server: str, input_tokens: int, output_tokens: int, ttft: float, tpot: float):
+    """The most requests/s per server of each mode, and the mode the plan keeps."""
+    from planner.tables.replicas import Targets, best_per_server, candidates
+
+    shape, req = Shape.of(CATALOG.model(model)), Requests(input_tokens, output_tokens)
+    frame = candidates(CATALOG, shape, req, Targets(10.0, ttft, tpot), [CATALOG.server(server)], ["fp8"])
+    frame = frame[frame["serves"]]
+    best = frame.groupby("mode")["rate_per_server"].max().to_dict()
+    return best, best_per_server(frame)["mode"].iloc[0], frame
+
+
+def test_disaggregated_pools_only_where_they_serve_more():
+    server = "HGX H200 8-GPU OEM server (street 2026-05)"
+    # long prompts and a tight TPOT: prefill chunks would stretch every decode step, so splitting the GPUs
+    # into prefill and decode replicas serves more; short prompts and long outputs: the split only idles GPUs
+    long_prompts, kept, frame = _modes("Llama-3.1-70B", server, 8000, 256, 2.0, 0.02)
+    assert kept == "disaggregated" and long_prompts["disaggregated"] > long_prompts["aggregated"]
+    split = frame[frame["mode"] == "disaggregated"].iloc[0]
+    gpus = split["prefill_replicas"] * split["prefill_gpus"] + split["replicas_per_server"] * split["replica_gpus"]
+    assert gpus <= 8 and split["tpot_p_s"] <= 0.02 + 1e-9 and split["ttft_p_s"] <= 2.0 + 1e-9
+    short_prompts, kept, _ = _modes("Llama-3.1-70B", server, 100, 1000, 2.0, 0.1)
+    assert kept == "aggregated" and short_prompts["aggregated"] > short_prompts.get("disaggregated", 0.0)

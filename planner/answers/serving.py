@@ -96,25 +96,34 @@ def _replica(catalog: Catalog, server: ServerRow, r, servers: int, req: Requests
         unit_usd=float(server.price_usd),
         power_w=float(server.power_w),
         precision=r.precision,
+        mode=r.mode,
         layout=r.layout,
         replica_gpus=int(r.replica_gpus),
         replicas_per_server=int(r.replicas_per_server),
         replicas=replicas,
+        prefill_layout=r.prefill_layout,
+        prefill_replica_gpus=int(r.prefill_gpus),
+        prefill_replicas=servers * int(r.prefill_replicas),
         rate_per_replica=float(r.rate),
         batch=float(r.batch),
         max_sequences=float(r.max_sequences),
         ttft_s=float(r.ttft_p_s),
         tpot_s=float(r.tpot_p_s),
         weights_gib_per_gpu=float(r.weights_gib_per_gpu),
-        output_tokens_per_s_per_gpu=float(r.rate) * req.output_tokens / int(r.replica_gpus),
+        output_tokens_per_s_per_gpu=float(r.rate_per_server) * req.output_tokens / _server_gpus(r),
         binds=str(r.binds),
     )
+
+
+def _server_gpus(r) -> int:
+    """GPUs a server's replicas use (prefill and decode when disaggregated)."""
+    return int(r.replicas_per_server) * int(r.replica_gpus) + int(r.prefill_replicas) * int(r.prefill_gpus)
 
 
 def _plan(model, req, targets, result, mix, ranking, not_serving) -> ServingPlan:
     capex = sum(m.servers * m.unit_usd for m in mix)
     power = sum(m.servers * m.power_w for m in mix)
-    gpus = sum(m.replicas * m.replica_gpus for m in mix)
+    gpus = sum(m.replicas * m.replica_gpus + m.prefill_replicas * m.prefill_replica_gpus for m in mix)
     tokens_per_s = targets.rate_per_s * req.output_tokens
     usd_per_s = capex / (F.YEARS.value * SECONDS_PER_YEAR) + power / 1e3 * F.PUE.value * F.USD_PER_KWH.value / 3600
     return ServingPlan(
@@ -156,8 +165,11 @@ def _ranking(best, rate_per_s: float) -> list[ServingOption]:
                 servers=n,
                 capex_usd=n * float(r.price_usd),
                 precision=r.precision,
+                mode=r.mode,
                 layout=r.layout,
                 replica_gpus=int(r.replica_gpus),
+                prefill_layout=r.prefill_layout,
+                prefill_replica_gpus=int(r.prefill_gpus),
                 rate_per_server=float(r.rate_per_server),
                 binds=str(r.binds),
             )

@@ -50,15 +50,22 @@ class Requests:
 
 
 def operate(
-    shape: Shape, r: Replicas, req: Requests, rate, eff: Efficiency = DEFAULT, max_sequences=None
+    shape: Shape,
+    r: Replicas,
+    req: Requests,
+    rate,
+    eff: Efficiency = DEFAULT,
+    max_sequences=None,
+    prefill: bool = True,
 ) -> dict[str, np.ndarray]:
     """Each replica at `rate` requests/s (array): batch, TTFT and TPOT (mean and at the percentile), and
     whether it is stable (prefill and decode keep up within the KV cache). `max_sequences`: the engine's cap
-    on the batch when it is not serve_max_sequences (an offline benchmark's), with the KV cache's."""
+    on the batch when it is not serve_max_sequences (an offline benchmark's), with the KV cache's. `prefill`
+    False: a decode-only replica of a disaggregated deployment (its sequences arrive prefilled: rho = 0)."""
     lam = np.asarray(rate, float) * np.ones(len(r.gpus))
     # the docstring's I and O (arrays too: one request shape per replica, as validation evaluates them)
     I, O = np.asarray(req.input_tokens, float), np.asarray(req.output_tokens, float)  # noqa: E741
-    t_pre = engine.prefill_s(shape, r, I, eff)
+    t_pre = engine.prefill_s(shape, r, I, eff) * (1.0 if prefill else 0.0)
     rho = lam * t_pre
     cap = engine.max_sequences(shape, r, req.mean_context, max_sequences)
     step = lambda b: engine.decode_step_s(shape, r, b, req.mean_context, eff)["step_s"]  # noqa: E731
@@ -121,6 +128,22 @@ def _residual_quantile(share, long, short, tail: float) -> np.ndarray:
     return np.where(in_short <= short, in_short, np.maximum(in_long, short))
 
 
+def prefill_pool(shape: Shape, r: Replicas, req: Requests, rate, eff: Efficiency = DEFAULT) -> dict[str, np.ndarray]:
+    """A prefill-only replica of a disaggregated deployment at `rate` requests/s: first come first served,
+    each prompt one engine step (ceil(I / K) when longer than the token budget K) of its prefill time: M/D/1,
+    with the wait's exponential tail as in `operate`. TTFT here excludes the KV cache's transfer."""
+    lam = np.asarray(rate, float) * np.ones(len(r.gpus))
+    I = np.asarray(req.input_tokens, float)  # noqa: E741
+    service = engine.prefill_s(shape, r, I, eff) + np.ceil(I / S.TOKEN_BUDGET.value) * eff.step_overhead_s
+    rho = lam * service
+    slack = np.maximum(1.0 - rho, 1e-12)
+    wait = rho * service / (2 * slack)
+    tail = 1.0 - req.percentile
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wait_p = np.where(rho > tail, service / (2 * slack) * np.log(np.maximum(rho, tail) / tail), 0.0)
+    return {"stable": rho < 1, "service_s": service, "ttft_s": wait + service, "ttft_p_s": wait_p + service}
+
+
 def max_rate(
     shape: Shape,
     r: Replicas,
@@ -129,14 +152,30 @@ def max_rate(
     tpot_s: float | None,
     eff: Efficiency = DEFAULT,
     max_sequences=None,
+    role: str = "both",
 ) -> dict[str, np.ndarray]:
     """The most requests/s each replica serves within the TTFT and TPOT targets at the percentile (0 where
-    none, even alone), and its operating point there. The latencies grow with the rate, so bisection."""
+    none, even alone), and its operating point there. The latencies grow with the rate, so bisection. `role`:
+    "both" (prefill and decode on the replica, `operate`), "prefill" (`prefill_pool`; TPOT not its concern) or
+    "decode" (`operate` with no prefill on the replica; TTFT not its concern)."""
     n = len(r.gpus)
-    t_pre = engine.prefill_s(shape, r, np.asarray(req.input_tokens, float), eff)
+    if role == "prefill":
+        evaluate = lambda rate: prefill_pool(shape, r, req, rate, eff)  # noqa: E731
+        hi = 1.0 / evaluate(np.zeros(n))["service_s"]
+        tpot_s = None
+    else:
+        decode_only = role == "decode"
+        evaluate = lambda rate: operate(shape, r, req, rate, eff, max_sequences, prefill=not decode_only)  # noqa: E731
+        if decode_only:  # at most the KV cache's batch at the shortest step: cap / ((O - 1) T(1))
+            cap = engine.max_sequences(shape, r, req.mean_context, max_sequences)
+            step = engine.decode_step_s(shape, r, 1.0, req.mean_context, eff)["step_s"]
+            hi = np.maximum(cap, 1.0) / (np.maximum(np.asarray(req.output_tokens, float) - 1, 1.0) * step)
+            ttft_s = None
+        else:  # prefill alone saturates the replica at 1 / t_p
+            hi = 1.0 / engine.prefill_s(shape, r, np.asarray(req.input_tokens, float), eff)
 
     def meets(rate: np.ndarray) -> np.ndarray:
-        at = operate(shape, r, req, rate, eff, max_sequences)
+        at = evaluate(rate)
         ok = at["stable"].copy()
         if ttft_s is not None:
             ok &= at["ttft_p_s"] <= ttft_s
@@ -144,14 +183,14 @@ def max_rate(
             ok &= at["tpot_p_s"] <= tpot_s
         return ok
 
-    lo, hi = np.zeros(n), 1.0 / t_pre  # prefill alone saturates the replica at 1 / t_p
+    lo = np.zeros(n)
     alone = meets(np.full(n, 1e-9) * hi)
     for _ in range(BISECTIONS):
         mid = (lo + hi) / 2
         ok = meets(mid)
         lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
     rate = np.where(alone, lo, 0.0)
-    out = operate(shape, r, req, np.where(alone, rate, 1e-9 * hi), eff, max_sequences)
+    out = evaluate(np.where(alone, rate, 1e-9 * hi))
     out["rate"] = rate
     out["serves"] = alone
     return out

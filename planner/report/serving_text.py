@@ -17,13 +17,20 @@ def render(plan: ServingPlan) -> str:
         f"{plan.status} ({plan.solver})",
     ]
     for m in plan.mix:
-        gpus = m.servers * m.replicas_per_server * m.replica_gpus
+        gpus = m.servers * (m.replicas_per_server * m.replica_gpus) + m.prefill_replicas * m.prefill_replica_gpus
         layout = f"{m.layout.upper()} {m.replica_gpus}"
+        pools = (
+            f"{m.replicas} of {m.replica_gpus} GPU(s), {layout}"
+            if m.mode == "aggregated"
+            else f"disaggregated: {m.prefill_replicas} prefill of {m.prefill_replica_gpus} GPU(s) "
+            f"({m.prefill_layout.upper()} {m.prefill_replica_gpus}) and {m.replicas} decode of {m.replica_gpus} "
+            f"({layout})"
+        )
         lines += [
             f"  buy          {m.servers} x {m.server}  ({gpus} x {m.gpu}), ${m.unit_usd:,.0f} each"
             f" ({m.source}, {m.price_date})",
-            f"  replicas     {m.replicas} of {m.replica_gpus} GPU(s), {layout}, {m.precision} weights; "
-            f"{m.weights_gib_per_gpu:.1f} GiB of weights per GPU, KV cache for {m.max_sequences:,.0f} sequences",
+            f"  replicas     {pools}, {m.precision} weights; {m.weights_gib_per_gpu:.1f} GiB of weights per GPU, "
+            f"KV cache for {m.max_sequences:,.0f} sequences",
             f"  per replica  up to {m.rate_per_replica:.2f} requests/s: batch {m.batch:.0f}, TTFT {p} {_ms(m.ttft_s)}, "
             f"TPOT {p} {_ms(m.tpot_s)}; {m.output_tokens_per_s_per_gpu:,.0f} output tokens/s per GPU; "
             f"bound by {m.binds}",
@@ -40,7 +47,9 @@ def render(plan: ServingPlan) -> str:
     for o in plan.ranking:
         lines.append(
             f"  ${o.capex_usd:>14,.0f}  {o.servers:>4} x {o.server}: {o.precision} {o.layout.upper()} "
-            f"{o.replica_gpus}, {o.rate_per_server:.2f} requests/s per server, bound by {o.binds}"
+            f"{o.replica_gpus}"
+            + (f" (prefill {o.prefill_layout.upper()} {o.prefill_replica_gpus})" if o.mode == "disaggregated" else "")
+            + f", {o.rate_per_server:.2f} requests/s per server, bound by {o.binds}"
         )
     if plan.not_serving:
         lines.append("Cannot serve:")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from planner.assumptions import serving as S
@@ -85,7 +86,75 @@ def candidates(
     frame["fits"] = frame["max_sequences"] >= 1
     frame["rate_per_server"] = frame["rate"] * frame["replicas_per_server"]
     frame["binds"] = _binds(frame, req, targets)
-    return frame
+    frame["mode"] = "aggregated"
+    frame[["prefill_layout", "prefill_gpus", "prefill_replicas"]] = pd.DataFrame(
+        {"prefill_layout": "", "prefill_gpus": 0, "prefill_replicas": 0}, index=frame.index
+    )
+    return pd.concat([frame, disaggregated(shape, req, targets, frame)], ignore_index=True)
+
+
+def kv_transfer_s(shape: Shape, r: Replicas, req: Requests) -> np.ndarray:
+    """A request's KV cache, prefilled on one replica, moved to a decode replica in the same scale-up domain:
+    every layer's cache of its input tokens, each prefill GPU sending its share over its scale-up link."""
+    cache = np.asarray(req.input_tokens, float) * shape.layers * shape.kv_width * r.kv_bytes
+    return cache / (r.gpus * r.scale_up_gb_per_s * 1e9)
+
+
+def disaggregated(shape: Shape, req: Requests, targets: Targets, frame: pd.DataFrame) -> pd.DataFrame:
+    """Per server and precision, the best split of its GPUs into prefill-only and decode-only replicas
+    (disaggregated serving, as NVIDIA Dynamo and SGLang run it inside one NVLink domain): prefill replicas
+    meet the TTFT target less the KV transfer, decode replicas the TPOT target without prefill interfering;
+    the server serves min(prefill replicas x their rate, decode replicas x theirs). The split with the most
+    requests/s per server; every (prefill layout, decode layout) pair is tried."""
+    r = replicas(frame)
+    transfer = kv_transfer_s(shape, r, req)
+    ttft = None if targets.ttft_s is None else targets.ttft_s - transfer
+    pre = queueing.max_rate(shape, r, req, ttft, None, role="prefill")["rate"]
+    dec_at = queueing.max_rate(shape, r, req, None, targets.tpot_s, role="decode")
+    dec = dec_at["rate"]
+    best: dict[tuple, tuple] = {}
+    gpus = (frame["replica_gpus"] * frame["replicas_per_server"]).to_numpy(int)  # the server's GPUs
+    groups = frame.groupby(["server_index", "precision"], sort=False).indices
+    for key, idx in groups.items():
+        for p in idx[pre[idx] > 0]:
+            counts = np.arange(1, gpus[p] // int(frame["replica_gpus"].iat[p]) + 1)
+            left = gpus[p] - counts * int(frame["replica_gpus"].iat[p])
+            for d in idx[dec[idx] > 0]:
+                n_dec = left // int(frame["replica_gpus"].iat[d])
+                served = np.minimum(counts * pre[p], n_dec * dec[d])
+                k = int(np.argmax(served))
+                if served[k] > 0 and (key not in best or served[k] > best[key][0] + 1e-12):
+                    best[key] = (float(served[k]), p, d, int(counts[k]), int(n_dec[k]))
+    rows = []
+    for served, p, d, n_pre, n_dec in best.values():
+        row = frame.iloc[d].to_dict()
+        pre_row = frame.iloc[p]
+        row.update(
+            mode="disaggregated",
+            prefill_layout=pre_row["layout"],
+            prefill_gpus=int(pre_row["replica_gpus"]),
+            prefill_replicas=n_pre,
+            replicas_per_server=n_dec,
+            rate=served / n_dec,
+            rate_per_server=served,
+            serves=True,
+            fits=True,
+        )
+        rows.append((row, p, served / n_pre))
+    if not rows:
+        return frame.iloc[:0]
+    out = pd.DataFrame([row for row, _, _ in rows])
+    dec_r = replicas(out)
+    at = queueing.operate(shape, dec_r, req, out["rate"].to_numpy(float), prefill=False)
+    pre_r = replicas(frame.iloc[[p for _, p, _ in rows]].reset_index(drop=True))
+    pre_at = queueing.prefill_pool(shape, pre_r, req, np.array([rate for _, _, rate in rows]))
+    out["batch"], out["max_sequences"] = at["batch"], at["max_sequences"]
+    out["tpot_p_s"], out["tpot_s"] = at["tpot_p_s"], at["tpot_s"]
+    moved = kv_transfer_s(shape, pre_r, req)
+    out["ttft_p_s"], out["ttft_s"] = pre_at["ttft_p_s"] + moved, pre_at["ttft_s"] + moved
+    out["prefill_share"] = 0.0
+    out["binds"] = _binds(out, req, targets)
+    return out
 
 
 def replicas(frame: pd.DataFrame) -> Replicas:
@@ -128,11 +197,13 @@ def _binds(frame: pd.DataFrame, req: Requests, targets: Targets) -> list[str]:
 
 
 def best_per_server(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per server, the serving row with the most requests/s per server (ties: fewer GPUs per replica, then
-    the wider precision)."""
+    """Per server, the serving row with the most requests/s per server: every row of a server costs the same,
+    so a disaggregated split is kept only where it serves more than every aggregated layout (ties: aggregated,
+    fewer GPUs per replica, then the wider precision)."""
     ok = frame[frame["serves"]].copy()
     if ok.empty:
         return ok
-    ok["_width"] = -ok["weight_bytes"]
-    ok = ok.sort_values(["server_index", "rate_per_server", "replica_gpus", "_width"], ascending=[1, 0, 1, 1])
-    return ok.drop_duplicates("server_index").drop(columns="_width").reset_index(drop=True)
+    ok["_width"], ok["_split"] = -ok["weight_bytes"], ok["mode"] == "disaggregated"
+    order = ["server_index", "rate_per_server", "_split", "replica_gpus", "_width"]
+    ok = ok.sort_values(order, ascending=[1, 0, 1, 1, 1], kind="stable")
+    return ok.drop_duplicates("server_index").drop(columns=["_width", "_split"]).reset_index(drop=True)
