@@ -756,9 +756,9 @@ class ServingReplica(_Frozen):
     gpu: str
     source: str = Field(description="catalog file:row of the server")
     price_date: str
-    servers: int
-    unit_usd: float
-    power_w: float
+    servers: int = Field(description="servers bought, or instances rented")
+    unit_usd: float = Field(description="a server's price, or an instance's on-demand USD per hour")
+    power_w: float = Field(description="a server's nameplate power (0 for an instance: in its price)")
     precision: str = Field(description="weights (and KV cache: fp8 under fp4 weights)")
     mode: str = Field(description="aggregated (prefill and decode on every replica) or disaggregated")
     layout: str = Field(
@@ -782,12 +782,12 @@ class ServingReplica(_Frozen):
 
 
 class ServingOption(_Frozen):
-    """The cheapest purchase of one kind of server alone (the ranking)."""
+    """The cheapest purchase (or rental) of one kind of server (or instance) alone: the ranking."""
 
     server: str
     gpu: str
     servers: int
-    capex_usd: float
+    capex_usd: float = Field(description="their price (a rental: USD per hour)")
     precision: str
     mode: str
     layout: str
@@ -801,6 +801,7 @@ class ServingOption(_Frozen):
 class ServingPlan(_Frozen):
     frame_rows: ClassVar[str | None] = "ranking"
     model: str
+    purchase: str = Field(description="buy, or rent on demand")
     rate_per_s: float
     input_tokens: int
     output_tokens: int
@@ -810,13 +811,15 @@ class ServingPlan(_Frozen):
     status: str
     solver: str
     mix: list[ServingReplica]
-    capex_usd: float
+    capex_usd: float = Field(description="the servers' price (0 when renting)")
+    usd_per_hour: float | None = Field(description="renting: the instances' on-demand USD per hour")
     power_w: float
     capacity_per_s: float = Field(description="requests/s the purchase serves within the targets")
     gpus: int
     output_tokens_per_s_per_gpu: float = Field(description="at the asked rate")
     usd_per_million_output_tokens: float = Field(
-        description="capex over the years plus energy at the PUE, per million output tokens at the asked rate"
+        description="buying: capex over the years plus energy at the PUE; renting: the hourly price; per million "
+        "output tokens at the asked rate"
     )
     years: float
     ranking: list[ServingOption]

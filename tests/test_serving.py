@@ -200,10 +200,12 @@ def test_a_publication_is_predicted_without_its_own_points():
 
 def _modes(model: str, server: str, input_tokens: int, output_tokens: int, ttft: float, tpot: float):
     """The most requests/s per server of each mode, and the mode the plan keeps."""
+    from planner.answers.serving import servers_to_buy
     from planner.tables.replicas import Targets, best_per_server, candidates
 
     shape, req = Shape.of(CATALOG.model(model)), Requests(input_tokens, output_tokens)
-    frame = candidates(CATALOG, shape, req, Targets(10.0, ttft, tpot), [CATALOG.server(server)], ["fp8"])
+    machines = servers_to_buy(CATALOG, None, [server])
+    frame = candidates(CATALOG, shape, req, Targets(10.0, ttft, tpot), machines, ["fp8"])
     frame = frame[frame["serves"]]
     best = frame.groupby("mode")["rate_per_server"].max().to_dict()
     return best, best_per_server(frame)["mode"].iloc[0], frame
@@ -220,3 +222,17 @@ def test_disaggregated_pools_only_where_they_serve_more():
     assert gpus <= 8 and split["tpot_p_s"] <= 0.02 + 1e-9 and split["ttft_p_s"] <= 2.0 + 1e-9
     short_prompts, kept, _ = _modes("Llama-3.1-70B", server, 100, 1000, 2.0, 0.1)
     assert kept == "aggregated" and short_prompts["aggregated"] > short_prompts.get("disaggregated", 0.0)
+
+
+def test_renting_ranks_instances_by_the_hour(run):
+    result = run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--rent", "--provider", "AWS", "--json")
+    assert result.exit_code == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert plan["purchase"] == "rent on demand" and plan["capex_usd"] == 0
+    assert plan["usd_per_hour"] == pytest.approx(sum(m["servers"] * m["unit_usd"] for m in plan["mix"]))
+    assert all(m["server"].startswith("AWS ") and m["source"].startswith("catalogs/cloud.csv:") for m in plan["mix"])
+    hourly = plan["usd_per_hour"] / (20 * 256 * 3600) * 1e6  # $ per million output tokens at 20 requests/s
+    assert plan["usd_per_million_output_tokens"] == pytest.approx(hourly)
+    assert plan["capacity_per_s"] >= 20
+    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--provider", "AWS"), 2, "--rent")
+    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--rent", "--budget", "1"), 1, "/h")

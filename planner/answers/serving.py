@@ -13,17 +13,18 @@ from planner.assumptions import serving as S
 from planner.base.errors import InfeasibleError, UsageError
 from planner.base.resources import display_name
 from planner.catalog.load import Catalog
-from planner.catalog.rows import ServerRow
 from planner.model.engine import Shape
 from planner.model.queueing import Requests
+from planner.model.workload import like_catalog
 from planner.optimize import replicas as milp
 from planner.results import ServingOption, ServingPlan, ServingReplica
-from planner.tables.replicas import Targets, best_per_server, candidates
+from planner.tables.replicas import Machine, Targets, best_per_server, candidates
 
 SECONDS_PER_YEAR = 365.25 * 86400
+MAX_REASONS = 12  # why-not lines in an error: the rest are counted
 
 
-def allowed_servers(catalog: Catalog, gpus: list[str] | None, servers: list[str] | None) -> list[ServerRow]:
+def servers_to_buy(catalog: Catalog, gpus: list[str] | None, servers: list[str] | None) -> list[Machine]:
     """Available servers (announced ones are not sold yet), of the named GPUs or names when given."""
     rows = [s for s in catalog.items("servers") if s.status == "available"]
     if gpus:
@@ -36,7 +37,48 @@ def allowed_servers(catalog: Catalog, gpus: list[str] | None, servers: list[str]
         raise UsageError(
             "no available server in the catalog matches --gpu/--server: list them with `planner catalog list servers`"
         )
-    return rows
+    return [
+        Machine(
+            s.name, catalog.gpu(s.gpu).name, s.gpus_per_node, s.scale_up_domain, float(s.scale_up_gb_per_s),
+            float(s.price_usd), float(s.power_w), _source(catalog, s), str(s.date or ""),
+        )
+        for s in rows
+    ]  # fmt: skip
+
+
+def instances_to_rent(catalog: Catalog, gpus: list[str] | None, providers: list[str] | None) -> list[Machine]:
+    """Cloud instances with an on-demand price, of the named GPUs and providers when given; an instance
+    that does not state its scale-up bandwidth takes a purchased server's of its GPU and domain
+    (planner.model.workload.like_catalog), as `planner cloud` does."""
+    rows = [c for c in catalog.items("cloud") if c.ondemand_usd_per_h]
+    if gpus:
+        wanted = {catalog.gpu(g).name for g in gpus}
+        rows = [c for c in rows if catalog.gpu(c.gpu).name in wanted]
+    if providers:
+        wanted = {p.lower() for p in providers}
+        rows = [c for c in rows if c.provider.lower() in wanted]
+    if not rows:
+        raise UsageError("no cloud instance with an on-demand price matches --gpu/--provider")
+    out = []
+    for c in rows:
+        gpu = catalog.gpu(c.gpu).name
+        bandwidth = (
+            c.scale_up_gb_per_s or like_catalog(catalog, gpu, c.scale_up_domain, c.gpus_per_host)["scale_up_gb_per_s"]
+        )
+        where = "" if c.region.startswith("(") else f" ({c.region})"  # "(not stated)" says nothing
+        name = f"{c.provider} {c.instance}{where}"
+        out.append(
+            Machine(
+                name, gpu, c.gpus, c.scale_up_domain, float(bandwidth), float(c.ondemand_usd_per_h), 0.0,
+                _source(catalog, c), str(c.date or ""),
+            )
+        )  # fmt: skip
+    return out
+
+
+def _source(catalog: Catalog, row) -> str:
+    origin = catalog.origin(row)
+    return f"{display_name(origin.file)}:{origin.row}"
 
 
 def plan(
@@ -44,23 +86,25 @@ def plan(
     model: str,
     req: Requests,
     targets: Targets,
-    gpus: list[str] | None = None,
-    servers: list[str] | None = None,
+    machines: list[Machine],
+    rent: bool = False,
     precisions: tuple[str, ...] = ("bf16", "fp8"),
     budget_usd: float | None = None,
     max_power_w: float | None = None,
     single_kind: bool = False,
     solver: str = "auto",
 ) -> ServingPlan:
+    """The cheapest machines (servers to buy, or instances to rent by the hour: `rent`) that serve `model`."""
     row = catalog.model(model)
     shape = Shape.of(row)
-    rows = allowed_servers(catalog, gpus, servers)
-    frame = candidates(catalog, shape, req, targets, rows, list(precisions))
+    frame = candidates(catalog, shape, req, targets, machines, list(precisions))
     best = best_per_server(frame) if not frame.empty else frame
-    not_serving = _not_serving(frame, rows, precisions)
+    not_serving = _not_serving(frame, machines, precisions)
     if best.empty:
         raise InfeasibleError(
-            f"no allowed server serves {row.name} within the targets:\n" + "\n".join(f"  - {t}" for t in not_serving)
+            f"no allowed {'instance' if rent else 'server'} serves {row.name} within the targets:\n"
+            + "\n".join(f"  - {t}" for t in not_serving[:MAX_REASONS])
+            + (f"\n  ... and {len(not_serving) - MAX_REASONS} more" if len(not_serving) > MAX_REASONS else "")
         )
     offers = [
         milp.Offer(r.server, float(r.price_usd), float(r.power_w), float(r.rate_per_server))
@@ -69,32 +113,33 @@ def plan(
     result, counts = milp.cheapest(offers, targets.rate_per_s, budget_usd, max_power_w, single_kind, solver)
     ranking = _ranking(best, targets.rate_per_s)
     if not result.solved:
-        limits = [f"budget ${budget_usd:,.0f}" if budget_usd else ""]
+        unit = "/h" if rent else ""
+        limits = [f"budget ${budget_usd:,.0f}{unit}" if budget_usd else ""]
         limits.append(f"power {max_power_w / 1e3:,.0f} kW" if max_power_w else "")
         cheapest = ranking[0]
         raise InfeasibleError(
-            f"no purchase serves {targets.rate_per_s:g} requests/s within {' and '.join(x for x in limits if x)}: "
-            f"the cheapest, {cheapest.servers} x {cheapest.server}, costs ${cheapest.capex_usd:,.0f}"
+            f"no {'rental' if rent else 'purchase'} serves {targets.rate_per_s:g} requests/s within "
+            f"{' and '.join(x for x in limits if x)}: the cheapest, {cheapest.servers} x {cheapest.server}, costs "
+            f"${cheapest.capex_usd:,.0f}{unit}"
         )
     mix = [
-        _replica(catalog, rows[int(r.server_index)], r, n, req)
+        _replica(machines[int(r.server_index)], r, n, req)
         for r, n in zip(best.itertuples(index=False), counts, strict=True)
         if n > 0
     ]
-    return _plan(row.name, req, targets, result, mix, ranking, not_serving)
+    return _plan(row.name, req, targets, result, mix, ranking, not_serving, rent)
 
 
-def _replica(catalog: Catalog, server: ServerRow, r, servers: int, req: Requests) -> ServingReplica:
-    origin = catalog.origin(server)
+def _replica(machine: Machine, r, servers: int, req: Requests) -> ServingReplica:
     replicas = servers * int(r.replicas_per_server)
     return ServingReplica(
-        server=server.name,
+        server=machine.name,
         gpu=r.gpu,
-        source=f"{display_name(origin.file)}:{origin.row}",
-        price_date=str(server.date or ""),
+        source=machine.source,
+        price_date=machine.date,
         servers=servers,
-        unit_usd=float(server.price_usd),
-        power_w=float(server.power_w),
+        unit_usd=machine.price,
+        power_w=machine.power_w,
         precision=r.precision,
         mode=r.mode,
         layout=r.layout,
@@ -120,13 +165,17 @@ def _server_gpus(r) -> int:
     return int(r.replicas_per_server) * int(r.replica_gpus) + int(r.prefill_replicas) * int(r.prefill_gpus)
 
 
-def _plan(model, req, targets, result, mix, ranking, not_serving) -> ServingPlan:
-    capex = sum(m.servers * m.unit_usd for m in mix)
+def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool) -> ServingPlan:
+    price = sum(m.servers * m.unit_usd for m in mix)
     power = sum(m.servers * m.power_w for m in mix)
     gpus = sum(m.replicas * m.replica_gpus + m.prefill_replicas * m.prefill_replica_gpus for m in mix)
     tokens_per_s = targets.rate_per_s * req.output_tokens
-    usd_per_s = capex / (F.YEARS.value * SECONDS_PER_YEAR) + power / 1e3 * F.PUE.value * F.USD_PER_KWH.value / 3600
+    if rent:
+        usd_per_s = price / 3600
+    else:
+        usd_per_s = price / (F.YEARS.value * SECONDS_PER_YEAR) + power / 1e3 * F.PUE.value * F.USD_PER_KWH.value / 3600
     return ServingPlan(
+        purchase="rent on demand" if rent else "buy",
         model=model,
         rate_per_s=targets.rate_per_s,
         input_tokens=req.input_tokens,
@@ -137,7 +186,8 @@ def _plan(model, req, targets, result, mix, ranking, not_serving) -> ServingPlan
         status=result.status,
         solver=result.solver,
         mix=mix,
-        capex_usd=capex,
+        capex_usd=0.0 if rent else price,
+        usd_per_hour=price if rent else None,
         power_w=power,
         capacity_per_s=sum(m.replicas * m.rate_per_replica for m in mix),
         gpus=gpus,
@@ -177,7 +227,7 @@ def _ranking(best, rate_per_s: float) -> list[ServingOption]:
     return sorted(out, key=lambda o: (o.capex_usd, o.server))
 
 
-def _not_serving(frame, rows: list[ServerRow], precisions) -> list[str]:
+def _not_serving(frame, rows: list[Machine], precisions) -> list[str]:
     """Why each server without a serving layout has none: its weights do not fit at any allowed precision, its
     GPU computes none of them, or the targets are missed even by one request alone (the closest layout)."""
     out = []
@@ -191,7 +241,7 @@ def _not_serving(frame, rows: list[ServerRow], precisions) -> list[str]:
             least = mine["weights_gib_per_gpu"].min()
             tried = ", ".join(dict.fromkeys(mine["precision"]))  # the allowed precisions its GPU computes
             out.append(
-                f"{server.name}: the weights and a KV cache do not fit in its {server.gpus_per_node} GPUs at "
+                f"{server.name}: the weights and a KV cache do not fit in its {server.gpus} GPUs at "
                 f"{tried} (least {least:.0f} GiB of weights per GPU)"
             )
         else:

@@ -53,6 +53,8 @@ MAX_TOKENS_PER_REQUEST = 10_000_000  # a 10M-token context: beyond any model's
 @click.option("--budget", type=Quantity("usd"), help="Most the servers may cost.")
 @click.option("--max-power", type=Quantity("w"), help="Most power the servers may draw (nameplate), e.g. 500kW.")
 @click.option("--single-kind", is_flag=True, help="Buy one kind of server only (default: the cheapest mix).")
+@click.option("--rent", is_flag=True, help="Rent cloud instances on demand instead (cost per hour; --budget per hour).")
+@click.option("--provider", "providers", multiple=True, help="With --rent: allowed cloud provider (repeatable).")
 @solver_option
 @click.option("-o", "--output", type=click.Path(), help="Write the plan as .json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -72,8 +74,9 @@ def serve(**kw) -> None:
     Examples:
       planner serve --model Llama-3-70B --rate 20 --input-tokens 2000 --output-tokens 256 --ttft 1s --tpot 50ms
       planner serve --model DeepSeek-V3 --rate 50 --input-tokens 2000 --output-tokens 500 --ttft 2s --tpot 50ms
+      planner serve --model Llama-3.1-70B --rate 20 --input-tokens 2000 --output-tokens 256 --tpot 50ms --rent
     """
-    from planner.answers.serving import plan
+    from planner.answers.serving import instances_to_rent, plan, servers_to_buy
     from planner.base.errors import UsageError
     from planner.base.fileio import Outputs
     from planner.catalog.load import load_catalog
@@ -97,13 +100,22 @@ def serve(**kw) -> None:
         named("--gpu", lambda gpu=gpu: loaded.gpu(gpu))
     for server in kw["servers"]:
         named("--server", lambda server=server: loaded.server(server))
+    if kw["rent"] and (kw["servers"] or kw["max_power"]):
+        raise UsageError("--rent rents instances: --server and --max-power are for buying (use --gpu, --provider)")
+    if kw["providers"] and not kw["rent"]:
+        raise UsageError("--provider chooses cloud instances: give it with --rent")
+    gpus = list(kw["gpus"]) or None
+    if kw["rent"]:
+        machines = instances_to_rent(loaded, gpus, list(kw["providers"]) or None)
+    else:
+        machines = servers_to_buy(loaded, gpus, list(kw["servers"]) or None)
     result = plan(
         loaded,
         model,
         Requests(kw["input_tokens"], kw["output_tokens"], kw["percentile"]),
         Targets(kw["rate"], kw["ttft"], kw["tpot"]),
-        gpus=list(kw["gpus"]) or None,
-        servers=list(kw["servers"]) or None,
+        machines,
+        rent=kw["rent"],
         precisions=tuple(kw["precisions"]) or ("bf16", "fp8"),
         budget_usd=kw["budget"],
         max_power_w=kw["max_power"],

@@ -41,9 +41,11 @@ def cheapest(
     problem = pulp.LpProblem("serve", pulp.LpMinimize)
     most = [math.ceil(rate_per_s / o.rate_per_s - 1e-9) for o in offers]  # each alone: never more are needed
     x = [new_var(problem, var_name("x", i), 0, most[i]) for i, o in enumerate(offers)]
-    watts = max((o.power_w for o in offers), default=1.0) * max(most, default=1) * max(len(offers), 1)
-    # the power term only breaks price ties: it is worth less than one dollar over the whole purchase
-    problem += pulp.lpSum(o.price_usd * v + o.power_w / (2 * watts) * v for o, v in zip(offers, x, strict=True))
+    # the power term only breaks price ties: over the whole purchase it is worth under a millionth of the
+    # cheapest offer's price, so it never outweighs a price difference
+    watts = max(max((o.power_w for o in offers), default=0.0), 1.0) * max(sum(most), 1)
+    tie = 1e-6 * min((o.price_usd for o in offers), default=1.0) / watts
+    problem += pulp.lpSum((o.price_usd + tie * o.power_w) * v for o, v in zip(offers, x, strict=True))
     problem += pulp.lpSum(o.rate_per_s * v for o, v in zip(offers, x, strict=True)) >= rate_per_s, "rate"
     if budget_usd is not None:
         problem += pulp.lpSum(o.price_usd * v for o, v in zip(offers, x, strict=True)) <= budget_usd, "budget"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from planner.results import ServingPlan
 
+RANKED = 15  # the ranking's lines printed
+
 
 def _ms(seconds: float | None) -> str:
     return "none" if seconds is None else f"{seconds * 1e3:,.0f} ms" if seconds >= 0.1 else f"{seconds * 1e3:.1f} ms"
@@ -26,9 +28,9 @@ def render(plan: ServingPlan) -> str:
             f"({m.prefill_layout.upper()} {m.prefill_replica_gpus}) and {m.replicas} decode of {m.replica_gpus} "
             f"({layout})"
         )
+        verb, each = ("rent", f"${m.unit_usd:,.2f}/h") if plan.purchase != "buy" else ("buy", f"${m.unit_usd:,.0f}")
         lines += [
-            f"  buy          {m.servers} x {m.server}  ({gpus} x {m.gpu}), ${m.unit_usd:,.0f} each"
-            f" ({m.source}, {m.price_date})",
+            f"  {verb:<12} {m.servers} x {m.server}  ({gpus} x {m.gpu}), {each} each ({m.source}, {m.price_date})",
             f"  replicas     {pools}, {m.precision} weights; {m.weights_gib_per_gpu:.1f} GiB of weights per GPU, "
             f"KV cache for {m.max_sequences:,.0f} sequences",
             f"  per replica  up to {m.rate_per_replica:.2f} requests/s: batch {m.batch:.0f}, TTFT {p} {_ms(m.ttft_s)}, "
@@ -37,23 +39,36 @@ def render(plan: ServingPlan) -> str:
         ]
     lines += [
         f"  capacity     {plan.capacity_per_s:.2f} requests/s within the targets ({plan.gpus} GPUs)",
-        f"  capex        ${plan.capex_usd:,.0f} (servers only: front-end network, racks and storage not included)",
-        f"  power        {plan.power_w / 1e3:,.1f} kW nameplate",
-        f"  per token    ${plan.usd_per_million_output_tokens:.3f} per million output tokens (capex over "
-        f"{plan.years:g} years and energy, at {plan.rate_per_s:g} requests/s); "
-        f"{plan.output_tokens_per_s_per_gpu:,.0f} output tokens/s per GPU",
+        *(
+            [f"  cost         ${plan.usd_per_hour:,.2f} per hour on demand"]
+            if plan.usd_per_hour is not None
+            else [
+                f"  capex        ${plan.capex_usd:,.0f} (servers only: front-end network, racks and storage not "
+                "included)",
+                f"  power        {plan.power_w / 1e3:,.1f} kW nameplate",
+            ]
+        ),
+        f"  per token    ${plan.usd_per_million_output_tokens:.3f} per million output tokens ("
+        + ("the hourly price" if plan.usd_per_hour is not None else f"capex over {plan.years:g} years and energy")
+        + f", at {plan.rate_per_s:g} requests/s); {plan.output_tokens_per_s_per_gpu:,.0f} output tokens/s per GPU",
         "Each kind alone:",
     ]
-    for o in plan.ranking:
+    unit = "/h" if plan.usd_per_hour is not None else ""
+    shown = plan.ranking[:RANKED]
+    for o in shown:
         lines.append(
-            f"  ${o.capex_usd:>14,.0f}  {o.servers:>4} x {o.server}: {o.precision} {o.layout.upper()} "
-            f"{o.replica_gpus}"
+            f"  ${o.capex_usd:>14,.{2 if unit else 0}f}{unit}  {o.servers:>4} x {o.server}: {o.precision} "
+            f"{o.layout.upper()} {o.replica_gpus}"
             + (f" (prefill {o.prefill_layout.upper()} {o.prefill_replica_gpus})" if o.mode == "disaggregated" else "")
-            + f", {o.rate_per_server:.2f} requests/s per server, bound by {o.binds}"
+            + f", {o.rate_per_server:.2f} requests/s per {'instance' if unit else 'server'}, bound by {o.binds}"
         )
+    if len(plan.ranking) > RANKED:
+        lines.append(f"  ... and {len(plan.ranking) - RANKED} more (--json lists every one)")
     if plan.not_serving:
         lines.append("Cannot serve:")
-        lines += [f"  - {t}" for t in plan.not_serving]
+        lines += [f"  - {t}" for t in plan.not_serving[:RANKED]]
+        if len(plan.not_serving) > RANKED:
+            lines.append(f"  ... and {len(plan.not_serving) - RANKED} more")
     lines.append(
         "Model: continuous batching with chunked prefill, Poisson arrivals, fixed request lengths; "
         "analytic queue checked against a step simulation (docs/model.md section 10). Out of sample the engine "

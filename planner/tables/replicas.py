@@ -1,6 +1,7 @@
-"""Serving candidates: every allowed server x precision x replica layout, with the most requests/s a replica
-serves within the latency targets (planner/model/queueing.py), and per server the layout that serves the
-most per server (the only one a cost-minimising plan uses: every layout of a server costs the same)."""
+"""Serving candidates: every allowed machine (a server to buy or a cloud instance to rent) x precision x
+replica layout, with the most requests/s a replica serves within the latency targets
+(planner/model/queueing.py), and per machine the layout that serves the most per machine (the only one a
+cost-minimising plan uses: every layout of a machine costs the same)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import pandas as pd
 
 from planner.assumptions import serving as S
 from planner.catalog.load import Catalog
-from planner.catalog.rows import ServerRow
 from planner.model import engine, queueing
 from planner.model.engine import Replicas, Shape
 from planner.model.queueing import Requests
@@ -24,6 +24,21 @@ class Targets:
     rate_per_s: float
     ttft_s: float | None
     tpot_s: float | None
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What a serving plan buys or rents: a server (price in USD) or a cloud instance (USD per hour)."""
+
+    name: str
+    gpu: str
+    gpus: int
+    domain: int  # GPUs in its scale-up (NVLink) domain
+    scale_up_gb_per_s: float  # per GPU, one direction; NaN: unknown, so replicas of one GPU only
+    price: float
+    power_w: float  # nameplate (0 for an instance: energy is in its price)
+    source: str  # catalog file:row
+    date: str
 
 
 def layouts(shape: Shape, domain: int) -> list[tuple[str, int]]:
@@ -41,37 +56,38 @@ def candidates(
     shape: Shape,
     req: Requests,
     targets: Targets,
-    servers: list[ServerRow],
+    machines: list[Machine],
     precisions: list[str],
 ) -> pd.DataFrame:
-    """One row per server x precision x layout the server's GPU supports, with its rate per replica at the
+    """One row per machine x precision x layout the machine's GPU supports, with its rate per replica at the
     targets and the operating point there."""
     rows = []
-    for i, server in enumerate(servers):
-        gpu = catalog.gpu(server.gpu)
+    for i, machine in enumerate(machines):
+        gpu = catalog.gpu(machine.gpu)
         for precision in precisions:
             weight_bytes, kv_bytes, peak_column = S.PRECISIONS[precision]
             peak = getattr(gpu, peak_column)
             if peak is None:
                 continue
-            for layout, g in layouts(shape, server.scale_up_gpus or server.gpus_per_node):
+            domain = machine.domain if np.isfinite(machine.scale_up_gb_per_s) else 1
+            for layout, g in layouts(shape, domain):
                 rows.append(
                     {
                         "server_index": i,
-                        "server": server.name,
+                        "server": machine.name,
                         "gpu": gpu.name,
                         "precision": precision,
                         "layout": layout,
                         "replica_gpus": g,
-                        "replicas_per_server": server.gpus_per_node // g,
+                        "replicas_per_server": machine.gpus // g,
                         "weight_bytes": weight_bytes,
                         "kv_bytes": kv_bytes,
                         "hbm_gib": gpu.hbm_gib,
                         "hbm_gb_per_s": gpu.hbm_gb_per_s,
                         "peak_tflops": peak,
-                        "scale_up_gb_per_s": server.scale_up_gb_per_s,
-                        "price_usd": server.price_usd,
-                        "power_w": server.power_w,
+                        "scale_up_gb_per_s": machine.scale_up_gb_per_s,  # NaN: one GPU per replica
+                        "price_usd": machine.price,
+                        "power_w": machine.power_w,
                     }
                 )
     frame = pd.DataFrame(rows)
