@@ -798,6 +798,16 @@ class ServingOption(_Frozen):
     binds: str
 
 
+class ServingPoint(_Frozen):
+    """One point of a machine's latency/throughput curve (the chosen layout at a share of its rate)."""
+
+    rate_per_server: float = Field(description="requests/s the machine serves")
+    ttft_s: float = Field(description="at the percentile")
+    tpot_s: float = Field(description="at the percentile")
+    batch: float = Field(description="sequences decoded together on a (decode) replica")
+    output_tokens_per_s_per_gpu: float
+
+
 class ServingPlan(_Frozen):
     frame_rows: ClassVar[str | None] = "ranking"
     model: str
@@ -823,5 +833,7 @@ class ServingPlan(_Frozen):
     )
     years: float
     ranking: list[ServingOption]
+    curve_server: str = Field(description="the machine kind the curve is of: the plan's largest share of capacity")
+    curve: list[ServingPoint]
     not_serving: list[str] = Field(description="servers that cannot serve the model within the targets, and why")
     assumptions: list[dict]

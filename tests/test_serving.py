@@ -166,7 +166,7 @@ def test_single_kind_buys_one_kind(run):
 def test_serve_refusals(run, tmp_path):
     refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER[:6]), 2, "give a latency target")
     refused(run("serve", "--model", "Llama-9", *ONE_LINER), 2, "--model")
-    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "-o", tmp_path / "x.xlsx"), 2, ".json")
+    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "-o", tmp_path / "x.csv"), 2, ".xlsx", ".json")
     out = refused(run("serve", "--model", "DeepSeek-V3", *ONE_LINER, "--gpu", "V100"), 1, "do not fit")
     assert out.count("\n") <= 4
     budget = refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--budget", "1000"), 1, "the cheapest")
@@ -236,3 +236,25 @@ def test_renting_ranks_instances_by_the_hour(run):
     assert plan["capacity_per_s"] >= 20
     refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--provider", "AWS"), 2, "--rent")
     refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--rent", "--budget", "1"), 1, "/h")
+
+
+def test_the_serving_workbook(run, tmp_path):
+    from openpyxl import load_workbook
+
+    path = tmp_path / "serve.xlsx"
+    result = run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "-o", path, "-q", "--json")
+    assert result.exit_code == 0, result.stderr
+    plan = json.loads(result.stdout)
+    book = load_workbook(path)
+    assert book.sheetnames == ["Serving", "Latency curve", "Ranking", "Assumptions"]
+    ws = book["Serving"]
+    quote = next(r for r in range(1, 40) if ws.cell(r, 1).value == "Item") + 1
+    assert ws.cell(quote, 1).value == plan["mix"][0]["server"]
+    assert ws.cell(quote, 4).value == f"=B{quote}*C{quote}"  # extended price: a live formula
+    totals = [ws.cell(r, 4).value for r in range(quote, quote + 5)]
+    assert any(isinstance(v, str) and v.startswith("=SUM(") for v in totals)
+    assert len(book["Latency curve"]._charts) == 2
+    curve = [book["Latency curve"].cell(r, 2).value for r in range(5, 15)]
+    assert curve == sorted(curve)  # TTFT rises with the load
+    ranked = [book["Ranking"].cell(r, 1).value for r in range(5, 5 + len(plan["ranking"]))]
+    assert ranked == [o["server"] for o in plan["ranking"]]

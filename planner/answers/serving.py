@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from planner.assumptions import facility as F
 from planner.assumptions import model as M
 from planner.assumptions import serving as S
@@ -17,8 +19,8 @@ from planner.model.engine import Shape
 from planner.model.queueing import Requests
 from planner.model.workload import like_catalog
 from planner.optimize import replicas as milp
-from planner.results import ServingOption, ServingPlan, ServingReplica
-from planner.tables.replicas import Machine, Targets, best_per_server, candidates
+from planner.results import ServingOption, ServingPlan, ServingPoint, ServingReplica
+from planner.tables.replicas import Machine, Targets, best_per_server, candidates, curve
 
 SECONDS_PER_YEAR = 365.25 * 86400
 MAX_REASONS = 12  # why-not lines in an error: the rest are counted
@@ -127,7 +129,10 @@ def plan(
         for r, n in zip(best.itertuples(index=False), counts, strict=True)
         if n > 0
     ]
-    return _plan(row.name, req, targets, result, mix, ranking, not_serving, rent)
+    largest = int(np.argmax(np.asarray(counts) * best["rate_per_server"].to_numpy(float)))
+    points = curve(shape, req, best.iloc[largest], frame)
+    drawn = [ServingPoint(**p) for p in points.to_dict("records")]
+    return _plan(row.name, req, targets, result, mix, ranking, not_serving, rent, (best.iloc[largest]["server"], drawn))
 
 
 def _replica(machine: Machine, r, servers: int, req: Requests) -> ServingReplica:
@@ -165,7 +170,7 @@ def _server_gpus(r) -> int:
     return int(r.replicas_per_server) * int(r.replica_gpus) + int(r.prefill_replicas) * int(r.prefill_gpus)
 
 
-def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool) -> ServingPlan:
+def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, drawn) -> ServingPlan:
     price = sum(m.servers * m.unit_usd for m in mix)
     power = sum(m.servers * m.power_w for m in mix)
     gpus = sum(m.replicas * m.replica_gpus + m.prefill_replicas * m.prefill_replica_gpus for m in mix)
@@ -195,6 +200,8 @@ def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool) ->
         usd_per_million_output_tokens=usd_per_s / tokens_per_s * 1e6,
         years=F.YEARS.value,
         ranking=ranking,
+        curve_server=drawn[0],
+        curve=drawn[1],
         not_serving=not_serving,
         assumptions=[
             {"name": c.name, "value": c.value, "unit": c.unit, "source": c.source}

@@ -56,7 +56,7 @@ MAX_TOKENS_PER_REQUEST = 10_000_000  # a 10M-token context: beyond any model's
 @click.option("--rent", is_flag=True, help="Rent cloud instances on demand instead (cost per hour; --budget per hour).")
 @click.option("--provider", "providers", multiple=True, help="With --rent: allowed cloud provider (repeatable).")
 @solver_option
-@click.option("-o", "--output", type=click.Path(), help="Write the plan as .json.")
+@click.option("-o", "--output", type=click.Path(), help="Write an .xlsx workbook (or .json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @quiet_option
 @catalog_option

@@ -115,6 +115,12 @@ def _inference_workbook(result, tmp: Path) -> None:
     write_inference(result, tmp)
 
 
+def _serving_workbook(result, tmp: Path) -> None:
+    from planner.report.serving_xlsx import write_serving
+
+    write_serving(result, tmp)
+
+
 def _fleet_workbook(result, tmp: Path) -> None:
     from planner.report.fleet_xlsx import write_fleet
 
@@ -148,7 +154,7 @@ WRITERS: dict[str, dict[str, Format]] = {
     },
     "cloud": {".xlsx": Format("workbook", _cloud_workbook), ".json": JSON},
     "inference": {".xlsx": Format("workbook", _inference_workbook), ".json": JSON},
-    "serving": {".json": JSON},
+    "serving": {".xlsx": Format("workbook with a chart", _serving_workbook), ".json": JSON},
     "fleet": {".xlsx": Format("workbook with charts", _fleet_workbook), ".json": JSON},
     "bandwidth": {".xlsx": Format("workbook", _bandwidth_workbook)},
     "sweep": {

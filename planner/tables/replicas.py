@@ -223,3 +223,36 @@ def best_per_server(frame: pd.DataFrame) -> pd.DataFrame:
     order = ["server_index", "rate_per_server", "_split", "replica_gpus", "_width"]
     ok = ok.sort_values(order, ascending=[1, 0, 1, 1, 1], kind="stable")
     return ok.drop_duplicates("server_index").drop(columns=["_width", "_split"]).reset_index(drop=True)
+
+
+CURVE_FRACTIONS = tuple(round(0.1 * k, 1) for k in range(1, 11))  # of a machine's rate within the targets
+
+
+def curve(shape: Shape, req: Requests, row: pd.Series, frame: pd.DataFrame) -> pd.DataFrame:
+    """The latency/throughput curve of one machine kind's chosen layout (`row`, a best_per_server row): TTFT
+    and TPOT at the percentile, the batch and output tokens/s per GPU, at CURVE_FRACTIONS of its rate."""
+    rates = np.array(CURVE_FRACTIONS) * float(row["rate_per_server"])
+    one = pd.DataFrame([row] * len(rates)).reset_index(drop=True)
+    decode = replicas(one)
+    if row["mode"] == "aggregated":
+        at = queueing.operate(shape, decode, req, rates / row["replicas_per_server"])
+        ttft = at["ttft_p_s"]
+        gpus = row["replicas_per_server"] * row["replica_gpus"]
+    else:
+        at = queueing.operate(shape, decode, req, rates / row["replicas_per_server"], prefill=False)
+        mine = frame[(frame["server_index"] == row["server_index"]) & (frame["precision"] == row["precision"])]
+        pre_row = mine[(mine["mode"] == "aggregated") & (mine["layout"] == row["prefill_layout"])]
+        pre_row = pre_row[pre_row["replica_gpus"] == row["prefill_gpus"]].iloc[0]
+        pre = replicas(pd.DataFrame([pre_row] * len(rates)).reset_index(drop=True))
+        pool = queueing.prefill_pool(shape, pre, req, rates / row["prefill_replicas"])
+        ttft = pool["ttft_p_s"] + kv_transfer_s(shape, pre, req)
+        gpus = row["replicas_per_server"] * row["replica_gpus"] + row["prefill_replicas"] * row["prefill_gpus"]
+    return pd.DataFrame(
+        {
+            "rate_per_server": rates,
+            "ttft_s": ttft,
+            "tpot_s": at["tpot_p_s"],
+            "batch": at["batch"],
+            "output_tokens_per_s_per_gpu": rates * req.output_tokens / gpus,
+        }
+    )
