@@ -101,7 +101,7 @@ def plan(
     shape = Shape.of(row)
     frame = candidates(catalog, shape, req, targets, machines, list(precisions))
     best = best_per_server(frame) if not frame.empty else frame
-    not_serving = _not_serving(frame, machines, precisions)
+    not_serving = _not_serving(frame, machines, precisions, req.mean_context)
     if best.empty:
         raise InfeasibleError(
             f"no allowed {'instance' if rent else 'server'} serves {row.name} within the targets:\n"
@@ -234,7 +234,7 @@ def _ranking(best, rate_per_s: float) -> list[ServingOption]:
     return sorted(out, key=lambda o: (o.capex_usd, o.server))
 
 
-def _not_serving(frame, rows: list[Machine], precisions) -> list[str]:
+def _not_serving(frame, rows: list[Machine], precisions, context: float) -> list[str]:
     """Why each server without a serving layout has none: its weights do not fit at any allowed precision, its
     GPU computes none of them, or the targets are missed even by one request alone (the closest layout)."""
     out = []
@@ -248,8 +248,8 @@ def _not_serving(frame, rows: list[Machine], precisions) -> list[str]:
             least = mine["weights_gib_per_gpu"].min()
             tried = ", ".join(dict.fromkeys(mine["precision"]))  # the allowed precisions its GPU computes
             out.append(
-                f"{server.name}: the weights and a KV cache do not fit in its {server.gpus} GPUs at "
-                f"{tried} (least {least:.0f} GiB of weights per GPU)"
+                f"{server.name}: the weights and one request's KV cache ({context:,.0f} tokens) do not fit in its "
+                f"{server.gpus} GPUs at {tried} (least {least:.0f} GiB of weights per GPU)"
             )
         else:
             closest = mine[mine["fits"]].sort_values(["tpot_p_s", "ttft_p_s"]).iloc[0]

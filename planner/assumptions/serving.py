@@ -52,6 +52,13 @@ MAX_SEQUENCES = Constant(
     "sequences decoded together at most",
     VLLM_BATCH_DEFAULTS + ": max_num_seqs for the OpenAI server on GPUs of 70 GiB or more",
 )
+MAX_UTILISATION = Constant(
+    "serve_max_prefill_utilisation",
+    0.95,
+    "share of a replica's time its prefill queue may be busy",
+    "estimate: operating headroom; a queue nearer saturation has waits without bound (what a missing TTFT "
+    "target would otherwise allow)",
+)
 ALLREDUCE_BASE_US = Constant("serve_allreduce_base_latency", 3.6, "us per all-reduce", NCCL_LL + ": baseLat[Ring][LL]")
 ALLREDUCE_STEP_US = Constant(
     "serve_allreduce_nvlink_step_latency", 0.47, "us per ring step", NCCL_LL + ": hwLat[NVLINK][Ring][LL]"

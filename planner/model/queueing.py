@@ -94,7 +94,7 @@ def operate(
     room = np.maximum(S.TOKEN_BUDGET.value - batch, 1.0)
     work = t_pre + I * t_dec / room  # replica time per request when steps are full of prefill chunks
     rho_q = lam * work
-    stable &= rho_q < 1
+    stable &= rho_q <= S.MAX_UTILISATION.value
     slack_q = np.maximum(1.0 - rho_q, 1e-12)
     wait = rho_q * work / (2 * slack_q)
     tail = 1.0 - req.percentile
@@ -141,7 +141,8 @@ def prefill_pool(shape: Shape, r: Replicas, req: Requests, rate, eff: Efficiency
     tail = 1.0 - req.percentile
     with np.errstate(divide="ignore", invalid="ignore"):
         wait_p = np.where(rho > tail, service / (2 * slack) * np.log(np.maximum(rho, tail) / tail), 0.0)
-    return {"stable": rho < 1, "service_s": service, "ttft_s": wait + service, "ttft_p_s": wait_p + service}
+    stable = rho <= S.MAX_UTILISATION.value
+    return {"stable": stable, "service_s": service, "ttft_s": wait + service, "ttft_p_s": wait_p + service}
 
 
 def max_rate(
