@@ -11,11 +11,12 @@ A replica is g GPUs inside one scale-up domain, in one of two layouts:
     g ways, the rest (attention, dense layers, shared experts, the output head) is on every GPU. Each MoE
     layer dispatches every token to its top_k experts and combines the results (two all-to-alls).
 
-A decode step reads, per GPU, its weights (of a MoE layer only the experts the batch routes to: of E experts
-with top_k picks per token, B tokens touch E (1 - (1 - k/E)^B) of them, uniform routing) and the KV cache of
-its sequences at their mean context, at serve_hbm_efficiency x HBM bandwidth; it cannot beat its FLOPs
-(2 x active params per token plus attention over the context) at the decode efficiency of the precision's
-peak. Step time = max(memory, compute) + communication + a fixed engine overhead per step.
+A decode step runs, per GPU, the projections' and experts' GEMMs (bound by reading its weights, of a MoE layer
+only the experts the batch routes to: of E experts with top_k picks per token, B tokens touch E (1 - (1 -
+k/E)^B) of them, uniform routing; or by their 2 x active params FLOPs per token), then attention (bound by
+reading its sequences' KV cache at their mean context, or by its FLOPs): separate kernels, so step time =
+GEMMs + attention + communication + a fixed engine overhead per step. Bytes move at serve_hbm_efficiency x
+HBM bandwidth, FLOPs at the decode efficiency of the precision's peak.
 
 Prefill of one request of I tokens is compute-bound: 2 x active params x I plus causal attention (each pair
 of the I tokens once: heads x (d_qk + d_v) x I^2 per layer) over the replica's g GPUs at the prefill
