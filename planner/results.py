@@ -813,8 +813,10 @@ class ServingPlan(_Frozen):
     model: str
     purchase: str = Field(description="buy, or rent on demand")
     rate_per_s: float
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int = Field(description="mean tokens in per request")
+    output_tokens: int = Field(description="mean tokens out per request")
+    input_cv: float = Field(description="the input lengths' standard deviation / mean (0: all alike)")
+    output_cv: float = Field(description="the output lengths' standard deviation / mean")
     percentile: float
     ttft_target_s: float | None
     tpot_target_s: float | None

@@ -185,6 +185,8 @@ def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, dr
         rate_per_s=targets.rate_per_s,
         input_tokens=req.input_tokens,
         output_tokens=req.output_tokens,
+        input_cv=req.input_cv,
+        output_cv=req.output_cv,
         percentile=req.percentile,
         ttft_target_s=targets.ttft_s,
         tpot_target_s=targets.tpot_s,

@@ -26,10 +26,24 @@ MAX_TOKENS_PER_REQUEST = 10_000_000  # a 10M-token context: beyond any model's
 @click.option("--model", required=True, help="A model from models.csv (its architecture sets the KV cache).")
 @click.option("--rate", type=Quantity("count", maximum=1e7), required=True, help="Requests per second, e.g. 20.")
 @click.option(
-    "--input-tokens", type=click.IntRange(min=1, max=MAX_TOKENS_PER_REQUEST), required=True, help="Tokens in."
+    "--input-tokens", type=click.IntRange(min=1, max=MAX_TOKENS_PER_REQUEST), required=True, help="Mean tokens in."
 )
 @click.option(
-    "--output-tokens", type=click.IntRange(min=1, max=MAX_TOKENS_PER_REQUEST), required=True, help="Tokens out."
+    "--output-tokens", type=click.IntRange(min=1, max=MAX_TOKENS_PER_REQUEST), required=True, help="Mean tokens out."
+)
+@click.option(
+    "--input-cv",
+    type=FiniteRange(min=0, max=4),
+    default=0.0,
+    show_default=True,
+    help="Spread of the input lengths: standard deviation / mean (0: every request alike; ~1 for chat traffic).",
+)
+@click.option(
+    "--output-cv",
+    type=FiniteRange(min=0, max=4),
+    default=0.0,
+    show_default=True,
+    help="Spread of the output lengths: standard deviation / mean.",
 )
 @click.option("--ttft", type=Quantity("s"), help="Time to first token at the percentile, e.g. 1s.")
 @click.option("--tpot", type=Quantity("s"), help="Time per output token at the percentile, e.g. 50ms.")
@@ -112,7 +126,7 @@ def serve(**kw) -> None:
     result = plan(
         loaded,
         model,
-        Requests(kw["input_tokens"], kw["output_tokens"], kw["percentile"]),
+        Requests(kw["input_tokens"], kw["output_tokens"], kw["percentile"], kw["input_cv"], kw["output_cv"]),
         Targets(kw["rate"], kw["ttft"], kw["tpot"]),
         machines,
         rent=kw["rent"],

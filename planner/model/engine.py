@@ -206,9 +206,10 @@ def decode_step_s(shape: Shape, r: Replicas, batch, context: float, eff: Efficie
     }
 
 
-def prefill_s(shape: Shape, r: Replicas, tokens, eff: Efficiency = DEFAULT) -> np.ndarray:
-    """Replica time of one request's prefill of `tokens` input tokens (its compute spread over the g GPUs)."""
-    flops = 2.0 * shape.active_params * tokens + shape.layers * shape.prefill_attention * tokens**2
+def prefill_s(shape: Shape, r: Replicas, tokens, eff: Efficiency = DEFAULT, square: float = 1.0) -> np.ndarray:
+    """Replica time of one request's prefill of `tokens` input tokens (its compute spread over the g GPUs);
+    `square`: E[I^2] / E[I]^2 when `tokens` is the mean of varying prompts (the mean of the quadratic term)."""
+    flops = 2.0 * shape.active_params * tokens + shape.layers * shape.prefill_attention * tokens**2 * square
     compute = flops / (r.gpus * r.peak_tflops * 1e12 * eff.prefill)
     return compute + _collectives_s(shape, r, np.broadcast_to(np.asarray(tokens, float), r.gpus.shape), eff)
 

@@ -4,21 +4,22 @@ candidate replicas; `simulate` is a step-level simulation of the same engine tha
 
 The engine (vLLM V1, SGLang, TensorRT-LLM in-flight batching) runs steps: each decodes one token of every
 running sequence and spends what is left of its token budget K on prefill chunks, first come first served.
-With requests of I input and O output tokens arriving at rate lam, a decode step of B sequences taking
-T(B) (planner/model/engine.py) and a request's prefill taking t_p of the replica:
+With requests of I input and O output tokens on average (independent, of coefficients of variation cv_I and
+cv_O) arriving at rate lam, a decode step of B sequences taking T(B) (planner/model/engine.py) and a request's
+prefill taking t_p of the replica:
 
   * prefill takes a share rho = lam t_p of the replica's time, so a sequence gets a token every
     TPOT = T(B) / (1 - rho) on average, and by Little's law B = lam (O - 1) TPOT: the least B solving it
     (T is convex in B, so the fixed point is found by bisection); none below the KV-cache limit: overloaded.
-  * a step with a prefill chunk of k = min(K - B, I) tokens takes T(B) + k t_p / I; a share
-    f = lam I TPOT / k of the steps carries one. A request's TPOT is the mean over its O - 1 steps:
-    T(B) + (k t_p / I) (f + z sqrt(f (1 - f) / (O - 1))) at the percentile's normal quantile z.
-  * prefill is a first-come-first-served queue with deterministic service S = t_p + I T(B) / k (its chunks
-    share their steps with decode): M/D/1, mean wait rho_q S / (2 (1 - rho_q)) at rho_q = lam S, with an
-    exponential tail of that mean (P(wait > t) = rho_q exp(-t rho_q / mean)); TTFT = wait + S + T(B) / 2 (the
-    step running when the request arrives).
+  * a request's TPOT is its mean over its life, in which the batch (Poisson, variance B) and the prefill
+    arriving (rho / sqrt(B) for a request of mean length, more for short ones) vary: TPOT (1 + z cv) at the
+    percentile's normal quantile z.
+  * prefill is a first-come-first-served queue whose work per request is S = t_p + I T(B) / (K - B) (its
+    chunks share steps with decode): M/G/1, mean wait rho_q S (1 + cv_I^2) / (2 (1 - rho_q)) at rho_q = lam S
+    (at most serve_max_prefill_utilisation), the wait exponential of mean wait / rho_q when there is one.
+    TTFT = wait + its own chunks' steps + what is left of the step running at its arrival; at the percentile
+    a gamma of the parts' summed mean and variance.
 """
-
 from __future__ import annotations
 
 import heapq
@@ -37,16 +38,35 @@ BISECTIONS = 48
 
 @dataclass(frozen=True)
 class Requests:
-    """The load's request shape: input and output tokens of each request, and the latency percentile."""
+    """The load's request shape: mean input and output tokens of a request, their coefficients of variation
+    (standard deviation / mean; 0: every request alike), and the latency percentile. Lengths are independent."""
 
     input_tokens: int
     output_tokens: int
     percentile: float = 0.9
+    input_cv: float = 0.0
+    output_cv: float = 0.0
 
     @property
     def mean_context(self) -> float:
-        """Mean context of a decoding sequence: its input and half its output."""
-        return self.input_tokens + self.output_tokens / 2
+        """Mean context of a decoding sequence: its input and half its output, weighted by the decode steps a
+        request spends (E[O I + O^2 / 2] / E[O] = I + O (1 + cv_O^2) / 2 for independent lengths)."""
+        return self.input_tokens + self.output_tokens * (1 + self.output_cv**2) / 2
+
+    @property
+    def short_lives(self) -> float:
+        """(E[O] - 1) E[1 / (O - 1)] over the output lengths (gamma, of O >= 2; 1 when fixed): how much more a
+        short request's TPOT varies than one of mean length (queueing.operate)."""
+        if not self.output_cv:
+            return 1.0
+        draws = _lengths(np.random.default_rng(0), self.output_tokens, self.output_cv, 20_000)
+        life = draws[draws >= 2] - 1.0
+        return float(max(np.mean(life) * np.mean(1.0 / life), 1.0)) if len(life) else 1.0
+
+    @property
+    def input_square(self) -> float:
+        """E[I^2] / E[I]^2: what attention's quadratic prefill term averages to."""
+        return 1 + self.input_cv**2
 
 
 def operate(
@@ -65,7 +85,7 @@ def operate(
     lam = np.asarray(rate, float) * np.ones(len(r.gpus))
     # the docstring's I and O (arrays too: one request shape per replica, as validation evaluates them)
     I, O = np.asarray(req.input_tokens, float), np.asarray(req.output_tokens, float)  # noqa: E741
-    t_pre = engine.prefill_s(shape, r, I, eff) * (1.0 if prefill else 0.0)
+    t_pre = engine.prefill_s(shape, r, I, eff, req.input_square) * (1.0 if prefill else 0.0)
     rho = lam * t_pre
     cap = engine.max_sequences(shape, r, req.mean_context, max_sequences)
     step = lambda b: engine.decode_step_s(shape, r, b, req.mean_context, eff)["step_s"]  # noqa: E731
@@ -85,34 +105,40 @@ def operate(
     extra = chunk * t_pre / I  # a mixed step's prefill time
     mixed = np.clip(lam * I * tpot / chunk, 0.0, 1.0)  # the share of steps that carry prefill
     # a request's TPOT is its mean over its life, in which the batch (Poisson, variance B) and the prefill
-    # arriving (Poisson, B arrivals per lifetime by Little's law, so rho / sqrt(B)) vary
+    # arriving (Poisson, B arrivals per mean lifetime by Little's law, so rho / sqrt(B); a shorter life sees
+    # fewer, so over varying output lengths that variance grows by (E[O] - 1) E[1 / (O - 1)]) vary
     z = NormalDist().inv_cdf(req.percentile)
     spread_b = np.sqrt(np.maximum(batch, 1.0))
     step_cv = (step(batch + spread_b) - t_dec) / t_dec
-    prefill_cv = rho / spread_b / slack
+    prefill_cv = rho / spread_b / slack * np.sqrt(req.short_lives)
     tpot_p = tpot * (1 + z * np.sqrt(step_cv**2 + prefill_cv**2))
     room = np.maximum(S.TOKEN_BUDGET.value - batch, 1.0)
     work = t_pre + I * t_dec / room  # replica time per request when steps are full of prefill chunks
     rho_q = lam * work
     stable &= rho_q <= S.MAX_UTILISATION.value
     slack_q = np.maximum(1.0 - rho_q, 1e-12)
-    wait = rho_q * work / (2 * slack_q)
-    tail = 1.0 - req.percentile
-    with np.errstate(divide="ignore", invalid="ignore"):
-        wait_p = np.where(rho_q > tail, work / (2 * slack_q) * np.log(np.maximum(rho_q, tail) / tail), 0.0)
+    # M/G/1 (Pollaczek-Khinchine): the wait grows with E[S^2] = E[S]^2 (1 + cv^2), the work ~ the prompt's tokens
+    wait = rho_q * work * (1 + req.input_cv**2) / (2 * slack_q)
+    theta = wait / np.maximum(rho_q, 1e-12)  # a waiting request's mean wait (the tail is exponential)
     own = t_pre + np.ceil(I / room) * t_dec  # its chunks' steps
     long = t_dec + extra  # the step running at arrival: pure (t_dec) or mixed, length-biased
     share = mixed * long / (mixed * long + (1 - mixed) * t_dec)  # of the time, in mixed steps
     residual = (share * long + (1 - share) * t_dec) / 2
-    residual_p = _residual_quantile(share, long, t_dec, 1.0 - req.percentile)
     no_decode = O <= 1
+    # TTFT = wait + own service + the step running at arrival, independent parts: a gamma of their summed mean
+    # and variance, at the percentile (Wilson-Hilferty). The wait: 0, or with probability rho_q exponential of
+    # mean theta; the own service spreads with the prompt's length; the residual ~ uniform over a step.
+    wait_var = np.maximum(2 * rho_q * theta**2 - wait**2, 0.0)
+    ttft = wait + own + residual
+    ttft_var = wait_var + (own * req.input_cv) ** 2 + residual**2 / 3
+    ttft_p = _gamma_quantile(ttft, ttft_var, z)
     return {
         "batch": batch,
         "stable": stable,
         "prefill_s": t_pre,
         "step_s": t_dec,
-        "ttft_s": wait + own + residual,
-        "ttft_p_s": wait_p + own + residual_p,
+        "ttft_s": ttft,
+        "ttft_p_s": ttft_p,
         "tpot_s": np.where(no_decode, 0.0, tpot),
         "tpot_p_s": np.where(no_decode, 0.0, tpot_p),
         "prefill_share": rho,
@@ -120,12 +146,14 @@ def operate(
     }
 
 
-def _residual_quantile(share, long, short, tail: float) -> np.ndarray:
-    """The time left of the step running at a random instant, exceeded with probability `tail`: a share of the
-    time is in steps of length `long`, the rest in steps of `short` (uniform within a step)."""
-    in_short = (1.0 - tail) / (share / long + (1.0 - share) / short)  # the quantile if below `short`
-    in_long = long * (1.0 - tail / np.maximum(share, 1e-12))  # ... if above it (only long steps last that long)
-    return np.where(in_short <= short, in_short, np.maximum(in_long, short))
+def _gamma_quantile(mean, variance, z: float) -> np.ndarray:
+    """The quantile at normal quantile z of a gamma of this mean and variance (Wilson-Hilferty's cube-root
+    normal approximation; the mean itself where the variance is 0)."""
+    mean, variance = np.asarray(mean, float), np.asarray(variance, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.where(variance > 0, mean**2 / np.maximum(variance, 1e-300), np.inf)
+        cube = np.maximum(1 - 1 / (9 * k) + z / (3 * np.sqrt(k)), 0.0) ** 3
+    return np.where(np.isfinite(k), mean * cube, mean)
 
 
 def prefill_pool(shape: Shape, r: Replicas, req: Requests, rate, eff: Efficiency = DEFAULT) -> dict[str, np.ndarray]:
@@ -134,15 +162,18 @@ def prefill_pool(shape: Shape, r: Replicas, req: Requests, rate, eff: Efficiency
     with the wait's exponential tail as in `operate`. TTFT here excludes the KV cache's transfer."""
     lam = np.asarray(rate, float) * np.ones(len(r.gpus))
     I = np.asarray(req.input_tokens, float)  # noqa: E741
-    service = engine.prefill_s(shape, r, I, eff) + np.ceil(I / S.TOKEN_BUDGET.value) * eff.step_overhead_s
+    service = engine.prefill_s(shape, r, I, eff, req.input_square)
+    service = service + np.ceil(I / S.TOKEN_BUDGET.value) * eff.step_overhead_s
     rho = lam * service
     slack = np.maximum(1.0 - rho, 1e-12)
-    wait = rho * service / (2 * slack)
-    tail = 1.0 - req.percentile
-    with np.errstate(divide="ignore", invalid="ignore"):
-        wait_p = np.where(rho > tail, service / (2 * slack) * np.log(np.maximum(rho, tail) / tail), 0.0)
+    wait = rho * service * (1 + req.input_cv**2) / (2 * slack)
+    theta = wait / np.maximum(rho, 1e-12)
+    wait_var = np.maximum(2 * rho * theta**2 - wait**2, 0.0)
+    ttft_p = _gamma_quantile(
+        wait + service, wait_var + (service * req.input_cv) ** 2, NormalDist().inv_cdf(req.percentile)
+    )
     stable = rho <= S.MAX_UTILISATION.value
-    return {"stable": stable, "service_s": service, "ttft_s": wait + service, "ttft_p_s": wait_p + service}
+    return {"stable": stable, "service_s": service, "ttft_s": wait + service, "ttft_p_s": ttft_p}
 
 
 def max_rate(
@@ -173,7 +204,7 @@ def max_rate(
             hi = np.maximum(cap, 1.0) / (np.maximum(np.asarray(req.output_tokens, float) - 1, 1.0) * step)
             ttft_s = None
         else:  # prefill alone saturates the replica at 1 / t_p
-            hi = 1.0 / engine.prefill_s(shape, r, np.asarray(req.input_tokens, float), eff)
+            hi = 1.0 / engine.prefill_s(shape, r, np.asarray(req.input_tokens, float), eff, req.input_square)
 
     def meets(rate: np.ndarray) -> np.ndarray:
         at = evaluate(rate)
@@ -210,12 +241,15 @@ def simulate(
     """Step-level simulation of the engine `operate` approximates: Poisson arrivals at `rate`, each step
     decoding every running sequence (step_s(B)) and filling the rest of the token budget with prefill
     chunks first come first served (prefill_s / input_tokens per token), a sequence admitted while the
-    running ones stay under max_sequences. TTFT and TPOT (mean and at the percentile) over the requests
+    running ones stay under max_sequences. Lengths are gamma-distributed at the request shape's means and
+    coefficients of variation (fixed when 0). TTFT and TPOT (mean and at the percentile) over the requests
     after the first tenth (warm-up)."""
     budget = int(budget or S.TOKEN_BUDGET.value)
-    I, O = req.input_tokens, req.output_tokens  # noqa: E741
-    per_token = prefill_s / I
-    arrivals = np.cumsum(np.random.default_rng(seed).exponential(1.0 / rate, requests))
+    rng = np.random.default_rng(seed)
+    per_token = prefill_s / req.input_tokens
+    arrivals = np.cumsum(rng.exponential(1.0 / rate, requests))
+    inputs = _lengths(rng, req.input_tokens, req.input_cv, requests)
+    outputs = _lengths(rng, req.output_tokens, req.output_cv, requests)
     ttft, tpot = np.full(requests, np.nan), np.full(requests, np.nan)
     first = np.zeros(requests)
     finishing: list[tuple[int, int]] = []  # (step of its last token, request), a heap
@@ -226,7 +260,7 @@ def simulate(
         if not queue and not running:
             t = max(t, arrivals[nxt])
         while nxt < requests and arrivals[nxt] <= t:
-            queue.append([nxt, I])
+            queue.append([nxt, int(inputs[nxt])])
             nxt += 1
         room, admitted, done = budget - running, running, []
         used = 0
@@ -245,20 +279,28 @@ def simulate(
         steps += 1
         while finishing and finishing[0][0] <= steps:
             _, k = heapq.heappop(finishing)
-            tpot[k] = (t - first[k]) / (O - 1)
+            tpot[k] = (t - first[k]) / (outputs[k] - 1)
             running -= 1
         for k in done:
             ttft[k], first[k] = t - arrivals[k], t
-            if O > 1:
-                heapq.heappush(finishing, (steps + O - 1, k))
+            if outputs[k] > 1:
+                heapq.heappush(finishing, (steps + int(outputs[k]) - 1, k))
                 running += 1
     keep = slice(requests // 10, None)
     q = 100 * req.percentile
     return {
         "ttft_s": float(np.nanmean(ttft[keep])),
         "ttft_p_s": float(np.nanpercentile(ttft[keep], q)),
-        "tpot_s": float(np.nanmean(tpot[keep])) if O > 1 else 0.0,
-        "tpot_p_s": float(np.nanpercentile(tpot[keep], q)) if O > 1 else 0.0,
+        "tpot_s": float(np.nanmean(tpot[keep])) if np.isfinite(tpot[keep]).any() else 0.0,
+        "tpot_p_s": float(np.nanpercentile(tpot[keep], q)) if np.isfinite(tpot[keep]).any() else 0.0,
         "steps": float(steps),
         "mean_batch": sequence_seconds / busy if busy else 0.0,
     }
+
+
+def _lengths(rng: np.random.Generator, mean: float, cv: float, n: int) -> np.ndarray:
+    """n request lengths of this mean and coefficient of variation (gamma; all `mean` when cv is 0), >= 1."""
+    if cv <= 0:
+        return np.full(n, int(round(mean)))
+    shape = 1.0 / cv**2
+    return np.maximum(1, np.rint(rng.gamma(shape, mean / shape, n))).astype(int)

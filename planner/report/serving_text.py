@@ -11,11 +11,19 @@ def _ms(seconds: float | None) -> str:
     return "none" if seconds is None else f"{seconds * 1e3:,.0f} ms" if seconds >= 0.1 else f"{seconds * 1e3:.1f} ms"
 
 
+def _spread(plan: ServingPlan) -> str:
+    """', lengths varying (cv in 1.0, out 1.5)', or nothing for fixed lengths."""
+    if not plan.input_cv and not plan.output_cv:
+        return ""
+    return f"; lengths vary: cv in {plan.input_cv:g}, out {plan.output_cv:g}"
+
+
 def render(plan: ServingPlan) -> str:
     p = f"p{plan.percentile * 100:g}"
     lines = [
         f"Serving {plan.model} at {plan.rate_per_s:g} requests/s ({plan.input_tokens:,} tokens in, "
-        f"{plan.output_tokens:,} out), TTFT {p} <= {_ms(plan.ttft_target_s)}, TPOT {p} <= {_ms(plan.tpot_target_s)}: "
+        f"{plan.output_tokens:,} out{_spread(plan)}), TTFT {p} <= {_ms(plan.ttft_target_s)}, "
+        f"TPOT {p} <= {_ms(plan.tpot_target_s)}: "
         f"{plan.status} ({plan.solver})",
     ]
     for m in plan.mix:
@@ -70,7 +78,9 @@ def render(plan: ServingPlan) -> str:
         if len(plan.not_serving) > RANKED:
             lines.append(f"  ... and {len(plan.not_serving) - RANKED} more")
     lines.append(
-        "Model: continuous batching with chunked prefill, Poisson arrivals, fixed request lengths; "
+        "Model: continuous batching with chunked prefill, Poisson arrivals, "
+        + ("gamma-distributed request lengths" if plan.input_cv or plan.output_cv else "fixed request lengths")
+        + "; "
         "analytic queue checked against a step simulation (docs/model.md section 10). Out of sample the engine "
         "is optimistic at high load (max-throughput tables 32-71% above measured; TTFT 29-87% off): check with "
         "`planner validate --serving`."
