@@ -1,13 +1,13 @@
 """planner: optimization-based GPU cluster planner (buy, rent and serve for large-model training).
 
-The Python API (planner.api, docs/api.md): planner.plan, planner.cloud, planner.fleet, planner.predict and
-planner.sweep return the typed results of planner.results; they are imported on first use, so `import planner`
-stays light.
+The Python API (planner.api, docs/api.md): planner.plan, planner.cloud, planner.fleet, planner.predict,
+planner.sweep and planner.serve return the typed results of planner.results; they are imported on first use,
+so `import planner` stays light.
 """
 
 __version__ = "0.1.0"
 
-_API = ("plan", "cloud", "fleet", "predict", "sweep")
+_API = ("plan", "cloud", "fleet", "predict", "sweep", "serve")
 
 
 def __getattr__(name: str):

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.results import CloudPlan, FleetPlan, Plan, Prediction, Sweep
+from planner.results import CloudPlan, FleetPlan, Plan, Prediction, ServingPlan, Sweep
 
 ScenarioLike = str | Path | Mapping[str, Any] | Any  # a file, the YAML's mapping, or an inputs.scenario.Scenario
 
@@ -158,6 +158,60 @@ def predict(
     )  # fmt: skip
     result = run_predict(catalog, work, cluster, cal, search=not scenario.workload.fixed_layout)
     return Prediction.model_validate({**result, "model_name": work.model_name, "calibration": cal.source})
+
+
+def serve(
+    model: str,
+    *,
+    rate_per_s: float,
+    input_tokens: int,
+    output_tokens: int,
+    ttft_s: float | None = None,
+    tpot_s: float | None = None,
+    percentile: float = 0.9,
+    input_cv: float = 0.0,
+    output_cv: float = 0.0,
+    precisions: Sequence[str] = ("bf16", "fp8"),
+    gpus: Sequence[str] = (),
+    servers: Sequence[str] = (),
+    rent: bool = False,
+    providers: Sequence[str] = (),
+    budget_usd: float | None = None,
+    max_power_w: float | None = None,
+    single_kind: bool = False,
+    catalogs: Sequence[str | Path] = (),
+    solver: str = "auto",
+) -> ServingPlan:
+    """The cheapest servers (or with rent=True, cloud instances by the hour) serving `model` at `rate_per_s`
+    requests/s within the TTFT and TPOT targets (seconds, at `percentile`), as planner serve does."""
+    from planner.answers.serving import instances_to_rent, servers_to_buy
+    from planner.answers.serving import plan as serving_plan
+    from planner.base.errors import UsageError
+    from planner.catalog.load import load_catalog
+    from planner.model.queueing import Requests
+    from planner.tables.replicas import Targets
+
+    if ttft_s is None and tpot_s is None:
+        raise UsageError("give a latency target: ttft_s, tpot_s or both")
+    catalog = load_catalog(list(catalogs))
+    name = catalog.model(model).name
+    if rent:
+        machines = instances_to_rent(catalog, list(gpus) or None, list(providers) or None)
+    else:
+        machines = servers_to_buy(catalog, list(gpus) or None, list(servers) or None)
+    return serving_plan(
+        catalog,
+        name,
+        Requests(input_tokens, output_tokens, percentile, input_cv, output_cv),
+        Targets(rate_per_s, ttft_s, tpot_s),
+        machines,
+        rent=rent,
+        precisions=tuple(precisions),
+        budget_usd=budget_usd,
+        max_power_w=max_power_w,
+        single_kind=single_kind,
+        solver=solver,
+    )
 
 
 # shorthands for the constraints a buyer varies most (the rest by dotted path with "__")

@@ -263,3 +263,14 @@ def test_the_serving_workbook(run, tmp_path):
     assert curve == sorted(curve)  # TTFT rises with the load
     ranked = [book["Ranking"].cell(r, 1).value for r in range(5, 5 + len(plan["ranking"]))]
     assert ranked == [o["server"] for o in plan["ranking"]]
+
+
+def test_the_python_api_serves_as_the_command_does(run):
+    import planner
+
+    plan = planner.serve("Llama-3.1-70B", rate_per_s=20, input_tokens=2000, output_tokens=256, ttft_s=1.0, tpot_s=0.05)
+    command = json.loads(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--json").stdout)
+    assert plan.capex_usd == command["capex_usd"] and [m.server for m in plan.mix] == [
+        m["server"] for m in command["mix"]
+    ]
+    assert len(plan.to_frame()) == len(command["ranking"])  # the ranking as a DataFrame

@@ -20,6 +20,7 @@ prefill taking t_p of the replica:
     TTFT = wait + its own chunks' steps + what is left of the step running at its arrival; at the percentile
     a gamma of the parts' summed mean and variance.
 """
+
 from __future__ import annotations
 
 import heapq
