@@ -758,6 +758,7 @@ class ServingReplica(_Frozen):
     price_date: str
     servers: int = Field(description="servers bought, or instances rented")
     unit_usd: float = Field(description="a server's price, or an instance's on-demand USD per hour")
+    tco_usd: float | None = Field(description="buying: one server's TCO over the years, as planner plan counts it")
     power_w: float = Field(description="a server's nameplate power (0 for an instance: in its price)")
     precision: str = Field(description="weights (and KV cache: fp8 under fp4 weights)")
     mode: str = Field(description="aggregated (prefill and decode on every replica) or disaggregated")
@@ -788,6 +789,7 @@ class ServingOption(_Frozen):
     gpu: str
     servers: int
     capex_usd: float = Field(description="their price (a rental: USD per hour)")
+    tco_usd: float | None = Field(description="buying: their TCO over the years, as planner plan counts it")
     precision: str
     mode: str
     layout: str
@@ -812,6 +814,7 @@ class ServingPlan(_Frozen):
     frame_rows: ClassVar[str | None] = "ranking"
     model: str
     purchase: str = Field(description="buy, or rent on demand")
+    objective: str = Field(description="what was minimised: capex, tco, or usd per hour (renting)")
     rate_per_s: float
     input_tokens: int = Field(description="mean tokens in per request")
     output_tokens: int = Field(description="mean tokens out per request")
@@ -824,14 +827,16 @@ class ServingPlan(_Frozen):
     solver: str
     mix: list[ServingReplica]
     capex_usd: float = Field(description="the servers' price (0 when renting)")
+    tco_usd: float | None = Field(description="buying: the TCO over the years, as planner plan counts it")
     usd_per_hour: float | None = Field(description="renting: the instances' on-demand USD per hour")
     power_w: float
     capacity_per_s: float = Field(description="requests/s the purchase serves within the targets")
+    utilisation: float = Field(description="the asked rate / that capacity")
     gpus: int
     output_tokens_per_s_per_gpu: float = Field(description="at the asked rate")
     usd_per_million_output_tokens: float = Field(
-        description="buying: capex over the years plus energy at the PUE; renting: the hourly price; per million "
-        "output tokens at the asked rate"
+        description="buying: the TCO over the years; renting: the hourly price; per million output tokens at the "
+        "asked rate"
     )
     years: float
     ranking: list[ServingOption]

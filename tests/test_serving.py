@@ -274,3 +274,23 @@ def test_the_python_api_serves_as_the_command_does(run):
         m["server"] for m in command["mix"]
     ]
     assert len(plan.to_frame()) == len(command["ranking"])  # the ranking as a DataFrame
+
+
+def test_tco_counts_as_planner_plan_does(run):
+    from planner.answers.serving import machine_tco_usd
+    from planner.inputs.scenario import Objective
+
+    o = Objective()
+    hours = 24 * 365.25 * o.years
+    price, watts = 300_000.0, 10_000.0
+    energy = watts * o.server_draw_fraction * o.pue * o.usd_per_kwh * hours / 1e3
+    colocation = watts / 1e3 * o.colocation_usd_per_kw_month * 12 * o.years
+    support = price * o.support_share_of_capex_per_year * o.years
+    assert machine_tco_usd(price, watts, 0.0) == pytest.approx(price + energy + colocation + support, rel=1e-3)
+    wet = machine_tco_usd(price, watts, 1.0)  # all heat to liquid: the liquid PUE
+    assert wet == pytest.approx(price + energy * o.pue_liquid / o.pue + colocation + support, rel=1e-3)
+    plan = json.loads(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--objective", "tco", "--single-kind",
+                          "--json").stdout)  # fmt: skip
+    assert plan["objective"] == "tco"
+    assert plan["tco_usd"] == pytest.approx(min(o["tco_usd"] for o in plan["ranking"]))
+    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--rent", "--objective", "tco"), 2, "buying")

@@ -42,7 +42,7 @@ def servers_to_buy(catalog: Catalog, gpus: list[str] | None, servers: list[str] 
     return [
         Machine(
             s.name, catalog.gpu(s.gpu).name, s.gpus_per_node, s.scale_up_domain, float(s.scale_up_gb_per_s),
-            float(s.price_usd), float(s.power_w), _source(catalog, s), str(s.date or ""),
+            float(s.price_usd), float(s.power_w), _source(catalog, s), str(s.date or ""), s.liquid_share,
         )
         for s in rows
     ]  # fmt: skip
@@ -95,8 +95,10 @@ def plan(
     max_power_w: float | None = None,
     single_kind: bool = False,
     solver: str = "auto",
+    objective: str = "capex",
 ) -> ServingPlan:
-    """The cheapest machines (servers to buy, or instances to rent by the hour: `rent`) that serve `model`."""
+    """The cheapest machines (servers to buy, or instances to rent by the hour: `rent`) that serve `model`;
+    `objective` (buying): "capex", or "tco" (machine_tco_usd: as planner plan counts a TCO)."""
     row = catalog.model(model)
     shape = Shape.of(row)
     frame = candidates(catalog, shape, req, targets, machines, list(precisions))
@@ -109,11 +111,17 @@ def plan(
             + (f"\n  ... and {len(not_serving) - MAX_REASONS} more" if len(not_serving) > MAX_REASONS else "")
         )
     offers = [
-        milp.Offer(r.server, float(r.price_usd), float(r.power_w), float(r.rate_per_server))
+        milp.Offer(
+            r.server,
+            float(r.price_usd),
+            float(r.power_w),
+            float(r.rate_per_server),
+            _tco(r, machines[int(r.server_index)], rent, objective),
+        )
         for r in best.itertuples(index=False)
     ]
     result, counts = milp.cheapest(offers, targets.rate_per_s, budget_usd, max_power_w, single_kind, solver)
-    ranking = _ranking(best, targets.rate_per_s)
+    ranking = _ranking(best, machines, targets.rate_per_s, rent)
     if not result.solved:
         unit = "/h" if rent else ""
         limits = [f"budget ${budget_usd:,.0f}{unit}" if budget_usd else ""]
@@ -125,17 +133,18 @@ def plan(
             f"${cheapest.capex_usd:,.0f}{unit}"
         )
     mix = [
-        _replica(machines[int(r.server_index)], r, n, req)
+        _replica(machines[int(r.server_index)], r, n, req, rent)
         for r, n in zip(best.itertuples(index=False), counts, strict=True)
         if n > 0
     ]
     largest = int(np.argmax(np.asarray(counts) * best["rate_per_server"].to_numpy(float)))
     points = curve(shape, req, best.iloc[largest], frame)
     drawn = [ServingPoint(**p) for p in points.to_dict("records")]
-    return _plan(row.name, req, targets, result, mix, ranking, not_serving, rent, (best.iloc[largest]["server"], drawn))
+    drawn = (best.iloc[largest]["server"], drawn)
+    return _plan(row.name, req, targets, result, mix, ranking, not_serving, rent, drawn, objective)
 
 
-def _replica(machine: Machine, r, servers: int, req: Requests) -> ServingReplica:
+def _replica(machine: Machine, r, servers: int, req: Requests, rent: bool) -> ServingReplica:
     replicas = servers * int(r.replicas_per_server)
     return ServingReplica(
         server=machine.name,
@@ -144,6 +153,7 @@ def _replica(machine: Machine, r, servers: int, req: Requests) -> ServingReplica
         price_date=machine.date,
         servers=servers,
         unit_usd=machine.price,
+        tco_usd=None if rent else machine_tco_usd(machine.price, machine.power_w, machine.liquid_share),
         power_w=machine.power_w,
         precision=r.precision,
         mode=r.mode,
@@ -165,22 +175,41 @@ def _replica(machine: Machine, r, servers: int, req: Requests) -> ServingReplica
     )
 
 
+def machine_tco_usd(price_usd: float, power_w: float, liquid_share: float) -> float:
+    """A bought machine's total cost of ownership as `planner plan` counts it (planner.hardware.costing, the
+    scenario defaults of planner.assumptions.facility): price, energy at the training-draw share of nameplate
+    and the PUE of its cooling, colocation per nameplate kW, and support, over the horizon."""
+    from planner.hardware import costing, designs
+    from planner.inputs.scenario import Objective
+
+    objective = Objective()  # the scenario's defaults: one definition of the TCO's terms
+    node_w = power_w * designs.pue_of(objective, liquid_share)
+    return float(costing.tco_usd(costing.Cost(price_usd, power_w, power_w, node_w), objective))
+
+
+def _tco(r, machine: Machine, rent: bool, objective: str) -> float | None:
+    """What the MILP minimises per machine: its price (capex, or a rental's hourly price) or its TCO."""
+    if objective != "tco" or rent:
+        return None
+    return machine_tco_usd(float(r.price_usd), float(r.power_w), machine.liquid_share)
+
+
 def _server_gpus(r) -> int:
     """GPUs a server's replicas use (prefill and decode when disaggregated)."""
     return int(r.replicas_per_server) * int(r.replica_gpus) + int(r.prefill_replicas) * int(r.prefill_gpus)
 
 
-def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, drawn) -> ServingPlan:
+def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, drawn, objective) -> ServingPlan:
     price = sum(m.servers * m.unit_usd for m in mix)
     power = sum(m.servers * m.power_w for m in mix)
     gpus = sum(m.replicas * m.replica_gpus + m.prefill_replicas * m.prefill_replica_gpus for m in mix)
     tokens_per_s = targets.rate_per_s * req.output_tokens
-    if rent:
-        usd_per_s = price / 3600
-    else:
-        usd_per_s = price / (F.YEARS.value * SECONDS_PER_YEAR) + power / 1e3 * F.PUE.value * F.USD_PER_KWH.value / 3600
+    capacity = sum(m.replicas * m.rate_per_replica for m in mix)
+    tco = None if rent else sum(m.servers * m.tco_usd for m in mix)
+    usd_per_s = price / 3600 if rent else tco / (F.YEARS.value * SECONDS_PER_YEAR)
     return ServingPlan(
         purchase="rent on demand" if rent else "buy",
+        objective="usd per hour" if rent else objective,
         model=model,
         rate_per_s=targets.rate_per_s,
         input_tokens=req.input_tokens,
@@ -194,9 +223,11 @@ def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, dr
         solver=result.solver,
         mix=mix,
         capex_usd=0.0 if rent else price,
+        tco_usd=tco,
         usd_per_hour=price if rent else None,
         power_w=power,
-        capacity_per_s=sum(m.replicas * m.rate_per_replica for m in mix),
+        capacity_per_s=capacity,
+        utilisation=targets.rate_per_s / capacity,
         gpus=gpus,
         output_tokens_per_s_per_gpu=tokens_per_s / gpus,
         usd_per_million_output_tokens=usd_per_s / tokens_per_s * 1e6,
@@ -212,8 +243,8 @@ def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, dr
     )
 
 
-def _ranking(best, rate_per_s: float) -> list[ServingOption]:
-    """Each server kind alone: the servers it needs for the whole rate and their price, cheapest first."""
+def _ranking(best, machines: list[Machine], rate_per_s: float, rent: bool) -> list[ServingOption]:
+    """Each server kind alone: the servers it needs for the whole rate, their price and TCO, cheapest first."""
     out = []
     for r in best.itertuples(index=False):
         n = math.ceil(rate_per_s / r.rate_per_server - 1e-9)
@@ -223,6 +254,10 @@ def _ranking(best, rate_per_s: float) -> list[ServingOption]:
                 gpu=r.gpu,
                 servers=n,
                 capex_usd=n * float(r.price_usd),
+                tco_usd=None
+                if rent
+                else n
+                * machine_tco_usd(float(r.price_usd), float(r.power_w), machines[int(r.server_index)].liquid_share),
                 precision=r.precision,
                 mode=r.mode,
                 layout=r.layout,

@@ -66,6 +66,14 @@ MAX_TOKENS_PER_REQUEST = 10_000_000  # a 10M-token context: beyond any model's
 @click.option("--server", "servers", multiple=True, help="Allowed server (repeatable).")
 @click.option("--budget", type=Quantity("usd"), help="Most the servers may cost.")
 @click.option("--max-power", type=Quantity("w"), help="Most power the servers may draw (nameplate), e.g. 500kW.")
+@click.option(
+    "--objective",
+    type=click.Choice(["capex", "tco"]),
+    default="capex",
+    show_default=True,
+    help="Buying: minimise the price, or the total cost of ownership over 5 years (energy, colocation and "
+    "support with it, as planner plan counts them).",
+)
 @click.option("--single-kind", is_flag=True, help="Buy one kind of server only (default: the cheapest mix).")
 @click.option("--rent", is_flag=True, help="Rent cloud instances on demand instead (cost per hour; --budget per hour).")
 @click.option("--provider", "providers", multiple=True, help="With --rent: allowed cloud provider (repeatable).")
@@ -116,6 +124,8 @@ def serve(**kw) -> None:
         named("--server", lambda server=server: loaded.server(server))
     if kw["rent"] and (kw["servers"] or kw["max_power"]):
         raise UsageError("--rent rents instances: --server and --max-power are for buying (use --gpu, --provider)")
+    if kw["rent"] and kw["objective"] != "capex":
+        raise UsageError("--objective tco is for buying: a rental's hourly price already includes its energy")
     if kw["providers"] and not kw["rent"]:
         raise UsageError("--provider chooses cloud instances: give it with --rent")
     gpus = list(kw["gpus"]) or None
@@ -135,6 +145,7 @@ def serve(**kw) -> None:
         max_power_w=kw["max_power"],
         single_kind=kw["single_kind"],
         solver=kw["solver"],
+        objective=kw["objective"],
     )
     write_report(outputs, result, targets, kw["quiet"])
     echo(document(result) if kw["as_json"] else render(result))

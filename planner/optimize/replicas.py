@@ -2,7 +2,7 @@
 rate within the latency targets at least cost (a mix of kinds where it is cheaper, as Melange finds:
 arXiv 2404.14527). The router sends each replica at most the rate it serves within the targets.
 
-    minimise   sum_s price_s x_s  (+ a tie-break on power)
+    minimise   sum_s cost_s x_s  (+ a tie-break on power; cost: the price, or price and energy over the years)
     subject to sum_s rate_s x_s >= rate        (rate_s: requests/s one server's replicas serve)
                sum_s price_s x_s <= budget,  sum_s power_s x_s <= power cap      (when given)
                x_s <= M y_s, sum_s y_s <= 1                                          (--single-kind)
@@ -27,6 +27,11 @@ class Offer:
     price_usd: float
     power_w: float
     rate_per_s: float  # requests/s its replicas serve within the targets
+    cost_usd: float | None = None  # what the objective counts (None: the price)
+
+    @property
+    def cost(self) -> float:
+        return self.price_usd if self.cost_usd is None else self.cost_usd
 
 
 def cheapest(
@@ -44,8 +49,8 @@ def cheapest(
     # the power term only breaks price ties: over the whole purchase it is worth under a millionth of the
     # cheapest offer's price, so it never outweighs a price difference
     watts = max(max((o.power_w for o in offers), default=0.0), 1.0) * max(sum(most), 1)
-    tie = 1e-6 * min((o.price_usd for o in offers), default=1.0) / watts
-    problem += pulp.lpSum((o.price_usd + tie * o.power_w) * v for o, v in zip(offers, x, strict=True))
+    tie = 1e-6 * min((o.cost for o in offers), default=1.0) / watts
+    problem += pulp.lpSum((o.cost + tie * o.power_w) * v for o, v in zip(offers, x, strict=True))
     problem += pulp.lpSum(o.rate_per_s * v for o, v in zip(offers, x, strict=True)) >= rate_per_s, "rate"
     if budget_usd is not None:
         problem += pulp.lpSum(o.price_usd * v for o, v in zip(offers, x, strict=True)) <= budget_usd, "budget"

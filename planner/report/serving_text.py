@@ -46,7 +46,8 @@ def render(plan: ServingPlan) -> str:
             f"bound by {m.binds}",
         ]
     lines += [
-        f"  capacity     {plan.capacity_per_s:.2f} requests/s within the targets ({plan.gpus} GPUs)",
+        f"  capacity     {plan.capacity_per_s:.2f} requests/s within the targets ({plan.gpus} GPUs); the asked rate "
+        f"uses {plan.utilisation:.0%} of it",
         *(
             [f"  cost         ${plan.usd_per_hour:,.2f} per hour on demand"]
             if plan.usd_per_hour is not None
@@ -54,10 +55,12 @@ def render(plan: ServingPlan) -> str:
                 f"  capex        ${plan.capex_usd:,.0f} (servers only: front-end network, racks and storage not "
                 "included)",
                 f"  power        {plan.power_w / 1e3:,.1f} kW nameplate",
+                f"  TCO          ${plan.tco_usd:,.0f} over {plan.years:g} years (capex, energy at the training "
+                f"draw share, colocation and support, as planner plan counts them; minimised: {plan.objective})",
             ]
         ),
         f"  per token    ${plan.usd_per_million_output_tokens:.3f} per million output tokens ("
-        + ("the hourly price" if plan.usd_per_hour is not None else f"capex over {plan.years:g} years and energy")
+        + ("the hourly price" if plan.usd_per_hour is not None else f"the TCO over {plan.years:g} years")
         + f", at {plan.rate_per_s:g} requests/s); {plan.output_tokens_per_s_per_gpu:,.0f} output tokens/s per GPU",
         "Each kind alone:",
     ]

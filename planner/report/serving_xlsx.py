@@ -16,6 +16,7 @@ from planner.report.xlsx import (
     NUM0,
     NUM1,
     NUM3,
+    PCT,
     USD,
     USD0,
     column_total,
@@ -64,6 +65,7 @@ def _quote(ws: Worksheet, plan: ServingPlan) -> None:
     unit = USD if _rented(plan) else USD0
     items = [
         ("Capacity within the targets (requests/s)", (plan.capacity_per_s, NUM1)),
+        ("Share of it the asked rate uses", (plan.utilisation, PCT)),
         ("GPUs", plan.gpus),
         ("Output tokens/s per GPU at the asked rate", (plan.output_tokens_per_s_per_gpu, NUM0)),
         (
@@ -74,7 +76,12 @@ def _quote(ws: Worksheet, plan: ServingPlan) -> None:
     items += (
         [("On-demand USD per hour", (plan.usd_per_hour, USD))]
         if _rented(plan)
-        else [("Capex (servers only)", (plan.capex_usd, USD0)), ("Power, nameplate (kW)", (plan.power_w / 1e3, NUM1))]
+        else [
+            ("Capex (servers only)", (plan.capex_usd, USD0)),
+            (f"TCO over {plan.years:g} years (as planner plan counts it)", (plan.tco_usd, USD0)),
+            ("Minimised", plan.objective),
+            ("Power, nameplate (kW)", (plan.power_w / 1e3, NUM1)),
+        ]
     )
     row = pairs(ws, row, "The answer", items)
     put(ws, row, 1, "Quote" + (" (per hour, on demand)" if _rented(plan) else ""), bold=True)

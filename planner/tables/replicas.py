@@ -39,6 +39,7 @@ class Machine:
     power_w: float  # nameplate (0 for an instance: energy is in its price)
     source: str  # catalog file:row
     date: str
+    liquid_share: float = 0.0  # of its heat, removed by liquid (the PUE of its energy)
 
 
 def layouts(shape: Shape, domain: int) -> list[tuple[str, int]]:
