@@ -757,6 +757,7 @@ class ServingReplica(_Frozen):
     source: str = Field(description="catalog file:row of the server")
     price_date: str
     servers: int = Field(description="servers bought, or instances rented")
+    gpus_per_server: int = Field(description="GPUs in one (its replicas may leave some idle)")
     unit_usd: float = Field(description="a server's price, or an instance's on-demand USD per hour")
     tco_usd: float | None = Field(description="buying: one server's TCO over the years, as planner plan counts it")
     power_w: float = Field(description="a server's nameplate power (0 for an instance: in its price)")
@@ -832,8 +833,8 @@ class ServingPlan(_Frozen):
     power_w: float
     capacity_per_s: float = Field(description="requests/s the purchase serves within the targets")
     utilisation: float = Field(description="the asked rate / that capacity")
-    gpus: int
-    output_tokens_per_s_per_gpu: float = Field(description="at the asked rate")
+    gpus: int = Field(description="GPUs bought or rented")
+    output_tokens_per_s_per_gpu: float = Field(description="at the asked rate, per GPU bought or rented")
     usd_per_million_output_tokens: float = Field(
         description="buying: the TCO over the years; renting: the hourly price; per million output tokens at the "
         "asked rate"

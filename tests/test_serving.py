@@ -101,7 +101,8 @@ def test_the_analytic_queue_agrees_with_the_step_simulation(model, gpu, g, nbyte
     model_at = queueing.operate(shape, r, req, np.array([rate]))
     step = lambda b: float(engine.decode_step_s(shape, r, b, req.mean_context)["step_s"][0])  # noqa: E731
     prefill, cap = float(model_at["prefill_s"][0]), int(model_at["max_sequences"][0])
-    sim = queueing.simulate(step, prefill, req, rate, cap, requests=3000, seed=1)
+    budget = int(engine.token_budget(r)[0])  # ep: one budget per attention rank
+    sim = queueing.simulate(step, prefill, req, rate, cap, requests=3000, seed=1, budget=budget)
     for key in ("ttft_s", "ttft_p_s", "tpot_s", "tpot_p_s"):
         assert model_at[key][0] == pytest.approx(sim[key], rel=0.2), key
 
@@ -294,3 +295,30 @@ def test_tco_counts_as_planner_plan_does(run):
     assert plan["objective"] == "tco"
     assert plan["tco_usd"] == pytest.approx(min(o["tco_usd"] for o in plan["ranking"]))
     refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--rent", "--objective", "tco"), 2, "buying")
+
+
+def test_review_findings_stay_fixed(run):
+    """A prefill replica holds its weights and a prompt; a decode-only replica queues no prefill; expert
+    parallelism gets a token budget per attention rank; a tiny rate still buys a server."""
+    from planner.tables.replicas import Targets, candidates
+
+    deepseek = Shape.of(CATALOG.model("DeepSeek-V3"))
+    from planner.answers.serving import servers_to_buy
+
+    machines = servers_to_buy(CATALOG, ["MI355X", "GB200", "H200"], None)
+    req = Requests(2000, 500)
+    frame = candidates(CATALOG, deepseek, req, Targets(50, 2.0, 0.05), machines, ["fp8"])
+    for row in frame[frame["mode"] == "disaggregated"].itertuples():
+        layout = frame[(frame["server_index"] == row.server_index) & (frame["mode"] == "aggregated")]
+        pre = layout[(layout["layout"] == row.prefill_layout) & (layout["replica_gpus"] == row.prefill_gpus)]
+        assert (pre["weights_gib_per_gpu"] < pre["hbm_gib"]).all(), row.server
+    llama = Shape.of(CATALOG.model("Llama-3.1-70B"))
+    h200 = replica("H200", 8, 1, 1, "peak_fp8_tflops")
+    long = Requests(16000, 64)
+    decode = queueing.max_rate(llama, h200, long, None, None, role="decode")
+    assert decode["batch"][0] >= 0.95 * engine.max_sequences(llama, h200, long.mean_context)[0]
+    wide = replica("GB200", 72, 1, 1, "peak_fp8_tflops", ep=True, nvlink=900.0)
+    ep = queueing.max_rate(deepseek, wide, Requests(2000, 256), None, None, role="decode")
+    assert ep["batch"][0] > 2 * 8192  # beyond one engine's budget: 72 attention ranks
+    tiny = json.loads(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER[2:], "--rate", "1e-9", "--json").stdout)
+    assert tiny["mix"][0]["servers"] == 1 and tiny["capex_usd"] == min(o["capex_usd"] for o in tiny["ranking"])

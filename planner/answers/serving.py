@@ -5,8 +5,6 @@ answer: the mix, each kind alone (the ranking), and why a server cannot serve.""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from planner.assumptions import facility as F
@@ -152,6 +150,7 @@ def _replica(machine: Machine, r, servers: int, req: Requests, rent: bool) -> Se
         source=machine.source,
         price_date=machine.date,
         servers=servers,
+        gpus_per_server=machine.gpus,
         unit_usd=machine.price,
         tco_usd=None if rent else machine_tco_usd(machine.price, machine.power_w, machine.liquid_share),
         power_w=machine.power_w,
@@ -202,7 +201,7 @@ def _server_gpus(r) -> int:
 def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, drawn, objective) -> ServingPlan:
     price = sum(m.servers * m.unit_usd for m in mix)
     power = sum(m.servers * m.power_w for m in mix)
-    gpus = sum(m.replicas * m.replica_gpus + m.prefill_replicas * m.prefill_replica_gpus for m in mix)
+    gpus = sum(m.servers * m.gpus_per_server for m in mix)
     tokens_per_s = targets.rate_per_s * req.output_tokens
     capacity = sum(m.replicas * m.rate_per_replica for m in mix)
     tco = None if rent else sum(m.servers * m.tco_usd for m in mix)
@@ -247,7 +246,7 @@ def _ranking(best, machines: list[Machine], rate_per_s: float, rent: bool) -> li
     """Each server kind alone: the servers it needs for the whole rate, their price and TCO, cheapest first."""
     out = []
     for r in best.itertuples(index=False):
-        n = math.ceil(rate_per_s / r.rate_per_server - 1e-9)
+        n = milp.servers_alone(rate_per_s, float(r.rate_per_server))
         out.append(
             ServingOption(
                 server=r.server,

@@ -167,6 +167,12 @@ def kv_tokens(shape: Shape, r: Replicas) -> np.ndarray:
     return np.floor(np.where(r.ep, per_gpu * r.gpus, per_gpu))
 
 
+def token_budget(r: Replicas) -> np.ndarray:
+    """Tokens per engine step over the replica: serve_token_budget per attention rank (one engine under tp, one
+    per GPU under ep's data-parallel attention)."""
+    return S.TOKEN_BUDGET.value * np.where(r.ep, r.gpus, 1.0)
+
+
 def max_sequences(shape: Shape, r: Replicas, mean_context: float, cap=None) -> np.ndarray:
     """Sequences decoded together at most: the KV cache at the mean context, and the engine's cap (`cap`, or
     serve_max_sequences per attention rank: one engine under tp, one per GPU under ep)."""
@@ -206,11 +212,17 @@ def decode_step_s(shape: Shape, r: Replicas, batch, context: float, eff: Efficie
     }
 
 
-def prefill_s(shape: Shape, r: Replicas, tokens, eff: Efficiency = DEFAULT, square: float = 1.0) -> np.ndarray:
+def prefill_s(
+    shape: Shape, r: Replicas, tokens, eff: Efficiency = DEFAULT, square: float = 1.0, alone: bool = False
+) -> np.ndarray:
     """Replica time of one request's prefill of `tokens` input tokens (its compute spread over the g GPUs);
-    `square`: E[I^2] / E[I]^2 when `tokens` is the mean of varying prompts (the mean of the quadratic term)."""
+    `square`: E[I^2] / E[I]^2 when `tokens` is the mean of varying prompts (the mean of the quadratic term).
+    `alone`: a step of its own (a prefill-only replica), which must also read every weight the GPU holds (a
+    prompt routes to every expert); in a mixed step the decode tokens' step reads them already."""
     flops = 2.0 * shape.active_params * tokens + shape.layers * shape.prefill_attention * tokens**2 * square
     compute = flops / (r.gpus * r.peak_tflops * 1e12 * eff.prefill)
+    if alone:
+        compute = np.maximum(compute, weights_per_gpu(shape, r) / (r.hbm_gb_per_s * 1e9 * eff.hbm))
     return compute + _collectives_s(shape, r, np.broadcast_to(np.asarray(tokens, float), r.gpus.shape), eff)
 
 

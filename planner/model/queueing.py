@@ -102,7 +102,8 @@ def operate(
     t_dec = step(batch)
     tpot = t_dec / slack
     # a step carries one request's prefill, or more when more arrive per step than one (k <= K - B)
-    chunk = np.clip(np.minimum(S.TOKEN_BUDGET.value - batch, np.maximum(I, lam * I * tpot)), 1.0, None)
+    budget = engine.token_budget(r)  # per step, over the replica's engines
+    chunk = np.clip(np.minimum(budget - batch, np.maximum(I, lam * I * tpot)), 1.0, None)
     extra = chunk * t_pre / I  # a mixed step's prefill time
     mixed = np.clip(lam * I * tpot / chunk, 0.0, 1.0)  # the share of steps that carry prefill
     # a request's TPOT is its mean over its life, in which the batch (Poisson, variance B) and the prefill
@@ -113,18 +114,19 @@ def operate(
     step_cv = (step(batch + spread_b) - t_dec) / t_dec
     prefill_cv = rho / spread_b / slack * np.sqrt(req.short_lives)
     tpot_p = tpot * (1 + z * np.sqrt(step_cv**2 + prefill_cv**2))
-    room = np.maximum(S.TOKEN_BUDGET.value - batch, 1.0)
+    room = np.maximum(budget - batch, 1.0)
     work = t_pre + I * t_dec / room  # replica time per request when steps are full of prefill chunks
-    rho_q = lam * work
+    rho_q = lam * work if prefill else np.zeros_like(lam)  # a decode-only replica queues no prefill
     stable &= rho_q <= S.MAX_UTILISATION.value
     slack_q = np.maximum(1.0 - rho_q, 1e-12)
     # M/G/1 (Pollaczek-Khinchine): the wait grows with E[S^2] = E[S]^2 (1 + cv^2), the work ~ the prompt's tokens
     wait = rho_q * work * (1 + req.input_cv**2) / (2 * slack_q)
     theta = wait / np.maximum(rho_q, 1e-12)  # a waiting request's mean wait (the tail is exponential)
-    own = t_pre + np.ceil(I / room) * t_dec  # its chunks' steps
+    # its chunks' steps; the last carries the other prompts of its step too (a step's typical chunk, `extra`)
+    own = (np.maximum(t_pre, extra) + np.ceil(I / room) * t_dec) if prefill else np.zeros_like(lam)
     long = t_dec + extra  # the step running at arrival: pure (t_dec) or mixed, length-biased
     share = mixed * long / (mixed * long + (1 - mixed) * t_dec)  # of the time, in mixed steps
-    residual = (share * long + (1 - share) * t_dec) / 2
+    residual = (share * long + (1 - share) * t_dec) / 2 if prefill else np.zeros_like(lam)
     no_decode = O <= 1
     # TTFT = wait + own service + the step running at arrival, independent parts: a gamma of their summed mean
     # and variance, at the percentile (Wilson-Hilferty). The wait: 0, or with probability rho_q exponential of
@@ -159,12 +161,13 @@ def _gamma_quantile(mean, variance, z: float) -> np.ndarray:
 
 def prefill_pool(shape: Shape, r: Replicas, req: Requests, rate, eff: Efficiency = DEFAULT) -> dict[str, np.ndarray]:
     """A prefill-only replica of a disaggregated deployment at `rate` requests/s: first come first served,
-    each prompt one engine step (ceil(I / K) when longer than the token budget K) of its prefill time: M/D/1,
-    with the wait's exponential tail as in `operate`. TTFT here excludes the KV cache's transfer."""
+    each prompt one engine step (ceil(I / K) when longer than the token budget K) of its prefill time alone
+    (its compute, or reading the weights when that is longer): M/G/1 with the wait's exponential tail as in
+    `operate`. TTFT here excludes the KV cache's transfer."""
     lam = np.asarray(rate, float) * np.ones(len(r.gpus))
     I = np.asarray(req.input_tokens, float)  # noqa: E741
-    service = engine.prefill_s(shape, r, I, eff, req.input_square)
-    service = service + np.ceil(I / S.TOKEN_BUDGET.value) * eff.step_overhead_s
+    service = engine.prefill_s(shape, r, I, eff, req.input_square, alone=True)
+    service = service + np.ceil(I / engine.token_budget(r)) * eff.step_overhead_s
     rho = lam * service
     slack = np.maximum(1.0 - rho, 1e-12)
     wait = rho * service * (1 + req.input_cv**2) / (2 * slack)

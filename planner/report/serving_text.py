@@ -27,7 +27,10 @@ def render(plan: ServingPlan) -> str:
         f"{plan.status} ({plan.solver})",
     ]
     for m in plan.mix:
-        gpus = m.servers * (m.replicas_per_server * m.replica_gpus) + m.prefill_replicas * m.prefill_replica_gpus
+        used = m.servers * (m.replicas_per_server * m.replica_gpus) + m.prefill_replicas * m.prefill_replica_gpus
+        gpus = f"{m.servers * m.gpus_per_server}" + (
+            f", {used} in replicas" if used < m.servers * m.gpus_per_server else ""
+        )
         layout = f"{m.layout.upper()} {m.replica_gpus}"
         pools = (
             f"{m.replicas} of {m.replica_gpus} GPU(s), {layout}"

@@ -112,9 +112,10 @@ def candidates(
 
 def kv_transfer_s(shape: Shape, r: Replicas, req: Requests) -> np.ndarray:
     """A request's KV cache, prefilled on one replica, moved to a decode replica in the same scale-up domain:
-    every layer's cache of its input tokens, each prefill GPU sending its share over its scale-up link."""
+    every layer's cache of its input tokens, each prefill GPU holding a share sending it over its scale-up link."""
     cache = np.asarray(req.input_tokens, float) * shape.layers * shape.kv_width * r.kv_bytes
-    return cache / (r.gpus * r.scale_up_gb_per_s * 1e9)
+    senders = np.where(r.ep, 1.0, r.gpus)  # ep: the prompt's attention rank holds its whole cache
+    return cache / (senders * r.scale_up_gb_per_s * 1e9)
 
 
 def disaggregated(shape: Shape, req: Requests, targets: Targets, frame: pd.DataFrame) -> pd.DataFrame:
@@ -131,9 +132,10 @@ def disaggregated(shape: Shape, req: Requests, targets: Targets, frame: pd.DataF
     dec = dec_at["rate"]
     best: dict[tuple, tuple] = {}
     gpus = (frame["replica_gpus"] * frame["replicas_per_server"]).to_numpy(int)  # the server's GPUs
+    fits = engine.kv_tokens(shape, r) >= float(req.input_tokens)  # the weights and one prompt's cache
     groups = frame.groupby(["server_index", "precision"], sort=False).indices
     for key, idx in groups.items():
-        for p in idx[pre[idx] > 0]:
+        for p in idx[(pre[idx] > 0) & fits[idx]]:  # a prefill replica holds the weights and a prompt's cache
             counts = np.arange(1, gpus[p] // int(frame["replica_gpus"].iat[p]) + 1)
             left = gpus[p] - counts * int(frame["replica_gpus"].iat[p])
             for d in idx[dec[idx] > 0]:
