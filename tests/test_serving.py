@@ -170,7 +170,8 @@ def test_single_kind_buys_one_kind(run):
 
 
 def test_serve_refusals(run, tmp_path):
-    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER[:6]), 2, "give a latency target")
+    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER[:6]), 1, "give a latency target")
+    refused(run("serve", "--rate", "20"), 2, "--model", "--input-tokens")
     refused(run("serve", "--model", "Llama-9", *ONE_LINER), 2, "--model")
     refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "-o", tmp_path / "x.csv"), 2, ".xlsx", ".json")
     out = refused(run("serve", "--model", "DeepSeek-V3", *ONE_LINER, "--gpu", "V100"), 1, "do not fit")
@@ -240,7 +241,7 @@ def test_renting_ranks_instances_by_the_hour(run):
     hourly = plan["usd_per_hour"] / (20 * 256 * 3600) * 1e6  # $ per million output tokens at 20 requests/s
     assert plan["usd_per_million_output_tokens"] == pytest.approx(hourly)
     assert plan["capacity_per_s"] >= 20
-    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--provider", "AWS"), 2, "--rent")
+    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--provider", "AWS"), 1, "rent: true")
     refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--rent", "--budget", "1"), 1, "/h")
 
 
@@ -294,7 +295,8 @@ def test_tco_counts_as_planner_plan_does(run):
                           "--json").stdout)  # fmt: skip
     assert plan["objective"] == "tco"
     assert plan["tco_usd"] == pytest.approx(min(o["tco_usd"] for o in plan["ranking"]))
-    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--rent", "--objective", "tco"), 2, "buying")
+    assert plan["ranking"][0]["tco_usd"] == pytest.approx(plan["tco_usd"])  # ranked by the objective
+    refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--rent", "--max-power", "1MW"), 1, "buying")
 
 
 def test_review_findings_stay_fixed(run):
@@ -322,3 +324,23 @@ def test_review_findings_stay_fixed(run):
     assert ep["batch"][0] > 2 * 8192  # beyond one engine's budget: 72 attention ranks
     tiny = json.loads(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER[2:], "--rate", "1e-9", "--json").stdout)
     assert tiny["mix"][0]["servers"] == 1 and tiny["capex_usd"] == min(o["capex_usd"] for o in tiny["ranking"])
+
+
+def test_the_scenario_file_and_options_over_it(run, write):
+    from planner.base.resources import examples_dir
+
+    example = examples_dir() / "serve-llama-70b.yaml"
+    plan = json.loads(run("serve", example, "--json").stdout)
+    assert plan["model"] == "Llama-3.1-70B" and plan["objective"] == "tco" and plan["input_cv"] == 1.0
+    more = json.loads(run("serve", example, "--rate", "200", "--objective", "capex", "--json").stdout)
+    assert more["rate_per_s"] == 200 and more["objective"] == "capex" and more["output_cv"] == 1.0
+    same = ["--model", "Llama-3.1-70B", "--rate", "200", "--input-tokens", "2000", "--output-tokens", "256"]
+    options = json.loads(run("serve", *same, "--input-cv", "1", "--output-cv", "1", "--ttft", "1s", "--tpot",
+                             "50ms", "--json").stdout)  # fmt: skip
+    assert options["capex_usd"] == more["capex_usd"]  # the file plus options = the options alone
+    bad = write("bad.yaml", "model: Llama-3.1-70B\nload: {rate_per_s: 20, input_tokens: 2000, output_tokens: 256, "
+                            "inputs_cv: 1}\ntargets: {ttft: 1s}\n")  # fmt: skip
+    refused(run("serve", bad), 1, "load.inputs_cv", "did you mean input_cv")
+    listed = write("list.yaml", "- model\n")
+    refused(run("serve", listed), 1, "a serving scenario is a YAML mapping")
+    assert json.loads(run("serve", "--schema").stdout)["title"] == "ServeScenario"

@@ -119,7 +119,7 @@ def plan(
         for r in best.itertuples(index=False)
     ]
     result, counts = milp.cheapest(offers, targets.rate_per_s, budget_usd, max_power_w, single_kind, solver)
-    ranking = _ranking(best, machines, targets.rate_per_s, rent)
+    ranking = _ranking(best, machines, targets.rate_per_s, rent, objective)
     if not result.solved:
         unit = "/h" if rent else ""
         limits = [f"budget ${budget_usd:,.0f}{unit}" if budget_usd else ""]
@@ -208,7 +208,7 @@ def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, dr
     usd_per_s = price / 3600 if rent else tco / (F.YEARS.value * SECONDS_PER_YEAR)
     return ServingPlan(
         purchase="rent on demand" if rent else "buy",
-        objective="usd per hour" if rent else objective,
+        objective="usd per hour" if rent else objective,  # (a rental's hourly price includes its energy)
         model=model,
         rate_per_s=targets.rate_per_s,
         input_tokens=req.input_tokens,
@@ -242,8 +242,9 @@ def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, dr
     )
 
 
-def _ranking(best, machines: list[Machine], rate_per_s: float, rent: bool) -> list[ServingOption]:
-    """Each server kind alone: the servers it needs for the whole rate, their price and TCO, cheapest first."""
+def _ranking(best, machines: list[Machine], rate_per_s: float, rent: bool, objective: str) -> list[ServingOption]:
+    """Each server kind alone: the servers it needs for the whole rate, their price and TCO, cheapest first
+    (by the objective)."""
     out = []
     for r in best.itertuples(index=False):
         n = milp.servers_alone(rate_per_s, float(r.rate_per_server))
@@ -267,7 +268,8 @@ def _ranking(best, machines: list[Machine], rate_per_s: float, rent: bool) -> li
                 binds=str(r.binds),
             )
         )
-    return sorted(out, key=lambda o: (o.capex_usd, o.server))
+    by_tco = objective == "tco" and not rent
+    return sorted(out, key=lambda o: (o.tco_usd if by_tco else o.capex_usd, o.server))
 
 
 def _not_serving(frame, rows: list[Machine], precisions, context: float) -> list[str]:

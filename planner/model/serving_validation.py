@@ -149,7 +149,7 @@ def out_of_publication(catalog: Catalog, frame: pd.DataFrame) -> tuple[pd.DataFr
     whole = fit(catalog, train)
     parts = [predict(catalog, frame[frame["split"] == "holdout"], whole)]
     for publisher in train["publisher"].unique():
-        others = fit(catalog, train[train["publisher"] != publisher], whole)
+        others = fit(catalog, train[train["publisher"] != publisher])  # from the priors: `whole` saw this one
         parts.append(predict(catalog, train[train["publisher"] == publisher], others))
     return pd.concat(parts).loc[frame.index], whole
 
