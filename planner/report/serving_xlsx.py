@@ -129,8 +129,13 @@ def _quote(ws: Worksheet, plan: ServingPlan) -> None:
         ws,
         row,
         "Servers only: the front-end network, racks and storage are not included. The model: docs/model.md section "
-        "10 (continuous batching with chunked prefill, Poisson arrivals, fixed request lengths); its error against "
-        "published measurements: planner validate --serving.",
+        "10 (continuous batching with chunked prefill, Poisson arrivals, "
+        + (
+            f"gamma-distributed request lengths: cv in {plan.input_cv:g}, out {plan.output_cv:g}"
+            if plan.input_cv or plan.output_cv
+            else "fixed request lengths"
+        )
+        + "); its error against published measurements: planner validate --serving.",
         6,
     )
     fit_widths(ws, {1: (28, 46), 2: (10, 16), 3: (12, 14), 4: (12, 16), 5: (16, 26), 6: (10, 12)})
