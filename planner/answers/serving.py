@@ -121,14 +121,14 @@ def plan(
     result, counts = milp.cheapest(offers, targets.rate_per_s, budget_usd, max_power_w, single_kind, solver)
     ranking = _ranking(best, machines, targets.rate_per_s, rent, objective)
     if not result.solved:
-        unit = "/h" if rent else ""
-        limits = [f"budget ${budget_usd:,.0f}{unit}" if budget_usd else ""]
+        unit, digits = ("/h", 2) if rent else ("", 0)
+        limits = [f"budget ${budget_usd:,.{digits}f}{unit}" if budget_usd else ""]
         limits.append(f"power {max_power_w / 1e3:,.0f} kW" if max_power_w else "")
-        cheapest = ranking[0]
+        cheapest = min(ranking, key=lambda o: o.capex_usd)
         raise InfeasibleError(
             f"no {'rental' if rent else 'purchase'} serves {targets.rate_per_s:g} requests/s within "
             f"{' and '.join(x for x in limits if x)}: the cheapest, {cheapest.servers} x {cheapest.server}, costs "
-            f"${cheapest.capex_usd:,.0f}{unit}"
+            f"${cheapest.capex_usd:,.{digits}f}{unit}"
         )
     mix = [
         _replica(machines[int(r.server_index)], r, n, req, rent)
