@@ -860,10 +860,13 @@ def test_any_catalog_cell_is_accepted_or_named(tmp_path, column, cell):
 
 def test_shipped_examples_still_load():
     from planner.inputs.fleet import load_fleet
+    from planner.inputs.serving import load_serving
 
     for path in sorted(examples_dir().glob("*.yaml")):
         if path.name.startswith("fleet-"):
             assert load_fleet(path).training
+        elif path.name.startswith("serve-"):
+            assert load_serving(path, {}).load.rate_per_s > 0
         else:
             assert load_scenario(path).workload is not None
 

@@ -344,3 +344,5 @@ def test_the_scenario_file_and_options_over_it(run, write):
     listed = write("list.yaml", "- model\n")
     refused(run("serve", listed), 1, "a serving scenario is a YAML mapping")
     assert json.loads(run("serve", "--schema").stdout)["title"] == "ServeScenario"
+    refused(run("serve", examples_dir() / "llama-70b-h100.yaml"), 1, "plan scenario", "planner plan")
+    refused(run("plan", example), 1, "serving scenario", "planner serve")

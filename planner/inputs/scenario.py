@@ -659,6 +659,8 @@ def scenario_data(
         raise ScenarioError(f"{path}: a scenario is a YAML mapping with workload, requirement, target_tflops")
     if "horizon" in data and "workload" not in data:
         raise ScenarioError(f"{path}: this is a fleet file (horizon, training, inference); run `planner fleet {path}`")
+    if "load" in data and "workload" not in data:
+        raise ScenarioError(f"{path}: this is a serving scenario (model, load, targets); run `planner serve {path}`")
     data = apply_overrides(data, overrides or {})
     data = apply_overrides(data, settings or {}, keep_none=True)
     if path is None and "name" not in data:

@@ -107,6 +107,12 @@ def load_serving(path: str | Path | None, overrides: dict[str, object]) -> Serve
         read = read_yaml(Path(path), "serving scenario")
         if not isinstance(read, dict):
             raise ScenarioError(f"{path}: a serving scenario is a YAML mapping with model, load, targets, ...")
+        if "workload" in read and "load" not in read:
+            raise ScenarioError(f"{path}: this is a plan scenario (workload, requirement); run `planner plan {path}`")
+        if "horizon" in read and "load" not in read:
+            raise ScenarioError(
+                f"{path}: this is a fleet file (horizon, training, inference); run `planner fleet {path}`"
+            )
         data = read
     for dotted, value in overrides.items():
         *parents, last = dotted.split(".")
