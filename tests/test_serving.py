@@ -346,3 +346,15 @@ def test_the_scenario_file_and_options_over_it(run, write):
     assert json.loads(run("serve", "--schema").stdout)["title"] == "ServeScenario"
     refused(run("serve", examples_dir() / "llama-70b-h100.yaml"), 1, "plan scenario", "planner plan")
     refused(run("plan", example), 1, "serving scenario", "planner serve")
+
+
+def test_more_load_never_costs_less_and_more_choice_never_costs_more():
+    import planner
+
+    ask = {"input_tokens": 2000, "output_tokens": 256, "ttft_s": 1.0}
+    capex = [planner.serve("Llama-3.1-70B", rate_per_s=r, tpot_s=0.05, **ask).capex_usd for r in (2, 20, 200)]
+    assert capex == sorted(capex) and capex[0] < capex[-1]
+    tighter = [planner.serve("Llama-3.1-70B", rate_per_s=20, tpot_s=t, **ask).capex_usd for t in (0.1, 0.05, 0.02)]
+    assert tighter == sorted(tighter)
+    wider = planner.serve("Llama-3.1-70B", rate_per_s=200, tpot_s=0.05, precisions=["bf16", "fp8", "fp4"], **ask)
+    assert wider.capex_usd <= capex[-1]

@@ -62,7 +62,8 @@ def inference(**kw) -> None:
     Weights that do not fit in HBM stream from DRAM and NVMe over PCIe every decode step, so the latency per
     generated token is bounded by bandwidth; splitting each layer over m machines multiplies bandwidth but
     adds per-layer all-reduce latency. The machine count is optimised, not assumed. Prefill (time to first
-    token) and the KV cache's reads and memory are not modelled.
+    token) and the KV cache's reads and memory are not modelled: for a request load with TTFT and TPOT targets,
+    use `planner serve`.
 
     \b
     Examples:
