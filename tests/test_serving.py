@@ -102,7 +102,8 @@ def test_the_analytic_queue_agrees_with_the_step_simulation(model, gpu, g, nbyte
     step = lambda b: float(engine.decode_step_s(shape, r, b, req.mean_context)["step_s"][0])  # noqa: E731
     prefill, cap = float(model_at["prefill_s"][0]), int(model_at["max_sequences"][0])
     budget = int(engine.token_budget(r)[0])  # ep: one budget per attention rank
-    sim = queueing.simulate(step, prefill, req, rate, cap, requests=3000, seed=1, budget=budget)
+    own = float(engine.prefill_latency_s(shape, r, req.input_tokens)[0])  # ep: on the prompt's own rank
+    sim = queueing.simulate(step, prefill, req, rate, cap, requests=3000, seed=1, budget=budget, own_prefill_s=own)
     for key in ("ttft_s", "ttft_p_s", "tpot_s", "tpot_p_s"):
         assert model_at[key][0] == pytest.approx(sim[key], rel=0.2), key
 

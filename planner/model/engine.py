@@ -226,6 +226,23 @@ def prefill_s(
     return compute + _collectives_s(shape, r, np.broadcast_to(np.asarray(tokens, float), r.gpus.shape), eff)
 
 
+def prefill_latency_s(
+    shape: Shape, r: Replicas, tokens, eff: Efficiency = DEFAULT, square: float = 1.0, alone: bool = False
+) -> np.ndarray:
+    """How long one request's prefill takes from its start to its last token's logits: tp, the replica's time
+    (prefill_s); ep, its attention and dense layers run on its own attention rank while its routed experts spread
+    over the g GPUs, so it takes longer than the replica time it uses (other ranks prefill other requests)."""
+    spread = prefill_s(shape, r, tokens, eff, square, alone)
+    tokens = np.asarray(tokens, float)
+    rest = 2.0 * (shape.active_params - shape.routed_active) * tokens + shape.layers * shape.prefill_attention * (
+        tokens**2 * square
+    )
+    experts = 2.0 * shape.routed_active * tokens / r.gpus
+    one_rank = (rest + experts) / (r.peak_tflops * 1e12 * eff.prefill)
+    collectives = _collectives_s(shape, r, np.broadcast_to(tokens, r.gpus.shape), eff)
+    return np.where(r.ep, np.maximum(one_rank + collectives, spread), spread)
+
+
 def _collectives_s(shape: Shape, r: Replicas, tokens: np.ndarray, eff: Efficiency) -> np.ndarray:
     """tp: two all-reduces of the tokens' activations per layer (NCCL ring, LL latency, then the bytes over
     each GPU's scale-up link); ep: per MoE layer a dispatch (fp8) and a combine (bf16) all-to-all of each

@@ -122,8 +122,11 @@ def operate(
     # M/G/1 (Pollaczek-Khinchine): the wait grows with E[S^2] = E[S]^2 (1 + cv^2), the work ~ the prompt's tokens
     wait = rho_q * work * (1 + req.input_cv**2) / (2 * slack_q)
     theta = wait / np.maximum(rho_q, 1e-12)  # a waiting request's mean wait (the tail is exponential)
-    # its chunks' steps; the last carries the other prompts of its step too (a step's typical chunk, `extra`)
-    own = (np.maximum(t_pre, extra) + np.ceil(I / room) * t_dec) if prefill else np.zeros_like(lam)
+    # its chunks' steps; the last carries the other prompts of its step too (a step's typical chunk, `extra`);
+    # under ep the request's own attention rank sets how long its prefill takes (engine.prefill_latency_s)
+    t_own = engine.prefill_latency_s(shape, r, I, eff, req.input_square) if prefill else np.zeros_like(lam)
+    steps = np.maximum(t_pre, extra) + np.ceil(I / room) * t_dec
+    own = np.maximum(steps, t_own) if prefill else np.zeros_like(lam)  # (tp: t_own = t_pre, within its steps)
     long = t_dec + extra  # the step running at arrival: pure (t_dec) or mixed, length-biased
     share = mixed * long / (mixed * long + (1 - mixed) * t_dec)  # of the time, in mixed steps
     residual = (share * long + (1 - share) * t_dec) / 2 if prefill else np.zeros_like(lam)
@@ -163,21 +166,22 @@ def prefill_pool(shape: Shape, r: Replicas, req: Requests, rate, eff: Efficiency
     """A prefill-only replica of a disaggregated deployment at `rate` requests/s: first come first served,
     each prompt one engine step (ceil(I / K) when longer than the token budget K) of its prefill time alone
     (its compute, or reading the weights when that is longer): M/G/1 with the wait's exponential tail as in
-    `operate`. TTFT here excludes the KV cache's transfer."""
+    `operate`; the wait from the replica's time per prompt, its own part from how long one prompt takes (under
+    ep, on its attention rank). TTFT here excludes the KV cache's transfer."""
     lam = np.asarray(rate, float) * np.ones(len(r.gpus))
     I = np.asarray(req.input_tokens, float)  # noqa: E741
-    service = engine.prefill_s(shape, r, I, eff, req.input_square, alone=True)
-    service = service + np.ceil(I / engine.token_budget(r)) * eff.step_overhead_s
+    steps = np.ceil(I / engine.token_budget(r)) * eff.step_overhead_s
+    service = engine.prefill_s(shape, r, I, eff, req.input_square, alone=True) + steps  # the replica's time
+    latency = engine.prefill_latency_s(shape, r, I, eff, req.input_square, alone=True) + steps  # one request's
     rho = lam * service
     slack = np.maximum(1.0 - rho, 1e-12)
     wait = rho * service * (1 + req.input_cv**2) / (2 * slack)
     theta = wait / np.maximum(rho, 1e-12)
     wait_var = np.maximum(2 * rho * theta**2 - wait**2, 0.0)
-    ttft_p = _gamma_quantile(
-        wait + service, wait_var + (service * req.input_cv) ** 2, NormalDist().inv_cdf(req.percentile)
-    )
+    ttft = wait + latency
+    ttft_p = _gamma_quantile(ttft, wait_var + (latency * req.input_cv) ** 2, NormalDist().inv_cdf(req.percentile))
     stable = rho <= S.MAX_UTILISATION.value
-    return {"stable": stable, "service_s": service, "ttft_s": wait + service, "ttft_p_s": ttft_p}
+    return {"stable": stable, "service_s": service, "ttft_s": ttft, "ttft_p_s": ttft_p}
 
 
 def max_rate(
@@ -241,13 +245,15 @@ def simulate(
     requests: int = 4000,
     seed: int = 0,
     budget: int | None = None,
+    own_prefill_s: float = 0.0,
 ) -> dict[str, float]:
     """Step-level simulation of the engine `operate` approximates: Poisson arrivals at `rate`, each step
     decoding every running sequence (step_s(B)) and filling the rest of the token budget with prefill
     chunks first come first served (prefill_s / input_tokens per token), a sequence admitted while the
     running ones stay under max_sequences. Lengths are gamma-distributed at the request shape's means and
-    coefficients of variation (fixed when 0). TTFT and TPOT (mean and at the percentile) over the requests
-    after the first tenth (warm-up)."""
+    coefficients of variation (fixed when 0); a prompt's first token comes no sooner than `own_prefill_s` after
+    its prefill starts (ep: its own attention rank, engine.prefill_latency_s, for a prompt of mean length). TTFT
+    and TPOT (mean and at the percentile) over the requests after the first tenth (warm-up)."""
     budget = int(budget or S.TOKEN_BUDGET.value)
     rng = np.random.default_rng(seed)
     per_token = prefill_s / req.input_tokens
@@ -255,7 +261,7 @@ def simulate(
     inputs = _lengths(rng, req.input_tokens, req.input_cv, requests)
     outputs = _lengths(rng, req.output_tokens, req.output_cv, requests)
     ttft, tpot = np.full(requests, np.nan), np.full(requests, np.nan)
-    first = np.zeros(requests)
+    first, started = np.zeros(requests), np.full(requests, np.nan)
     finishing: list[tuple[int, int]] = []  # (step of its last token, request), a heap
     queue: list[list] = []  # [request, prefill tokens left], first come first served
     nxt, t, steps, running = 0, 0.0, 0, 0
@@ -271,6 +277,8 @@ def simulate(
         for item in queue:
             if used >= room or admitted >= max_sequences:
                 break
+            if np.isnan(started[item[0]]):
+                started[item[0]] = t  # its first chunk's step starts now
             take = min(item[1], room - used)
             item[1] -= take
             used += take
@@ -286,7 +294,8 @@ def simulate(
             tpot[k] = (t - first[k]) / (outputs[k] - 1)
             running -= 1
         for k in done:
-            ttft[k], first[k] = t - arrivals[k], t
+            ready = max(t, started[k] + own_prefill_s * inputs[k] / req.input_tokens)
+            ttft[k], first[k] = ready - arrivals[k], ready
             if outputs[k] > 1:
                 heapq.heappush(finishing, (steps + int(outputs[k]) - 1, k))
                 running += 1
