@@ -359,3 +359,22 @@ def test_more_load_never_costs_less_and_more_choice_never_costs_more():
     assert tighter == sorted(tighter)
     wider = planner.serve("Llama-3.1-70B", rate_per_s=200, tpot_s=0.05, precisions=["bf16", "fp8", "fp4"], **ask)
     assert wider.capex_usd <= capex[-1]
+
+
+def test_a_trace_gives_the_lengths_and_their_spread(run, write):
+    lengths = np.array([[1000, 100], [3000, 300], [2000, 500], [500, 40]])
+    trace = write("trace.csv", "prompt_tokens,completion_tokens,model\n" + "".join(f"{i},{o},x\n" for i, o in lengths))
+    plan = json.loads(run("serve", "--model", "Llama-3.1-70B", "--rate", "20", "--trace", trace, "--ttft", "1s",
+                          "--json").stdout)  # fmt: skip
+    mean, sd = lengths.mean(axis=0), lengths.std(axis=0)  # the population spread of the requests given
+    assert (plan["input_tokens"], plan["output_tokens"]) == (round(mean[0]), round(mean[1]))
+    assert plan["input_cv"] == pytest.approx(sd[0] / mean[0], abs=1e-4)
+    assert plan["output_cv"] == pytest.approx(sd[1] / mean[1], abs=1e-4)
+    bad = write("bad.csv", "input_tokens,output_tokens\n10,20\n10,2.5\n")
+    refused(run("serve", "--model", "Llama-3.1-70B", "--rate", "20", "--trace", bad, "--ttft", "1s"), 1, "bad.csv:3")
+    wrong = write("wrong.csv", "tokens_in,tokens_out\n10,20\n")
+    refused(
+        run("serve", "--model", "Llama-3.1-70B", "--rate", "20", "--trace", wrong, "--ttft", "1s"), 1, "no input_tokens"
+    )
+    both = ["--trace", trace, "--input-tokens", "5", "--ttft", "1s"]
+    refused(run("serve", "--model", "Llama-3.1-70B", "--rate", "20", *both), 1, "a trace gives the lengths")

@@ -28,6 +28,7 @@ FIELDS = {
     "output_tokens": "load.output_tokens",
     "input_cv": "load.input_cv",
     "output_cv": "load.output_cv",
+    "trace": "load.trace",
     "ttft": "targets.ttft",
     "tpot": "targets.tpot",
     "percentile": "targets.percentile",
@@ -41,7 +42,7 @@ FIELDS = {
     "objective": "objective",
     "single_kind": "single_kind",
 }
-REQUIRED = {"model": "--model", "rate": "--rate", "input_tokens": "--input-tokens", "output_tokens": "--output-tokens"}
+REQUIRED = {"model": "--model", "rate": "--rate"}
 
 
 @main.command()
@@ -56,6 +57,11 @@ REQUIRED = {"model": "--model", "rate": "--rate", "input_tokens": "--input-token
     help="Spread of the input lengths: standard deviation / mean (default 0: every request alike; ~1 for chat).",
 )
 @click.option("--output-cv", type=FiniteRange(min=0, max=4), help="Spread of the output lengths (default 0).")
+@click.option(
+    "--trace",
+    type=click.Path(),
+    help="A CSV of requests (input_tokens, output_tokens per row): their mean lengths and spread.",
+)
 @click.option("--ttft", type=Quantity("s"), help="Time to first token at the percentile, e.g. 1s.")
 @click.option("--tpot", type=Quantity("s"), help="Time per output token at the percentile, e.g. 50ms.")
 @click.option(
@@ -131,11 +137,15 @@ def serve(**kw) -> None:
     targets = [("-o", output, format_for("serving", "-o", output))]
     if path is None:
         missing = [flag for name, flag in REQUIRED.items() if kw[name] is None]
+        if kw["trace"] is None:
+            missing += [f for f, name in (("--input-tokens", "input_tokens"), ("--output-tokens", "output_tokens"))
+                        if kw[name] is None]  # fmt: skip
         if missing:
             raise UsageError(f"give a serving scenario file, or the question in options: {', '.join(missing)}")
     overrides = {FIELDS[name]: _value(kw[name]) for name in FIELDS if kw[name] not in (None, (), False)}
     scenario = load_serving(path, overrides)
-    outputs = Outputs(command_inputs(scenario=path, catalogs=[*scenario.catalogs, *catalogs]))
+    read = command_inputs(scenario=path, catalogs=[*scenario.catalogs, *catalogs])
+    outputs = Outputs([*read, ("trace", scenario.load.trace)] if scenario.load.trace else read)
     outputs.check("-o", output)
     loaded = load_catalog([*scenario.catalogs, *catalogs])
     model = named("--model", lambda: loaded.model(scenario.model)).name

@@ -22,6 +22,7 @@ from planner.base import limits as L
 from planner.base.errors import ScenarioError
 from planner.catalog.rows import count, quantity_type
 from planner.inputs.scenario import USD, _Strict, field_message, read_yaml, validation_messages
+from planner.inputs.trace import read_trace
 
 MAX_TOKENS_PER_REQUEST = 10_000_000  # a 10M-token context: beyond any model's
 Seconds = quantity_type("s", "50ms", gt=0)
@@ -32,10 +33,26 @@ Tokens = count(ge=1, le=MAX_TOKENS_PER_REQUEST)
 
 class Load(_Strict):
     rate_per_s: Rate = Field(description="Requests per second.")
-    input_tokens: Tokens = Field(description="Mean tokens in per request.")
-    output_tokens: Tokens = Field(description="Mean tokens out per request.")
+    input_tokens: Tokens | None = Field(None, description="Mean tokens in per request (or a trace).")
+    output_tokens: Tokens | None = Field(None, description="Mean tokens out per request (or a trace).")
     input_cv: float = Field(0.0, ge=0, le=4, description="Input lengths' standard deviation / mean (0: all alike).")
     output_cv: float = Field(0.0, ge=0, le=4, description="Output lengths' standard deviation / mean.")
+    trace: str | None = Field(
+        None,
+        description="A CSV of one request per row (input_tokens, output_tokens; or prompt_tokens, "
+        "completion_tokens), relative to this file: its means and spreads are the lengths.",
+    )
+
+    @model_validator(mode="after")
+    def _lengths(self) -> Load:
+        given = [f for f in ("input_tokens", "output_tokens") if getattr(self, f) is not None]
+        if self.trace is not None and (given or self.input_cv or self.output_cv):
+            raise ValueError(
+                "a trace gives the lengths and their spread: leave input_tokens, output_tokens and the cvs out"
+            )
+        if self.trace is None and len(given) < 2:
+            raise ValueError("give input_tokens and output_tokens (the mean lengths), or a trace")
+        return self
 
 
 class LatencyTargets(_Strict):
@@ -127,7 +144,13 @@ def load_serving(path: str | Path | None, overrides: dict[str, object]) -> Serve
         scenario = ServeScenario.model_validate(data)
     except ValidationError as exc:
         raise ScenarioError("\n".join(validation_messages(label, exc, serve_message))) from None
-    if path is None:
-        return scenario
-    base = Path(path).parent
-    return scenario.model_copy(update={"catalogs": [str((base / c).resolve()) for c in scenario.catalogs]})
+    base = Path(path).parent if path is not None else Path(".")
+    if path is not None:
+        scenario = scenario.model_copy(update={"catalogs": [str((base / c).resolve()) for c in scenario.catalogs]})
+    if scenario.load.trace is not None:  # relative to the file (an option's: to the working folder)
+        where = scenario.load.trace if "load.trace" in overrides else str(base / scenario.load.trace)
+        trace = read_trace(where)
+        read = {"input_tokens": trace.input_tokens, "output_tokens": trace.output_tokens, "trace": where}
+        spread = {"input_cv": trace.input_cv, "output_cv": trace.output_cv}
+        scenario = scenario.model_copy(update={"load": scenario.load.model_copy(update={**read, **spread})})
+    return scenario

@@ -15,7 +15,7 @@ def _spread(plan: ServingPlan) -> str:
     """', lengths varying (cv in 1.0, out 1.5)', or nothing for fixed lengths."""
     if not plan.input_cv and not plan.output_cv:
         return ""
-    return f"; lengths vary: cv in {plan.input_cv:g}, out {plan.output_cv:g}"
+    return f"; lengths vary: cv in {plan.input_cv:.2g}, out {plan.output_cv:.2g}"
 
 
 def render(plan: ServingPlan) -> str:

@@ -131,7 +131,7 @@ def _quote(ws: Worksheet, plan: ServingPlan) -> None:
         "Servers only: the front-end network, racks and storage are not included. The model: docs/model.md section "
         "10 (continuous batching with chunked prefill, Poisson arrivals, "
         + (
-            f"gamma-distributed request lengths: cv in {plan.input_cv:g}, out {plan.output_cv:g}"
+            f"gamma-distributed request lengths: cv in {plan.input_cv:.2g}, out {plan.output_cv:.2g}"
             if plan.input_cv or plan.output_cv
             else "fixed request lengths"
         )
