@@ -26,6 +26,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from planner.assumptions import serving as S
+from planner.base.errors import PlannerError
 from planner.base.resources import data_dir
 from planner.catalog.load import Catalog
 from planner.model import engine, queueing
@@ -53,7 +54,13 @@ def load(path: Path | None = None) -> pd.DataFrame:
 def _replicas(catalog: Catalog, rows: pd.DataFrame) -> Replicas:
     gpus = [catalog.gpu(name) for name in rows["gpu"]]
     peak = [getattr(g, S.PRECISIONS[p][2]) for g, p in zip(gpus, rows["precision"], strict=True)]
-    servers = {s.gpu: s for s in catalog.items("servers")}
+    scale_up: dict[str, float] = {}  # per GPU, the fastest scale-up link of a catalog server with it
+    for server in catalog.items("servers"):
+        name = catalog.gpu(server.gpu).name
+        scale_up[name] = max(scale_up.get(name, 0.0), float(server.scale_up_gb_per_s))
+    missing = sorted({g.name for g in gpus} - set(scale_up))
+    if missing:
+        raise PlannerError(f"serving measurements on {', '.join(missing)}: no catalog server has that GPU (its NVLink)")
     return Replicas(
         gpus=rows["replica_gpus"].to_numpy(float),
         ep=(rows["layout"] == "ep").to_numpy(),
@@ -62,7 +69,7 @@ def _replicas(catalog: Catalog, rows: pd.DataFrame) -> Replicas:
         hbm_gib=np.array([g.hbm_gib for g in gpus], float),
         hbm_gb_per_s=np.array([g.hbm_gb_per_s for g in gpus], float),
         peak_tflops=np.array(peak, float),
-        scale_up_gb_per_s=np.array([servers[g.name].scale_up_gb_per_s for g in gpus], float),
+        scale_up_gb_per_s=np.array([scale_up[g.name] for g in gpus], float),
     )
 
 
