@@ -50,6 +50,13 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("planner inference --params 175B --latency 1s", [*PLANNER, "inference", "--params", "175B", "--latency", "1s"]),
     ("planner cloud examples/cloud-70b.yaml", [*PLANNER, "cloud", "examples/cloud-70b.yaml"]),
     ("planner fleet examples/fleet-startup.yaml -q", [*PLANNER, "fleet", "examples/fleet-startup.yaml", "-q"]),
+    ("planner serve examples/serve-llama-70b.yaml", [*PLANNER, "serve", "examples/serve-llama-70b.yaml"]),
+    *[
+        (f"planner {line}", [*PLANNER, *line.split()])
+        for line in [
+            "serve --model DeepSeek-V3 --rate 50 --input-tokens 2000 --output-tokens 500 --ttft 2s --tpot 50ms"
+        ]
+    ],
 ]
 # as a user runs it: Python caches compiled modules (some shells and CI images set PYTHONDONTWRITEBYTECODE,
 # which makes every run compile planner's ~50 modules again, ~0.15 s that no installed copy pays)
