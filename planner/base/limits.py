@@ -11,6 +11,8 @@ MIB = 1 << 20
 
 # -- file sizes, checked before a byte is parsed
 MAX_SCENARIO_BYTES = 1 * MIB  # a scenario is a page of YAML
+MAX_TRACE_BYTES = 64 * MIB  # a serving trace (planner serve --trace): ~2M requests of two numbers
+MAX_TRACE_ROWS = 2_000_000
 MAX_CALIBRATION_BYTES = 4 * MIB  # `planner calibrate` writes a few KiB
 MAX_CATALOG_BYTES = 64 * MIB  # one catalog CSV or XLSX file (the shipped ones are ~100 KiB)
 MAX_MEASUREMENTS_BYTES = 8 * MIB  # one measurements CSV for `planner calibrate`
@@ -59,7 +61,9 @@ MAX_INSTANCES = 10_000  # cloud.max_instances and each cloud.quota entry
 MAX_ALTERNATIVES = 20  # --alternatives: each is one more MILP solve
 MAX_SOLVER_THREADS = 256  # --threads (CBC fails to start with thousands)
 MAX_MICRO_BATCH = 1_000_000  # sequences per GPU per micro-step (scenario, measurements, predict options)
-MAX_SEQ_LEN = 10_000_000  # tokens per sequence
+MAX_SEQ_LEN = 10_000_000  # tokens per sequence (a training sequence, a served request's input or output)
+MAX_REQUESTS_PER_S = 1e7  # a serving load (planner serve --rate, load.rate_per_s)
+MAX_LENGTH_CV = 4.0  # served request lengths' standard deviation / mean (--input-cv, --output-cv, a trace's)
 MAX_TOKENS_PER_GPU = 1e12  # tokens per GPU per micro-step (--tokens-per-gpu, a measurement's tokens_per_gpu)
 MAX_GRAD_ACCUM = 1_000_000  # micro-steps per optimizer step (--grad-accum, a measurement's grad_accum)
 MAX_SEARCH_PAIRS = 16  # allowed micro-batches x oversubscription ratios: each pair multiplies the plan's search

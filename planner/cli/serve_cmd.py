@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from planner.base import limits as L
 from planner.cli.base import (
     FiniteRange,
     Quantity,
@@ -17,8 +18,6 @@ from planner.cli.base import (
     solver_option,
     write_report,
 )
-
-MAX_TOKENS_PER_REQUEST = 10_000_000  # a 10M-token context: beyond any model's (planner.inputs.serving's bound)
 
 # each option's field of the serving scenario (planner/inputs/serving.py): given with a file, it overrides it
 FIELDS = {
@@ -48,15 +47,17 @@ REQUIRED = {"model": "--model", "rate": "--rate"}
 @main.command()
 @click.argument("scenario", required=False, type=click.Path())
 @click.option("--model", help="A model from models.csv (its architecture sets the KV cache).")
-@click.option("--rate", type=Quantity("count", maximum=1e7), help="Requests per second, e.g. 20.")
-@click.option("--input-tokens", type=click.IntRange(min=1, max=MAX_TOKENS_PER_REQUEST), help="Mean tokens in.")
-@click.option("--output-tokens", type=click.IntRange(min=1, max=MAX_TOKENS_PER_REQUEST), help="Mean tokens out.")
+@click.option("--rate", type=Quantity("count", maximum=L.MAX_REQUESTS_PER_S), help="Requests per second, e.g. 20.")
+@click.option("--input-tokens", type=click.IntRange(min=1, max=L.MAX_SEQ_LEN), help="Mean tokens in.")
+@click.option("--output-tokens", type=click.IntRange(min=1, max=L.MAX_SEQ_LEN), help="Mean tokens out.")
 @click.option(
     "--input-cv",
-    type=FiniteRange(min=0, max=4),
+    type=FiniteRange(min=0, max=L.MAX_LENGTH_CV),
     help="Spread of the input lengths: standard deviation / mean (default 0: every request alike; ~1 for chat).",
 )
-@click.option("--output-cv", type=FiniteRange(min=0, max=4), help="Spread of the output lengths (default 0).")
+@click.option(
+    "--output-cv", type=FiniteRange(min=0, max=L.MAX_LENGTH_CV), help="Spread of the output lengths (default 0)."
+)
 @click.option(
     "--trace",
     type=click.Path(),

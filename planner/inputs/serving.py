@@ -24,19 +24,20 @@ from planner.catalog.rows import count, quantity_type
 from planner.inputs.scenario import USD, _Strict, field_message, read_yaml, validation_messages
 from planner.inputs.trace import read_trace
 
-MAX_TOKENS_PER_REQUEST = 10_000_000  # a 10M-token context: beyond any model's
 Seconds = quantity_type("s", "50ms", gt=0)
 Watts = quantity_type("w", "500kW", gt=0)
-Rate = quantity_type("count", "20", gt=0, le=1e7)
-Tokens = count(ge=1, le=MAX_TOKENS_PER_REQUEST)
+Rate = quantity_type("count", "20", gt=0, le=L.MAX_REQUESTS_PER_S)
+Tokens = count(ge=1, le=L.MAX_SEQ_LEN)
 
 
 class Load(_Strict):
     rate_per_s: Rate = Field(description="Requests per second.")
     input_tokens: Tokens | None = Field(None, description="Mean tokens in per request (or a trace).")
     output_tokens: Tokens | None = Field(None, description="Mean tokens out per request (or a trace).")
-    input_cv: float = Field(0.0, ge=0, le=4, description="Input lengths' standard deviation / mean (0: all alike).")
-    output_cv: float = Field(0.0, ge=0, le=4, description="Output lengths' standard deviation / mean.")
+    input_cv: float = Field(
+        0.0, ge=0, le=L.MAX_LENGTH_CV, description="Input lengths' standard deviation / mean (0: all alike)."
+    )
+    output_cv: float = Field(0.0, ge=0, le=L.MAX_LENGTH_CV, description="Output lengths' standard deviation / mean.")
     trace: str | None = Field(
         None,
         description="A CSV of one request per row (input_tokens, output_tokens; or prompt_tokens, "

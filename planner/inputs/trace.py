@@ -15,10 +15,6 @@ from planner.base import limits as L
 from planner.base.errors import ScenarioError
 from planner.base.fileio import InputFileError, read_text
 
-MAX_TRACE_BYTES = 64 * 1024 * 1024  # ~2M requests of two numbers
-MAX_TRACE_ROWS = 2_000_000
-MAX_TOKENS = 10_000_000  # a 10M-token context: beyond any model's
-MAX_CV = 4.0  # the spread the serving model takes (inputs.serving.Load)
 NAMES = {"input_tokens": ("input_tokens", "prompt_tokens"), "output_tokens": ("output_tokens", "completion_tokens")}
 
 
@@ -35,7 +31,7 @@ def read_trace(path: str | Path) -> Trace:
     """The trace's request count, mean lengths and their coefficients of variation, or a one-line
     ScenarioError naming the file, row and column."""
     try:
-        text = read_text(path, MAX_TRACE_BYTES, "trace")
+        text = read_text(path, L.MAX_TRACE_BYTES, "trace")
     except InputFileError as exc:
         raise ScenarioError(str(exc)) from None
     rows = csv.reader(io.StringIO(text, newline=""))
@@ -55,15 +51,15 @@ def read_trace(path: str | Path) -> Trace:
         if not any(cell.strip() for cell in row):
             continue
         count += 1
-        if count > MAX_TRACE_ROWS:
-            raise ScenarioError(f"{path}: more than {MAX_TRACE_ROWS:,} requests; give a sample of them")
+        if count > L.MAX_TRACE_ROWS:
+            raise ScenarioError(f"{path}: more than {L.MAX_TRACE_ROWS:,} requests; give a sample of them")
         for field, i in columns.items():
             cell = row[i].strip() if i < len(row) else ""
             value = _tokens(cell)
             if value is None:
                 raise ScenarioError(
                     f"{path}:{number}: {header[i].strip()} = {L.short(cell)}: a whole number of tokens from 1 to "
-                    f"{MAX_TOKENS:,}"
+                    f"{L.MAX_SEQ_LEN:,}"
                 )
             sums[field][0] += value
             sums[field][1] += value * value
@@ -74,10 +70,10 @@ def read_trace(path: str | Path) -> Trace:
         mean = total / count
         variance = max(squares / count - mean * mean, 0.0)
         means[field], cvs[field] = mean, math.sqrt(variance) / mean
-        if cvs[field] > MAX_CV:
+        if cvs[field] > L.MAX_LENGTH_CV:
             raise ScenarioError(
                 f"{path}: the {field} vary more than the serving model covers (coefficient of variation "
-                f"{cvs[field]:.1f} > {MAX_CV:g}); split the trace by request class and plan each"
+                f"{cvs[field]:.1f} > {L.MAX_LENGTH_CV:g}); split the trace by request class and plan each"
             )
     return Trace(
         count,
@@ -94,6 +90,6 @@ def _tokens(cell: str) -> int | None:
         value = float(cell)
     except ValueError:
         return None
-    if not math.isfinite(value) or value != int(value) or not 1 <= value <= MAX_TOKENS:
+    if not math.isfinite(value) or value != int(value) or not 1 <= value <= L.MAX_SEQ_LEN:
         return None
     return int(value)
