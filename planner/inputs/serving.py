@@ -21,7 +21,7 @@ from pydantic import Field, ValidationError, model_validator
 from planner.base import limits as L
 from planner.base.errors import ScenarioError
 from planner.catalog.rows import count, quantity_type
-from planner.inputs.scenario import USD, _Strict, field_message, read_yaml, validation_messages
+from planner.inputs.scenario import USD, _Strict, apply_overrides, field_message, read_yaml, validation_messages
 from planner.inputs.trace import read_trace
 
 Seconds = quantity_type("s", "50ms", gt=0)
@@ -132,15 +132,10 @@ def load_serving(path: str | Path | None, overrides: dict[str, object]) -> Serve
                 f"{path}: this is a fleet file (horizon, training, inference); run `planner fleet {path}`"
             )
         data = read
-    for dotted, value in overrides.items():
-        *parents, last = dotted.split(".")
-        section = data
-        for part in parents:
-            section = section.setdefault(part, {})
-            if not isinstance(section, dict):  # the file's own value is wrong: validation names it
-                break
-        else:
-            section[last] = value
+    try:
+        data = apply_overrides(data, overrides)
+    except ScenarioError as exc:  # the file's value where an option's section should be
+        raise ScenarioError(f"{label}: {exc}") from None
     try:
         scenario = ServeScenario.model_validate(data)
     except ValidationError as exc:
