@@ -108,18 +108,20 @@ def plan(
             + "\n".join(f"  - {t}" for t in not_serving[:MAX_REASONS])
             + (f"\n  ... and {len(not_serving) - MAX_REASONS} more" if len(not_serving) > MAX_REASONS else "")
         )
+    # each machine's TCO once (buying): the MILP's cost under objective tco, the mix's and the ranking's figure
+    tcos = [None if rent else machine_tco_usd(m.price, m.power_w, m.liquid_share) for m in machines]
     offers = [
         milp.Offer(
             r.server,
             float(r.price_usd),
             float(r.power_w),
             float(r.rate_per_server),
-            _tco(r, machines[int(r.server_index)], rent, objective),
+            tcos[int(r.server_index)] if objective == "tco" else None,
         )
         for r in best.itertuples(index=False)
     ]
     result, counts = milp.cheapest(offers, targets.rate_per_s, budget_usd, max_power_w, single_kind, solver)
-    ranking = _ranking(best, machines, targets.rate_per_s, rent, objective)
+    ranking = _ranking(best, tcos, targets.rate_per_s, objective)
     if not result.solved:
         unit, digits = ("/h", 2) if rent else ("", 0)
         limits = [f"budget ${budget_usd:,.{digits}f}{unit}" if budget_usd else ""]
@@ -131,7 +133,7 @@ def plan(
             f"${cheapest.capex_usd:,.{digits}f}{unit}"
         )
     mix = [
-        _replica(machines[int(r.server_index)], r, n, req, rent)
+        _replica(machines[int(r.server_index)], tcos[int(r.server_index)], r, n, req)
         for r, n in zip(best.itertuples(index=False), counts, strict=True)
         if n > 0
     ]
@@ -142,7 +144,7 @@ def plan(
     return _plan(row.name, req, targets, result, mix, ranking, not_serving, rent, drawn, objective)
 
 
-def _replica(machine: Machine, r, servers: int, req: Requests, rent: bool) -> ServingReplica:
+def _replica(machine: Machine, tco_usd: float | None, r, servers: int, req: Requests) -> ServingReplica:
     replicas = servers * int(r.replicas_per_server)
     return ServingReplica(
         server=machine.name,
@@ -152,7 +154,7 @@ def _replica(machine: Machine, r, servers: int, req: Requests, rent: bool) -> Se
         servers=servers,
         gpus_per_server=machine.gpus,
         unit_usd=machine.price,
-        tco_usd=None if rent else machine_tco_usd(machine.price, machine.power_w, machine.liquid_share),
+        tco_usd=tco_usd,
         power_w=machine.power_w,
         precision=r.precision,
         mode=r.mode,
@@ -184,13 +186,6 @@ def machine_tco_usd(price_usd: float, power_w: float, liquid_share: float) -> fl
     objective = Objective()  # the scenario's defaults: one definition of the TCO's terms
     node_w = power_w * designs.pue_of(objective, liquid_share)
     return float(costing.tco_usd(costing.Cost(price_usd, power_w, power_w, node_w), objective))
-
-
-def _tco(r, machine: Machine, rent: bool, objective: str) -> float | None:
-    """What the MILP minimises per machine: its price (capex, or a rental's hourly price) or its TCO."""
-    if objective != "tco" or rent:
-        return None
-    return machine_tco_usd(float(r.price_usd), float(r.power_w), machine.liquid_share)
 
 
 def _server_gpus(r) -> int:
@@ -242,22 +237,19 @@ def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, dr
     )
 
 
-def _ranking(best, machines: list[Machine], rate_per_s: float, rent: bool, objective: str) -> list[ServingOption]:
+def _ranking(best, tcos: list[float | None], rate_per_s: float, objective: str) -> list[ServingOption]:
     """Each server kind alone: the servers it needs for the whole rate, their price and TCO, cheapest first
     (by the objective)."""
     out = []
     for r in best.itertuples(index=False):
-        n = milp.servers_alone(rate_per_s, float(r.rate_per_server))
+        n, tco = milp.servers_alone(rate_per_s, float(r.rate_per_server)), tcos[int(r.server_index)]
         out.append(
             ServingOption(
                 server=r.server,
                 gpu=r.gpu,
                 servers=n,
                 capex_usd=n * float(r.price_usd),
-                tco_usd=None
-                if rent
-                else n
-                * machine_tco_usd(float(r.price_usd), float(r.power_w), machines[int(r.server_index)].liquid_share),
+                tco_usd=None if tco is None else n * tco,
                 precision=r.precision,
                 mode=r.mode,
                 layout=r.layout,
@@ -268,7 +260,7 @@ def _ranking(best, machines: list[Machine], rate_per_s: float, rent: bool, objec
                 binds=str(r.binds),
             )
         )
-    by_tco = objective == "tco" and not rent
+    by_tco = objective == "tco" and all(t is not None for t in tcos)  # (renting: the hourly price)
     return sorted(out, key=lambda o: (o.tco_usd if by_tco else o.capex_usd, o.server))
 
 
