@@ -284,7 +284,7 @@ def test_tco_counts_as_planner_plan_does(run):
     from planner.inputs.scenario import Objective
 
     o = Objective()
-    hours = 24 * 365.25 * o.years
+    hours = 8760 * o.years  # the TCO's year: 365 days
     price, watts = 300_000.0, 10_000.0
     energy = watts * o.server_draw_fraction * o.pue * o.usd_per_kwh * hours / 1e3
     colocation = watts / 1e3 * o.colocation_usd_per_kw_month * 12 * o.years

@@ -12,6 +12,7 @@ from planner.assumptions import model as M
 from planner.assumptions import serving as S
 from planner.base.errors import InfeasibleError, UsageError
 from planner.base.resources import display_name
+from planner.base.units import HOURS_PER_YEAR, SECONDS_PER_HOUR
 from planner.catalog.load import Catalog
 from planner.model.engine import Shape
 from planner.model.queueing import Requests
@@ -20,7 +21,6 @@ from planner.optimize import replicas as milp
 from planner.results import ServingOption, ServingPlan, ServingPoint, ServingReplica
 from planner.tables.replicas import Machine, Targets, best_per_server, candidates, curve
 
-SECONDS_PER_YEAR = 365.25 * 86400
 MAX_REASONS = 12  # why-not lines in an error: the rest are counted
 
 
@@ -200,7 +200,7 @@ def _plan(model, req, targets, result, mix, ranking, not_serving, rent: bool, dr
     tokens_per_s = targets.rate_per_s * req.output_tokens
     capacity = sum(m.replicas * m.rate_per_replica for m in mix)
     tco = None if rent else sum(m.servers * m.tco_usd for m in mix)
-    usd_per_s = price / 3600 if rent else tco / (F.YEARS.value * SECONDS_PER_YEAR)
+    usd_per_s = price / SECONDS_PER_HOUR if rent else tco / (F.YEARS.value * HOURS_PER_YEAR * SECONDS_PER_HOUR)
     return ServingPlan(
         purchase="rent on demand" if rent else "buy",
         objective="usd per hour" if rent else objective,  # (a rental's hourly price includes its energy)
