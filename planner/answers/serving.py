@@ -11,7 +11,6 @@ from planner.assumptions import facility as F
 from planner.assumptions import model as M
 from planner.assumptions import serving as S
 from planner.base.errors import InfeasibleError, UsageError
-from planner.base.resources import display_name
 from planner.base.units import HOURS_PER_YEAR, SECONDS_PER_HOUR
 from planner.catalog.load import Catalog
 from planner.model.engine import Shape
@@ -26,7 +25,7 @@ MAX_REASONS = 12  # why-not lines in an error: the rest are counted
 
 def servers_to_buy(catalog: Catalog, gpus: list[str] | None, servers: list[str] | None) -> list[Machine]:
     """Available servers (announced ones are not sold yet), of the named GPUs or names when given."""
-    rows = [s for s in catalog.items("servers") if s.status == "available"]
+    rows = [s for s in catalog.items("servers") if s.orderable]
     if gpus:
         wanted = {catalog.gpu(g).name for g in gpus}
         rows = [s for s in rows if catalog.gpu(s.gpu).name in wanted]
@@ -40,7 +39,7 @@ def servers_to_buy(catalog: Catalog, gpus: list[str] | None, servers: list[str] 
     return [
         Machine(
             s.name, catalog.gpu(s.gpu).name, s.gpus_per_node, s.scale_up_domain, float(s.scale_up_gb_per_s),
-            float(s.price_usd), float(s.power_w), _source(catalog, s), str(s.date or ""), s.liquid_share,
+            float(s.price_usd), float(s.power_w), catalog.cited(s), str(s.date or ""), s.liquid_share,
         )
         for s in rows
     ]  # fmt: skip
@@ -70,15 +69,10 @@ def instances_to_rent(catalog: Catalog, gpus: list[str] | None, providers: list[
         out.append(
             Machine(
                 name, gpu, c.gpus, c.scale_up_domain, float(bandwidth), float(c.ondemand_usd_per_h), 0.0,
-                _source(catalog, c), str(c.date or ""),
+                catalog.cited(c), str(c.date or ""),
             )
         )  # fmt: skip
     return out
-
-
-def _source(catalog: Catalog, row) -> str:
-    origin = catalog.origin(row)
-    return f"{display_name(origin.file)}:{origin.row}"
 
 
 def plan(

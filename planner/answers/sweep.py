@@ -31,7 +31,6 @@ import numpy as np
 from planner.assumptions import uncertainty as U
 from planner.base.errors import PlannerError, ScenarioError
 from planner.base.fileio import InputFileError, read_bytes, write_atomic
-from planner.base.resources import display_name
 from planner.base.units import format_usd
 from planner.catalog.load import Catalog
 from planner.inputs.scenario import Scenario
@@ -359,10 +358,9 @@ def late_cost(catalog: Catalog, choices, scenario: Scenario) -> tuple[float, str
     ]
     if rates:
         per_gpu_h, row = min(rates, key=lambda r: r[0])
-        origin = catalog.origin(row)
         return gpus * 24 * per_gpu_h, (
             f"renting the point plan's {gpus:,} {point['gpu']} for a day at ${per_gpu_h:.2f}/GPU-h on demand "
-            f"({row.provider} {row.instance} {row.region}, {row.date}, {display_name(origin.file)}:{origin.row}): "
+            f"({row.provider} {row.instance} {row.region}, {row.date}, {catalog.cited(row)}): "
             "a miss made good in the cloud; set --late-cost to what a late day costs you"
         )
     years = scenario.objective.years

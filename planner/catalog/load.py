@@ -19,7 +19,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from planner.base.errors import CatalogError, CatalogProblem, PlannerError
-from planner.base.resources import catalogs_dir
+from planner.base.resources import catalogs_dir, display_name
 from planner.catalog.read import RawTable, read_path
 from planner.catalog.rows import (
     KINDS,
@@ -55,6 +55,11 @@ class Catalog:
 
     def origin(self, row: CatalogRow) -> Origin:
         return self.origins[(row.catalog_kind, row.key())]
+
+    def cited(self, row: CatalogRow) -> str:
+        """Where a row came from as reports cite it: "catalogs/servers.csv:8" (the file as display_name shows it)."""
+        origin = self.origin(row)
+        return f"{display_name(origin.file)}:{origin.row}"
 
     def counts(self) -> dict[str, int]:
         return {kind: len(self.rows[kind]) for kind in KINDS}

@@ -12,7 +12,6 @@ from collections import Counter
 
 from planner.assumptions import facility as F
 from planner.assumptions import hardware as H
-from planner.base.resources import display_name
 from planner.catalog import dates
 from planner.catalog.load import Catalog
 from planner.hardware import layout, leadtime
@@ -113,7 +112,6 @@ def _line(catalog, section, kind, key, part, length, label, included_in, quantit
     }.get(kind, kind)
     description = item.name + (f" ({label})" if label else "") + (f", {length:g} m" if length else "")
     description += f" (included in the {included_in} price)" if included_in else ""
-    origin = catalog.origin(item)
     weeks, basis = leadtime.lead_weeks(catalog, kind, item)
     return BomLine(
         category=category,
@@ -124,7 +122,7 @@ def _line(catalog, section, kind, key, part, length, label, included_in, quantit
         unit_usd=unit,
         extended_usd=unit * quantity,
         unit_w=item.power_w,
-        source=f"{display_name(origin.file)}:{origin.row}",
+        source=catalog.cited(item),
         confidence=item.confidence,
         price_date=item.date,
         section=SECTIONS[section],

@@ -4,7 +4,6 @@ catalog row's own `lead_weeks` overrides it) and the plan's delivery: the last p
 from __future__ import annotations
 
 from planner.assumptions import hardware as H
-from planner.base.resources import display_name
 from planner.catalog.load import Catalog
 
 OLDER = {"ampere", "volta", "turing"}
@@ -45,7 +44,6 @@ def lead_weeks(catalog: Catalog, kind: str, item) -> tuple[float, str]:
     """(weeks, what it rests on): the row's own lead time, else its family's assumption."""
     own = getattr(item, "lead_weeks", None)
     if own is not None:
-        origin = catalog.origin(item)
-        return float(own), f"{display_name(origin.file)}:{origin.row}"
+        return float(own), catalog.cited(item)
     constant = H.LEAD_WEEKS[family(catalog, kind, item)]
     return constant.value, f"{constant.name}, {constant.source.split(':')[0]}"

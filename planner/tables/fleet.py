@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 
 from planner.base.errors import ScenarioError, in_field
-from planner.base.resources import display_name
 from planner.catalog.load import Catalog
 from planner.catalog.rows import CloudRow
 from planner.hardware import fabric
@@ -187,7 +186,6 @@ def _offers(catalog: Catalog, fleet: Fleet, periods: Periods, single: pd.DataFra
         server = catalog.server(name)
         i, t = terms.get(name, (None, None))
         price = t.price_usd if t and t.price_usd is not None else server.price_usd
-        origin = catalog.origin(server)
         records.append(
             {
                 "o": o,
@@ -198,7 +196,7 @@ def _offers(catalog: Catalog, fleet: Fleet, periods: Periods, single: pd.DataFra
                 "server_w": server.power_w,
                 "lead": t.lead_time_periods if t else 0,
                 "tier_kind": t.tier_kind if t else "all_units",
-                "source": f"{display_name(origin.file)}:{origin.row}",
+                "source": catalog.cited(server),
                 "confidence": server.confidence,
                 "price_date": "fleet terms" if t and t.price_usd is not None else server.date,
             }
