@@ -476,7 +476,8 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     one pipeline on this GPU: its 1/(tp pp cp) share of the micro-batch's work (the last stage's vocabulary
     work whole, as the pipeline runs at its slowest stage)."""
     rows = rows if rows is not None else max(np.size(v) for v in columns.values())
-    c = {k: _typed(k, _broadcast(columns.get(k, OPTIONAL.get(k)), rows)) for k in (*REQUIRED, *OPTIONAL)}
+    coded: dict[str, tuple] = {}  # the text columns' factorisations, as _typed finds them
+    c = {k: _typed(k, _broadcast(columns.get(k, OPTIONAL.get(k)), rows), coded) for k in (*REQUIRED, *OPTIONAL)}
     _fill_architecture(c)
     c["checkpointing"] = _checkpointing(c["checkpointing"])
     tiers = network.tiers(c)
@@ -511,7 +512,7 @@ def decompose(columns: dict, rows: int | None = None) -> dict:
     return {
         "columns": c,
         "keys": keys,
-        "coded": {k: pd.factorize(v) for k, v in keys.items()},  # once, not per lookup
+        "coded": {k: coded[k] if k in coded else pd.factorize(v) for k, v in keys.items()},  # once, not per lookup
         **ops,
         "layout": d,
         "bubble": layout.bubble(d, c["grad_accum"]),
@@ -934,12 +935,18 @@ TEXT_COLUMNS = ("framework", "fabric", "gpu", "architecture", "stack", "precisio
                 "attention_kernel")  # fmt: skip
 
 
-def _typed(name: str, array: np.ndarray) -> np.ndarray:
+def _typed(name: str, array: np.ndarray, coded: dict) -> np.ndarray:
     """A column in the dtype the model reads it as, converted once (text as str; numbers a table holds as
-    objects, None for missing, as float), so that the model's many astype calls copy nothing."""
-    if name in TEXT_COLUMNS and array.dtype == object:  # by its distinct values: a few per table
+    objects, None for missing, as float), so that the model's many astype calls copy nothing. A text column
+    held as objects is converted by its distinct values (a few per table), and that factorisation (codes, the
+    values as str) kept in `coded`: the per-value lookups need it, and factorising a str array costs more."""
+    if name in TEXT_COLUMNS and array.dtype == object:
         codes, uniques = pd.factorize(array, use_na_sentinel=False)
-        return np.asarray(uniques, dtype=str)[codes] if len(uniques) else array.astype(str)
+        if not len(uniques):
+            return array.astype(str)
+        values = np.array([str(u) for u in uniques], dtype=object)
+        coded[name] = (codes, values)
+        return values.astype(str)[codes]
     if name in TEXT_COLUMNS:
         return array.astype(str, copy=False)
     if array.dtype == object and name != "checkpointing" and not isinstance(OPTIONAL.get(name), bool):
@@ -966,9 +973,15 @@ def _per_value(keys, lookup) -> np.ndarray:
 
 def _checkpointing(values) -> np.ndarray:
     """Checkpointing as "full" / "selective" / "op" / "none" (True and False from older tables: full / none)."""
-    array = np.asarray(values, dtype=object)
-    mapped = np.where(array == True, "full", np.where(array == False, "none", array))  # noqa: E712
-    return mapped.astype(str, copy=False) if mapped.ndim else np.asarray(str(mapped))
+    array = np.asarray(values)
+    if array.dtype.kind == "U":  # already text (decompose converted it)
+        return array
+    array = array.astype(object, copy=False)
+    if not array.ndim:
+        return _checkpointing(array.reshape(1)).reshape(())
+    codes, uniques = pd.factorize(array.ravel(), use_na_sentinel=False)  # mapped per distinct value
+    mapped = np.array(["full" if u == True else "none" if u == False else u for u in uniques])  # noqa: E712
+    return mapped.astype(str)[codes].reshape(array.shape) if len(uniques) else array.astype(str)
 
 
 def _groups(*columns) -> tuple[np.ndarray, list[tuple]]:
