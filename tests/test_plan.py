@@ -451,6 +451,24 @@ def _speed_bound_agrees(seed: int, confidence: float | None) -> bool:
     return True
 
 
+def test_gallop_finds_the_smallest_count_a_monotone_test_passes(monkeypatch):
+    """_gallop (the goodput passes' search) against brute force on every threshold shape: the answer at lo, at hi,
+    beyond hi (none: hi + 1), an empty range (lo > hi: hi + 1), and a few nodes or far above lo."""
+    rng = np.random.default_rng(7)
+    lo = rng.integers(1, 50, 400)
+    hi = lo + rng.integers(-3, 600, 400)
+    threshold = lo + np.concatenate([rng.integers(-5, 8, 200), rng.integers(0, 700, 200)])
+    monkeypatch.setattr(candidates, "evaluate_at", lambda keys, nodes, *a: {"nodes": np.asarray(nodes)})
+    keys = pd.DataFrame({c: np.zeros(len(lo)) for c in candidates.KEY})
+    seen = []
+    test = lambda ev, rows: (seen.append(rows), ev["nodes"] >= threshold[rows])[1]  # noqa: E731
+    found = candidates._gallop(keys, lo, hi, test, None, CAL)
+    expected = np.array([next((n for n in range(a, b + 1) if n >= t), b + 1) for a, b, t in zip(lo, hi, threshold)])
+    assert (found == expected).all()
+    near = np.flatnonzero((threshold - lo <= 3) & (hi - lo > 100))  # near lo: a handful of evaluations each
+    assert max(sum(int(np.isin(i, r)) for r in seen) for i in near) <= 5
+
+
 def test_delivery_is_the_last_part_to_arrive():
     """A catalog row's own lead time overrides its family's; the plan is delivered when its slowest part
     arrives (60 weeks after 2026-12-01 = 2028-01-25), and a 1-day deadline counted from then ends a day

@@ -238,6 +238,24 @@ def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=No
     return found
 
 
+def _gallop(keys, lo, hi, test, work, calibration, confidence=None) -> np.ndarray:
+    """Per row, the smallest N in [lo, hi] whose test is true (false below it, true from it on: _bisect's premise),
+    else hi + 1: counts lo, lo + 1, lo + 3, lo + 7, ... (doubling steps) are tested until one is true, then the
+    last step is bisected. About 2 log2(d) evaluations for an answer d above lo, where _bisect takes log2(hi - lo):
+    the goodput passes (_speed_bound) move a count by a few nodes. test(evaluated, rows) as _bisect's."""
+    lo, hi = lo.astype(np.int64), hi.astype(np.int64)
+    false_at, true_at = lo - 1, hi + 1  # the largest count known false, the smallest known true
+    step, arrays = np.ones_like(lo), key_arrays(keys)
+    while (active := (true_at > hi) & (false_at < hi)).any():
+        rows = np.flatnonzero(active)
+        at = np.minimum(false_at[rows] + step[rows], hi[rows])
+        ok = test(evaluate_at({c: a[rows] for c, a in arrays.items()}, at, work, calibration, confidence), rows)
+        true_at[rows[ok]] = at[ok]
+        false_at[rows[~ok]], step[rows[~ok]] = at[~ok], 2 * step[rows[~ok]]
+    # between the last false and the first true count: bisected (rows with nothing between are done)
+    return _bisect(keys, false_at + 1, true_at - 1, test, work, calibration, False, confidence)
+
+
 def _memory_bound(keys, lo, hi, work, calibration) -> np.ndarray:
     """The smallest node count whose memory fits (hi + 1 when none). Without a pipeline memory per GPU is
     A/n + B (sharded states, and terms the GPU count does not change), so two evaluations give A and B per key,
@@ -328,14 +346,13 @@ def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration) -
         active[rows[~short]] = False
         rows = rows[short]
         held[rows] = np.maximum(g[short], 1e-12)
-        found[rows] = _bisect(
+        found[rows] = _gallop(
             keys.iloc[rows],
             found[rows] + 1,
             hi[rows],
             lambda ev, at, pending=rows: _reaches(ev, need / held[pending][at]),
             work,
             calibration,
-            False,
             req.confidence,
         )
         active[rows] = found[rows] <= hi[rows]
@@ -526,15 +543,17 @@ def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calib
     probe = keys.drop_duplicates([c for c in [*KEY, "single"] if c not in HOST_COLUMNS])
     probe = probe.reset_index(drop=True)
     base = probe.groupby([c for c in KEY if c not in SEARCHED] + ["single"], dropna=False, sort=False).ngroup()
+    single = probe["single"].to_numpy(dtype=bool)
     if req.gpus is None:
         counts = np.unique(np.clip(np.round(np.geomspace(1, max(max_nodes, 1), SCREEN_COUNTS)), 1, max_nodes))
         rows = np.repeat(np.arange(len(probe)), len(counts))
-        nodes = np.tile(counts.astype(int), len(probe))
+        nodes = np.tile(counts.astype(np.int64), len(probe))
+        once = ~single[rows] | np.tile(np.arange(len(counts)) == 0, len(probe))  # a single node: one count
+        rows, nodes = rows[once], nodes[once]
     else:  # a fixed GPU count: the one node count that matters
         rows = np.arange(len(probe))
-        nodes = req.gpus // probe["gpus_per_node"].to_numpy()
-    nodes = np.where(probe["single"].to_numpy()[rows], 1, nodes)
-    rows, nodes = np.unique(np.stack([rows, nodes]), axis=1)  # a single node is one count, whatever the screen's
+        nodes = req.gpus // probe["gpus_per_node"].to_numpy(np.int64)
+    nodes = np.where(single[rows], 1, nodes)
     gpus = nodes * probe["gpus_per_node"].to_numpy(np.int64)[rows]
     dims = {k: probe[k].to_numpy(float)[rows] for k in LAYOUT}
     # legal at that count by the exact search's own rules (whole ranks, ep dividing, a filled, whole pipeline): only
