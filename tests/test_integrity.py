@@ -239,8 +239,11 @@ def test_a_signal_at_any_moment_leaves_no_temporary_and_all_or_none_written(tmp_
     code = subprocess.run([sys.executable, "-c", _KILLER, tmp_path, where, str(int(signum))], capture_output=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.xlsx"], code.stderr
     contents = {(tmp_path / "a.json").read_text().strip(), (tmp_path / "b.xlsx").read_bytes()[:2].decode("latin-1")}
-    written = where == "between-renames"  # the renames finish before the held signal is handled
-    assert contents == ({"new", "PK"} if written else {"old", "ol"}), (where, contents)
+    if where == "between-renames":  # the renames finish before the held signal is handled
+        assert contents == {"new", "PK"}, (where, contents)
+    else:  # all or none: a signal sent to the process may reach another thread (OpenBLAS's), and Python then
+        # handles it some bytecodes later, possibly inside the commit, which holds it to the end
+        assert contents in ({"new", "PK"}, {"old", "ol"}), (where, contents)
     assert code.returncode != 0 and b"Traceback" not in code.stderr or signum == signal.SIGINT
 
 
