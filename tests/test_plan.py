@@ -463,7 +463,9 @@ def test_gallop_finds_the_smallest_count_a_monotone_test_passes(monkeypatch):
     seen = []
     test = lambda ev, rows: (seen.append(rows), ev["nodes"] >= threshold[rows])[1]  # noqa: E731
     found = candidates._gallop(keys, lo, hi, test, None, CAL)
-    expected = np.array([next((n for n in range(a, b + 1) if n >= t), b + 1) for a, b, t in zip(lo, hi, threshold)])
+    expected = np.array(
+        [next((n for n in range(a, b + 1) if n >= t), b + 1) for a, b, t in zip(lo, hi, threshold, strict=True)]
+    )
     assert (found == expected).all()
     near = np.flatnonzero((threshold - lo <= 3) & (hi - lo > 100))  # near lo: a handful of evaluations each
     assert max(sum(int(np.isin(i, r)) for r in seen) for i in near) <= 5
