@@ -223,19 +223,32 @@ def _bisect(keys, lo, hi, test, work, calibration, want_max: bool, confidence=No
     """Per row, by bisection on [lo, hi]: with want_max, the largest N whose test is true (true for small N,
     false beyond), else lo - 1; otherwise the smallest N whose test is true (false, then true), else hi + 1.
     test(evaluated, rows): the evaluated figures of those rows of the keys."""
-    lo, hi = lo.astype(np.int64).copy(), hi.astype(np.int64).copy()
-    found = lo - 1 if want_max else hi + 1
-    arrays = key_arrays(keys)
-    while (active := lo <= hi).any():
-        rows = np.flatnonzero(active)
-        mid = (lo[rows] + hi[rows]) // 2
-        ok = test(evaluate_at({c: a[rows] for c, a in arrays.items()}, mid, work, calibration, confidence), rows)
-        found[rows] = np.where(ok, mid, found[rows])
-        if want_max:
-            lo[rows], hi[rows] = np.where(ok, mid + 1, lo[rows]), np.where(ok, hi[rows], mid - 1)
-        else:
-            lo[rows], hi[rows] = np.where(ok, lo[rows], mid + 1), np.where(ok, mid - 1, hi[rows])
-    return found
+    return _bisect_together(keys, [(lo, hi, test, want_max)], work, calibration, confidence)[0]
+
+
+def _bisect_together(keys, searches, work, calibration, confidence=None) -> list[np.ndarray]:
+    """Several _bisect searches (lo, hi, test, want_max) over the same keys, each step's counts of every search
+    evaluated in one call (a call costs about as much as a thousand rows)."""
+    arrays, state = key_arrays(keys), []
+    for lo, hi, test, want_max in searches:
+        lo, hi = lo.astype(np.int64).copy(), hi.astype(np.int64).copy()
+        state.append((lo, hi, lo - 1 if want_max else hi + 1, test, want_max))
+    while any((lo <= hi).any() for lo, hi, *_ in state):
+        rows = [np.flatnonzero(lo <= hi) for lo, hi, *_ in state]
+        mids = [(lo[r] + hi[r]) // 2 for (lo, hi, *_), r in zip(state, rows, strict=True)]
+        at = np.concatenate(rows)
+        ev = evaluate_at({c: a[at] for c, a in arrays.items()}, np.concatenate(mids), work, calibration, confidence)
+        start = 0
+        for (lo, hi, found, test, want_max), r, mid in zip(state, rows, mids, strict=True):
+            part = slice(start, start + len(r))
+            start += len(r)
+            ok = test({k: v[part] if np.ndim(v) else v for k, v in ev.items()}, r)
+            found[r] = np.where(ok, mid, found[r])
+            if want_max:
+                lo[r], hi[r] = np.where(ok, mid + 1, lo[r]), np.where(ok, hi[r], mid - 1)
+            else:
+                lo[r], hi[r] = np.where(ok, lo[r], mid + 1), np.where(ok, mid - 1, hi[r])
+    return [found for _, _, found, _, _ in state]
 
 
 def _gallop(keys, lo, hi, test, work, calibration, confidence=None) -> np.ndarray:
@@ -320,19 +333,25 @@ def _scan_target(keys, lo, hi, req, work, calibration, chunk: int = 256) -> tupl
 MAX_GOODPUT_PASSES = 20
 
 
-def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration) -> np.ndarray:
+def _speed_search(lo, hi, req: Requirements) -> tuple:
+    """The first search of _speed_bound (the smallest N meeting the need at goodput 1), as _bisect_together takes it."""
+    need = req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
+    return lo, hi, lambda ev, _: _reaches(ev, need), False
+
+
+def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration, found=None) -> np.ndarray:
     """The smallest N in [lo, hi] whose cluster throughput, at the key's own goodput there, meets the need
     (hi + 1 when none). Throughput never falls with N, but goodput does (more parts, more interruptions), so
     throughput x goodput may peak: per key, N_0 meets the need at goodput 1 and N_k+1 is the smallest count whose
     throughput meets need / g(N_k). While goodput falls with N, every N_k is at most the answer N* (g(N_k) >=
     g(N*)), so the increasing N_k stop at N* itself; they pass hi when no count meets the need. Goodput rises
     where a count buys one more spare node, so the fixed point may pass N*: the counts from N_0 (a lower bound,
-    at goodput 1) to it are then scanned (_first_meeting)."""
+    at goodput 1) to it are then scanned (_first_meeting). `found`: that first search's result, when the caller
+    ran it beside another (node_bounds)."""
     need = req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
     held = np.ones(len(keys))  # the goodput each key's next count is sized at
-    found = _bisect(
-        keys, lo, hi, lambda ev, rows: _reaches(ev, need / held[rows]), work, calibration, False, req.confidence
-    )
+    if found is None:
+        found = _bisect(keys, *_speed_search(lo, hi, req)[:3], work, calibration, False, req.confidence)
     if req.reliability is None:
         return found
     first, arrays, active = found.copy(), key_arrays(keys), found <= hi
@@ -448,10 +467,12 @@ def node_bounds(
         valid = np.where(single, n_fixed == 1, (n_fixed >= 2) & (n_fixed <= max_nodes))
         lo, hi = np.where(valid, n_fixed, 1), np.where(valid, n_fixed, 0)
 
-    c = req.confidence
-    if work.offload == "none":
+    c, speed = req.confidence, None
+    if work.offload == "none":  # the target's and the deadline's first search side by side
         n_memory = _memory_bound(keys, lo, hi, work, calibration)
-        n_target = _bisect(keys, lo, hi, lambda ev, _: meets_target(ev, req), work, calibration, True, c)
+        searches = [(lo, hi, lambda ev, _: meets_target(ev, req), True)]
+        searches += [_speed_search(lo, hi, req)] if req.tokens_per_s is not None else []
+        n_target, *speed = _bisect_together(keys, searches, work, calibration, c)
         n_lo, n_hi = np.maximum(lo, n_memory), np.minimum(hi, n_target)
     else:  # offload time falls with N while communication grows: scan for the interval meeting the target
         n_memory = _memory_bound(keys, lo, hi, work, calibration)
@@ -459,7 +480,7 @@ def node_bounds(
         n_lo, n_hi = np.maximum.reduce([lo, n_memory, n_first]), np.minimum(hi, n_target)
     n_speed = lo
     if req.tokens_per_s is not None:
-        n_speed = _speed_bound(keys, lo, hi, req, work, calibration)
+        n_speed = _speed_bound(keys, lo, hi, req, work, calibration, speed[0] if speed else None)
         n_lo = np.maximum(n_lo, n_speed)
     out = keys.copy()
     out["n_lo"], out["n_hi"] = n_lo, n_hi
