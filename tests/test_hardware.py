@@ -208,3 +208,23 @@ def test_a_nic_faster_than_every_slot_is_its_slower_twin(write, gen, extra_usd, 
     nics = set(configs["nic"])
     both = {"POLLARA-400", "NIC-GEN6"}
     assert nics & both == ({designed} if designed else both)
+
+
+def test_narrowed_designs_are_those_of_the_scenario_constrained_to_that_hardware():
+    """Designs.narrowed (the batch note's trial selects its hardware's designs instead of designing again): for
+    servers, fabrics and switches drawn from the Llama example's designs, the same rows and values as the designs
+    of the scenario constrained to them (the shipped catalog's built-in NICs have no twins, so not a row more)."""
+    import random
+
+    catalog = load_catalog()
+    scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
+    every = candidates.part_designs(catalog, scenario)
+    triples = sorted(set(zip(every.multi["server"], every.multi["fabric"], every.multi["switch"], strict=True)))
+    for server, fabric, switch in random.Random(26).sample(triples, 4):
+        limits = {"servers": [server], "fabrics": [fabric], "switches": [switch]}
+        only = scenario.model_copy(update={"constraints": scenario.constraints.model_copy(update=limits)})
+        expected, narrowed = candidates.part_designs(catalog, only), every.narrowed([server], [fabric], [switch])
+        for name in ("single", "configs", "multi"):
+            a, b = getattr(narrowed, name), getattr(expected, name)
+            assert list(a.columns) == list(b.columns) and len(a) == len(b) > 0, (name, server, fabric, switch)
+            assert a.astype(str).equals(b.astype(str)), (name, server, fabric, switch)

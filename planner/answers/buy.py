@@ -80,8 +80,10 @@ def run_with_table(
     progress("building candidate configurations")
     parts = parts if parts is not None else cand.part_designs(catalog, scenario)
 
-    def replan(other: Scenario) -> pd.DataFrame:  # the table of another scenario (its own servers' designs)
-        return cand.build(catalog, other, calibration).feasible
+    def replan(other: Scenario) -> pd.DataFrame:  # the table of another scenario on these designs' hardware
+        c = other.constraints
+        narrowed = parts.narrowed(c.servers, c.fabrics, c.switches)
+        return cand.build(catalog, other, calibration, narrowed).feasible
 
     sized, table = sized_candidates(catalog, scenario, calibration, parts)
     feasible = table.feasible

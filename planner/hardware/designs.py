@@ -46,6 +46,27 @@ class Designs:
     multi: pd.DataFrame  # every multi-node design, with its parameters, coefficients and SKUs
     single: pd.DataFrame  # one single-node design per server
 
+    def narrowed(
+        self, servers: Iterable[str] | None, fabrics: Iterable[str], switches: Iterable[str] | None
+    ) -> Designs:
+        """The designs of `servers` (names; None: every one) on `fabrics` with `switches` (None: any) alone: those
+        of a scenario constrained to them, but for NIC twins kept because another server builds one in (designs'
+        `keep`), which are dominated and never cheaper. A trial of one configuration's hardware needs no more
+        (the batch note's: answers/buy.batch_note), and selecting costs far less than designing again."""
+
+        def among(frame: pd.DataFrame, column: str, allowed: Iterable[str] | None) -> pd.Series:
+            return frame[column].isin(set(allowed)) if allowed is not None else pd.Series(True, index=frame.index)
+
+        multi, configs = self.multi, self.configs
+        if not multi.empty:
+            multi = multi[
+                among(multi, "server", servers) & among(multi, "fabric", fabrics) & among(multi, "switch", switches)
+            ]
+        if not configs.empty:
+            configs = configs[among(configs, "server", servers)]
+        single = self.single[among(self.single, "server", servers)]
+        return Designs(*(frame.reset_index(drop=True) for frame in (configs, multi, single)))
+
 
 def designs(catalog: Catalog, scenario: Scenario, servers: list[ServerRow], keep: Iterable[str] = ()) -> Designs:
     """keep: NIC and switch SKUs designed even when a cheaper twin dominates them (an installed cluster's)."""
