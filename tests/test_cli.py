@@ -316,3 +316,18 @@ def test_an_unknown_key_in_a_fleet_file_suggests_the_field(run, write):
     assert any(line.startswith(f"error: {path}: training[0].tokns = ") and line.endswith(
         "unknown field; did you mean tokens? (see `planner fleet --schema`)") for line in lines), lines  # fmt: skip
     assert any("horizn = " in line and "did you mean horizon?" in line for line in lines), lines
+
+
+def test_a_command_collects_young_objects_rarely_while_importing_and_restores_the_collector(run, monkeypatch):
+    """main raises the young generation's threshold for the imports (each garbage collection there scans objects
+    that live until exit) and imports_done puts the default back, as main's exit does for a command that never
+    gets there: a caller in the same process (the API, the tests) collects as before."""
+    import gc
+
+    from planner.cli import base
+
+    before, seen = gc.get_threshold(), []
+    monkeypatch.setattr(base.gc, "freeze", lambda: seen.append(gc.get_threshold()))
+    assert run("plan", "examples/bloom-176b-v100.yaml", "-q").exit_code == 0
+    assert seen == [(base.IMPORT_GC_THRESHOLD, *before[1:])] and gc.get_threshold() == before
+    assert run("--version").exit_code == 0 and gc.get_threshold() == before
