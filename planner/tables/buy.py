@@ -847,7 +847,7 @@ def score(priced: pd.DataFrame, scenario: Scenario, work: Training, calibration,
     configurations, each at its count."""
     kind = scenario.objective.kind
     if kind not in costing.OUTPUT_KINDS or priced.empty:
-        return priced.copy().assign(score=priced["objective_usd"].to_numpy(float))  # copy: one block, no warning
+        return priced.assign(score=priced["objective_usd"].to_numpy(float))
     if kind == "cost-per-token":
         return _cheapest_per_token(priced, scenario, work, calibration, req)
     priced = _largest_within_limits(priced, scenario, req)
@@ -1007,17 +1007,19 @@ def _price(rows: pd.DataFrame, scenario: Scenario) -> pd.DataFrame:
     coef = {c: rows[c].to_numpy(float) for c in COEFFICIENTS}
     cost = costing.configuration_cost(coef, nodes, **costing.priced_quantities(q))
     objective = scenario.objective
-    priced = rows.assign(
-        nodes=nodes,
+    figures = {
+        "nodes": nodes,
         **{name: q[name] for name in QUANTITY_COLUMNS},
-        capex_usd=cost.capex_usd,
-        power_w=cost.power_w,
-        node_power_w=cost.node_w,
-        energy_usd=costing.energy_usd(cost, objective),
-        objective_usd=costing.objective_usd(cost, objective),
-    )
-    priced["within_limits"] = within_caps(priced["capex_usd"].to_numpy(), priced["power_w"].to_numpy(), scenario)
-    return priced
+        "capex_usd": cost.capex_usd,
+        "power_w": cost.power_w,
+        "node_power_w": cost.node_w,
+        "energy_usd": costing.energy_usd(cost, objective),
+        "objective_usd": costing.objective_usd(cost, objective),
+        "within_limits": within_caps(cost.capex_usd, cost.power_w, scenario),
+    }
+    # one block per dtype for the ~45 new columns (assign adds a block per column, and the table then needed a
+    # full consolidating copy before its next insert: score)
+    return pd.concat([rows, pd.DataFrame(figures, index=rows.index)], axis=1)
 
 
 def within_caps(capex_usd, power_w, scenario: Scenario) -> np.ndarray:
