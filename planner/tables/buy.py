@@ -351,7 +351,7 @@ def _speed_bound(keys, lo, hi, req: Requirements, work: Training, calibration, f
     need = req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
     held = np.ones(len(keys))  # the goodput each key's next count is sized at
     if found is None:
-        found = _bisect(keys, *_speed_search(lo, hi, req)[:3], work, calibration, False, req.confidence)
+        found = _bisect_together(keys, [_speed_search(lo, hi, req)], work, calibration, req.confidence)[0]
     if req.reliability is None:
         return found
     first, arrays, active = found.copy(), key_arrays(keys), found <= hi
