@@ -239,3 +239,45 @@ def test_equal_scores_are_broken_by_price():
         assert other.metrics.effective_training_days >= days - 1e-9
         if abs(other.metrics.effective_training_days - days) < 1e-9:
             assert other.cost.capex_usd >= plan.cost.capex_usd - 1e-6
+
+
+def test_rows_that_miss_their_deadline_at_their_own_goodput_move_as_one_at_a_time_would(monkeypatch):
+    """_own_goodput against a row-by-row search: with switches and fabric links failing often (the key's bound
+    counts neither), rows miss the deadline at their bound and move up their legal counts; each ends at the
+    first count that meets it (or is dropped), priced there, in the order they met it."""
+    import numpy as np
+    import pandas as pd
+
+    from planner.model.workload import fast_enough
+    from planner.tables import buy as cand
+
+    seen = []
+
+    def recorded(priced, *args):
+        seen.append((priced, args, original(priced, *args)))
+        return seen[-1][2]
+
+    original = cand._own_goodput
+    monkeypatch.setattr(cand, "_own_goodput", recorded)
+    rates = {"fabric_link": 0.02, "leaf": 8.0, "upper_switch": 8.0}
+    over = dict(requirement={"tokens": "30B", "days": 9}, constraints={"max_nodes": 16})
+    over["reliability"] = {"repair_hours": 4.0, "failure_rates": rates}
+    cand.build(tiny(), scenario(**over), CAL)
+    priced, (sc, work, calibration, req), out = seen[0]
+    expected, met = [], []
+    for i in range(len(priced)):
+        row = priced.iloc[[i]].reset_index(drop=True)
+        for step in range(cand.OWN_GOODPUT_STEPS):
+            n = row["nodes"].to_numpy(np.int64)
+            ev = cand.evaluate_at(cand.key_arrays(row), n, work, calibration, req.confidence)
+            if fast_enough(ev, req, cand.own_goodput(row, n, req, work))[0]:
+                expected.append(row)
+                met.append(step)
+                break
+            lo, hi = cand.legal_within(row, req, n + 1, row["n_hi"].to_numpy(np.int64))
+            if lo[0] > hi[0]:
+                break
+            row = cand._price(row[cand.COLUMNS].assign(n_lo=lo), sc)
+    assert max(met) >= 2 and 0 in met and len(expected) < len(priced)  # some moved (far), some stayed, some dropped
+    order = np.argsort(met, kind="stable")
+    pd.testing.assert_frame_equal(out, pd.concat([expected[k] for k in order], ignore_index=True))

@@ -499,9 +499,9 @@ def test_installation_labour_by_hand():
     assert plan.cost.capex_usd == pytest.approx(406_200 + 17.16 * 120)
 
 
-@pytest.mark.parametrize("example", ["bloom-176b-v100.yaml", "llama-70b-h100.yaml"])
+@pytest.mark.parametrize("example", ["bloom-176b-v100.yaml", "llama-70b-h100.yaml", "llama-405b-16k-h100.yaml"])
 def test_the_cost_curve_from_one_table_equals_a_plan_per_target(example):
-    """The workbook's cost curve filters one table built at the lowest target (every layout kept) by each
+    """The workbook's cost curve filters one table built at the lowest target (every layout that can win kept) by each
     row's TFLOPs/GPU; a full table per target (what the planner itself would build) must give the same capex."""
     from planner.answers import buy
     from planner.catalog.load import load_catalog

@@ -1198,9 +1198,11 @@ def build(
 ) -> Candidates:
     """The priced candidate table (cheapest first) and the bounds table of every performance key. `parts`:
     the scenario's designs when already built (they depend on its hardware, not on its requirement);
-    `every_layout`: keep each design's every legal layout, not only the one the planner would choose (the cost
-    curve filters one such table by target); `prior`: the table of this scenario at another target TFLOPs/GPU,
-    built from the same `parts` (its screened keys and its bounds but the target's are reused: _retarget)."""
+    `every_layout`: keep each design's every legal layout that may be its cheapest at some higher target (the
+    fastest at each node count; with a deadline every one, as counts move with their own goodput), not only the
+    one the planner would choose (the cost curve filters one such table by target); `prior`: the table of this
+    scenario at another target TFLOPs/GPU, built from the same `parts` (its screened keys and its bounds but the
+    target's are reused: _retarget)."""
     work = scenario_training(catalog, scenario)
     req = Requirements.of(scenario)
     if parts is None:
@@ -1233,6 +1235,8 @@ def _priced(scenario, work, req, calibration, table, lay, bounds, every_layout: 
     if len(lay) > 1 and scenario.objective.kind not in costing.OUTPUT_KINDS and not every_layout:
         # (an output objective moves a row to another count, where another layout may be faster: score keeps all)
         rows = _best_layouts(rows, work, calibration, req)
+    elif every_layout and (req.reliability is None or req.tokens_per_s is None):  # (no row moves: _own_goodput)
+        rows = _fastest_per_count(rows, work, calibration, req)
     rows = _per_design(rows, profile_of)
     # the wide columns only for the rows that have a node range (a few hundred of thousands)
     wide = table.iloc[rows["design"].to_numpy()].reset_index(drop=True)
@@ -1280,11 +1284,26 @@ def _per_design(rows: pd.DataFrame, profile_of: np.ndarray) -> pd.DataFrame:
     return out.drop(columns=["_profile", "_row"]).reset_index(drop=True)
 
 
+def _fastest_per_count(rows: pd.DataFrame, work: Training, calibration: Calibration, req) -> pd.DataFrame:
+    """For each design and node count, the one row (micro-batch and layout) with the most TFLOPs/GPU there:
+    a design's rows at one count cost the same (its price, power and limits depend on the count alone), so
+    the others are never the cheapest at any target (the cost curve's table, build's every_layout). Rows
+    whose count moves later (_own_goodput) are not for this."""
+    if not rows.duplicated(["design", "n_lo"]).any():  # (one layout and micro-batch each: nothing to choose)
+        return rows
+    at = rows[[*KEY, "n_lo"]].drop_duplicates(ignore_index=True)
+    figures = evaluate_at(key_arrays(at), at["n_lo"].to_numpy(np.int64), work, calibration, req.confidence)
+    at["_tflops"] = np.asarray(figures["achieved_tflops_per_gpu"], dtype=float)
+    rows = rows.merge(at, on=[*KEY, "n_lo"], how="left")
+    fastest = rows.sort_values("_tflops", ascending=False, kind="stable").drop_duplicates(["design", "n_lo"])
+    return rows.loc[np.sort(fastest.index.to_numpy())].drop(columns="_tflops").reset_index(drop=True)
+
+
 def _best_layouts(rows: pd.DataFrame, work: Training, calibration: Calibration, req: Requirements) -> pd.DataFrame:
     """For each design and micro-batch, the layout that needs the fewest nodes (a design's cost grows with its
     node count only) and, among those, the fastest there: the planner's choice of layout per hardware candidate.
     The throughput is evaluated once per distinct performance key and node count."""
-    if rows.empty:
+    if not rows.duplicated(["design", "n_lo"]).any():  # (one layout and micro-batch each: nothing to choose)
         return rows
     at = rows[[*KEY, "n_lo"]].drop_duplicates(ignore_index=True)
     figures = evaluate_at(key_arrays(at), at["n_lo"].to_numpy(np.int64), work, calibration, req.confidence)
