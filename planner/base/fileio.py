@@ -232,7 +232,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 class Stopped(BaseException):
     """SIGTERM or SIGHUP arrived (a batch scheduler, a closed terminal): raised where the program is, so
-    every clean-up (temporary files) runs as for Ctrl-C. BaseException: no `except Exception` swallows it."""
+    every clean-up (temporary files) runs as for Ctrl-C, which the CLI turns into one too once its clean-ups
+    ran (cli/base.py). BaseException: no `except Exception` swallows it."""
 
     def __init__(self, signum: int):
         self.signum = signum

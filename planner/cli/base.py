@@ -24,8 +24,9 @@ class PlannerGroup(click.Group):
     never a flood (see _echo_errors)."""
 
     def main(self, *args, **kwargs):
-        """SIGTERM and SIGHUP stop the command as Ctrl-C does (clean-ups run, no temporary is left), with
-        one line and the shell's exit status for a signal (128 + its number)."""
+        """Ctrl-C, SIGTERM and SIGHUP stop the command with its clean-ups run (no temporary is left), one line
+        and the shell's exit status for a signal (128 + its number: 130 for Ctrl-C, not click's "Aborted!"
+        and 1)."""
         from planner.base.fileio import Stopped, stop_on_signals
 
         gc.set_threshold(IMPORT_GC_THRESHOLD, *DEFAULT_GC_THRESHOLD[1:])  # until imports_done
@@ -40,8 +41,12 @@ class PlannerGroup(click.Group):
             gc.set_threshold(*DEFAULT_GC_THRESHOLD)
 
     def invoke(self, ctx: click.Context):
+        from planner.base.fileio import Stopped
+
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:  # (click's main would print "Aborted!" and exit 1)
+            raise Stopped(signal.SIGINT) from None
         except PlannerError as exc:
             _echo_errors(str(exc).splitlines())
             if isinstance(exc, CatalogError) and len(exc.problems) > 1:
