@@ -1303,7 +1303,7 @@ def _best_layouts(rows: pd.DataFrame, work: Training, calibration: Calibration, 
     """For each design and micro-batch, the layout that needs the fewest nodes (a design's cost grows with its
     node count only) and, among those, the fastest there: the planner's choice of layout per hardware candidate.
     The throughput is evaluated once per distinct performance key and node count."""
-    if not rows.duplicated(["design", "n_lo"]).any():  # (one layout and micro-batch each: nothing to choose)
+    if rows.empty:
         return rows
     at = rows[[*KEY, "n_lo"]].drop_duplicates(ignore_index=True)
     figures = evaluate_at(key_arrays(at), at["n_lo"].to_numpy(np.int64), work, calibration, req.confidence)
