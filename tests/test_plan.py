@@ -545,3 +545,25 @@ def test_a_table_retargeted_from_another_equals_one_built_from_scratch(factor):
     assert not cand._retargetable(prior, cand.Requirements.of(sooner), prior.training)
     fresh = cand.build(catalog, sooner, calibration, parts, every_layout=True)
     pd.testing.assert_frame_equal(cand.build(catalog, sooner, calibration, parts, True, prior).frame, fresh.frame)
+
+
+def test_each_design_keeps_one_layout_per_micro_batch_at_its_fewest_nodes(monkeypatch):
+    """The planner's layout choice per hardware candidate (_best_layouts): of each design's layouts at one
+    micro-batch, one row, at the fewest nodes any of them needs (GPT-3: searched layouts, some designs with a
+    single row per node count, which must be narrowed all the same)."""
+    from planner.catalog.load import load_catalog
+    from planner.inputs.scenario import load_scenario
+    from planner.model.calibration import load_calibration
+    from planner.tables import buy as cand
+
+    seen = []
+    original = cand._best_layouts
+    monkeypatch.setattr(cand, "_best_layouts", lambda rows, *a: seen.append((rows, original(rows, *a))) or seen[-1][1])
+    scenario = load_scenario(Path(__file__).parents[1] / "examples" / "gpt3-budget-power.yaml", {}, {}, {})
+    cand.build(load_catalog(list(scenario.catalogs)), scenario, load_calibration(None))
+    (rows, chosen), group = seen[0], ["design", "micro_batch"]
+    assert rows.groupby(group).size().max() > 1  # layouts to choose among
+    assert chosen.groupby(group).size().eq(1).all()
+    fewest = rows.groupby(group)["n_lo"].min()
+    assert (chosen.set_index(group)["n_lo"] == fewest.reindex(chosen.set_index(group).index)).all()
+    assert len(chosen) == len(fewest)
