@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference
 from openpyxl.styles import Alignment, PatternFill
 from openpyxl.worksheet.pagebreak import Break
@@ -48,6 +47,7 @@ from planner.report.xlsx import (
     fit_widths,
     formula,
     header,
+    new_workbook,
     pairs,
     paragraph,
     print_setup,
@@ -89,7 +89,7 @@ class PlanContext:
 
 
 def write_plan(plan: Plan, context: PlanContext, path: Path) -> None:
-    workbook = Workbook()
+    workbook = new_workbook()
     summary = workbook.active
     summary.title = "Summary"
     quote = sheet(workbook, "Quote")

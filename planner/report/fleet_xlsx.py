@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference, Series
 from openpyxl.styles import PatternFill
 from openpyxl.utils import get_column_letter
@@ -25,6 +24,7 @@ from planner.report.xlsx import (
     fit_columns,
     formula,
     header,
+    new_workbook,
     pairs,
     print_setup,
     put,
@@ -44,7 +44,7 @@ def _fit(ws: Worksheet, columns: dict[int, float]) -> None:
 
 
 def write_fleet(plan: FleetPlan, path: Path) -> None:
-    workbook = Workbook()
+    workbook = new_workbook()
     summary = workbook.active
     summary.title = "Summary"
     _summary(summary, plan)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openpyxl import Workbook
 from openpyxl.chart import Reference, ScatterChart, Series
 from openpyxl.worksheet.worksheet import Worksheet
 
@@ -24,6 +23,7 @@ from planner.report.xlsx import (
     fit_widths,
     formula,
     header,
+    new_workbook,
     pairs,
     paragraph,
     print_setup,
@@ -36,7 +36,7 @@ from planner.results import ServingPlan
 
 
 def write_serving(plan: ServingPlan, path: Path) -> None:
-    workbook = Workbook()
+    workbook = new_workbook()
     _quote(workbook.active, plan)
     _curve(sheet(workbook, "Latency curve"), plan)
     _ranking(sheet(workbook, "Ranking"), plan)

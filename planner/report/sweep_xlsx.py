@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openpyxl import Workbook
 from openpyxl.chart import BarChart, Reference
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
@@ -24,6 +23,7 @@ from planner.report.xlsx import (
     fit_widths,
     formula,
     header,
+    new_workbook,
     pairs,
     print_setup,
     put,
@@ -40,7 +40,7 @@ SHEET_ROWS = 60  # purchases a sheet lists (with the point plan and the recommen
 
 
 def write_sweep(s: Sweep, path: Path) -> None:
-    workbook = Workbook()
+    workbook = new_workbook()
     summary = workbook.active
     summary.title = "Summary"
     _summary(summary, s)

@@ -8,7 +8,6 @@ import math
 from pathlib import Path
 
 import pandas as pd
-from openpyxl import Workbook
 from openpyxl.chart import LineChart, Reference, ScatterChart, Series
 from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
@@ -30,6 +29,7 @@ from planner.report.xlsx import (
     fit_widths,
     formula,
     header,
+    new_workbook,
     pairs,
     paragraph,
     print_setup,
@@ -46,7 +46,7 @@ from planner.results import CloudChoice, CloudPlan, InferencePlan
 def write_bandwidth(
     table: pd.DataFrame, needed: list[dict], heading: str, calibration: Calibration, path: Path
 ) -> None:
-    workbook = Workbook()
+    workbook = new_workbook()
     ws = workbook.active
     ws.title = "Bandwidth"
     row = title(ws, heading, f"planner {__version__}; calibration: {calibration.source}")
@@ -104,7 +104,7 @@ COST_COL, DAYS_COL = 12, 9
 
 
 def write_cloud(result: CloudPlan, path: Path) -> None:
-    workbook = Workbook()
+    workbook = new_workbook()
     ws = workbook.active
     ws.title = "Ranking"
     ranking_sheet(ws, result)
@@ -261,7 +261,7 @@ def _excluded(ws: Worksheet, result: CloudPlan) -> None:
 
 
 def write_inference(result: InferencePlan, path: Path) -> None:
-    workbook = Workbook()
+    workbook = new_workbook()
     ws = workbook.active
     ws.title = "Inference"
     c = result.choice

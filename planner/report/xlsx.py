@@ -29,6 +29,7 @@ from xml.etree import ElementTree
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
+from openpyxl.utils.indexed_list import IndexedList
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner.base.fileio import WriteError, write_atomic
@@ -194,12 +195,12 @@ def fit_widths(ws: Worksheet, limits: dict[int, tuple[float, float]], from_row: 
         ]
         # text with an empty cell to its right overflows into it (as section headings should), so only
         # text a neighbour would cut, or in the last column, sets the width; beyond `high` it wraps
-        bounded = [c for c in cells if _has_right_neighbour(c, right_edge)]
-        need = max((_text_width(c) for c in bounded), default=0.0) * FONT_SLACK + 2  # and a gap
+        bounded = [(c, _text_width(c)) for c in cells if _has_right_neighbour(c, right_edge)]
+        need = max((text for _, text in bounded), default=0.0) * FONT_SLACK + 2  # and a gap
         width = min(max(need, low), high)
         ws.column_dimensions[get_column_letter(col)].width = width
-        for c in bounded:
-            if _text_width(c) * FONT_SLACK + 1 > width:
+        for c, text in bounded:
+            if text * FONT_SLACK + 1 > width:
                 _realign(c, wrap_text=True, vertical="top")
     separate_columns(ws, from_row)
 
@@ -316,10 +317,10 @@ def fit_heights(ws: Worksheet) -> None:
     row for wrapped text by themselves when a file is opened, so text would overlap the next row)."""
     spans = {r.start_cell.coordinate: (r.min_col, r.max_col) for r in ws.merged_cells.ranges}
     column_width = functools.cache(lambda col: _column_width(ws, col))
-    for row in ws.iter_rows():
+    for row in _rows_with_values(ws):
         lines = 1
         for c in row:
-            if c.value is None or not _alignment_of(c).wrap_text:
+            if not _alignment_of(c).wrap_text:
                 continue
             first, last = spans.get(c.coordinate, (c.column, c.column))
             width = sum(column_width(k) for k in range(first, last + 1)) - 1
@@ -331,8 +332,18 @@ def fit_heights(ws: Worksheet) -> None:
             lines += lines // 4
             ws.row_dimensions[row[0].row].height = lines * LINE_HEIGHT_PT
             for c in row:  # figures beside wrapped text line up with its first line
-                if c.value is not None and _alignment_of(c).vertical != "top":
+                if _alignment_of(c).vertical != "top":
                     c.alignment = _aligned(c, vertical="top")
+
+
+def _rows_with_values(ws: Worksheet) -> list[list]:
+    """The cells holding a value, row by row (rows without one left out): the cells a sheet holds, not every
+    cell of its rectangle, which iter_rows visits and creates (most of a report's rectangle is empty)."""
+    rows: dict[int, list] = {}
+    for (row, _), cell in sorted(ws._cells.items()):
+        if cell.value is not None:
+            rows.setdefault(row, []).append(cell)
+    return list(rows.values())
 
 
 def print_setup(ws: Worksheet, landscape: bool = True, title_rows: str | None = None, pages_tall: int = 0) -> None:
@@ -586,6 +597,34 @@ def _chart_pages(ws: Worksheet) -> None:
         if row > header_end + 1 and row - 1 not in taken:
             ws.row_breaks.append(Break(id=row - 1))
             taken.add(row - 1)
+
+
+class _StyleList(IndexedList):
+    """A workbook's list of fonts, fills, alignments or borders that finds a style object it already holds by
+    identity: openpyxl hashes every field of a style each time one is set on a cell (twice: to look it up and to
+    add it), a third of a workbook's writing, while planner sets a few shared, never-changed objects (BOLD,
+    HEADER_FILL, the cached alignments) on thousands of cells. An object not seen before is looked up by value,
+    as openpyxl does."""
+
+    def __init__(self, iterable=None):
+        super().__init__(iterable)
+        self._by_identity: dict[int, tuple[object, int]] = {}
+
+    def add(self, value) -> int:
+        seen = self._by_identity.get(id(value))
+        if seen is not None and seen[0] is value:
+            return seen[1]
+        index = super().add(value)
+        self._by_identity[id(value)] = (value, index)  # (the object kept alive: its id is not reused)
+        return index
+
+
+def new_workbook() -> Workbook:
+    """An empty workbook whose style lists are _StyleLists (the same contents and indices as openpyxl's)."""
+    workbook = Workbook()
+    for name in ("_fonts", "_fills", "_alignments", "_borders"):
+        setattr(workbook, name, _StyleList(getattr(workbook, name)))
+    return workbook
 
 
 def sheet(workbook: Workbook, name: str) -> Worksheet:
