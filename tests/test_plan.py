@@ -567,3 +567,32 @@ def test_each_design_keeps_one_layout_per_micro_batch_at_its_fewest_nodes(monkey
     fewest = rows.groupby(group)["n_lo"].min()
     assert (chosen.set_index(group)["n_lo"] == fewest.reindex(chosen.set_index(group).index)).all()
     assert len(chosen) == len(fewest)
+
+
+def test_hybrid_sharding_plans_whole_replicas_of_its_shard_group():
+    """With workload.shard_gpus 24 (HSDP over groups of 24 GPUs) a GPU count must be a multiple of 24, as a device
+    mesh of replicas x 24 needs: every candidate's and the plan's; with a global batch of 1024 no count is both
+    (1024 / GPUs must be whole), and the reason names the shard group and one that divides the counts."""
+    from planner.answers import buy
+    from planner.base.errors import InfeasibleError
+    from planner.catalog.load import load_catalog
+    from planner.inputs.scenario import load_scenario
+    from planner.model import layout
+    from planner.model.calibration import load_calibration
+    from planner.tables import buy as cand
+
+    flat = {"tp": 1, "pp": 1, "vp": 1, "cp": 1, "ep": 1, "gpus": np.array([24.0, 32.0, 48.0])}
+    assert layout.legal(layout.dims(flat), flat["gpus"], 1, None, 24)[0].tolist() == [True, False, True]
+    example = Path(__file__).parents[1] / "examples" / "llama-70b-h100.yaml"
+    hybrid = {"workload.sharding": "hybrid", "workload.shard_gpus": 24}
+    scenario = load_scenario(example, {}, {**hybrid, "workload.global_batch": None}, {})
+    catalog, calibration = load_catalog(list(scenario.catalogs)), load_calibration(None)
+    table = cand.build(catalog, scenario, calibration)
+    gpus = table.frame["nodes"] * table.frame["gpus_per_node"]
+    assert len(gpus) and (gpus % 24 == 0).all()
+    plan = buy.run(catalog, scenario, calibration)
+    assert plan.choice.gpus % 24 == 0
+    assert all(a.choice.gpus % 24 == 0 for a in plan.alternatives)
+    batched = load_scenario(example, {}, hybrid, {})
+    with pytest.raises(InfeasibleError, match=r"workload.shard_gpus 24 is the cause: .* such as 8, or"):
+        buy.run(catalog, batched, calibration)

@@ -1181,6 +1181,10 @@ def _performance_reasons(scenario: Scenario, calibration: Calibration, table: ca
     lo = np.maximum(keys["n_memory_min"].to_numpy(np.int64), keys["range_lo"].to_numpy(np.int64))
     first, last = cand.legal_within(keys, req, lo, keys["range_hi"].to_numpy(np.int64))
     runnable = first <= last
+    if not runnable.any() and req.shard_group:
+        reason = _shard_group_reason(keys, req, lo)
+        if reason:
+            return [reason]
     if not runnable.any() and req.global_batch:
         return [
             f"global batch {req.global_batch} leaves no node count with a whole grad_accum (and, for a pipeline, at "
@@ -1383,6 +1387,26 @@ def _nearest_batch(batch: int, row: dict, nodes: int) -> int:
         k_down = 0
     down = k_down * per_step
     return down if down and batch - down <= up - batch else up
+
+
+def _shard_group_reason(keys: pd.DataFrame, req: Requirements, lo: np.ndarray) -> str:
+    """The hybrid shard group as the cause, when the GPU counts the rest allows (memory, range, batch) hold no
+    whole replicas of it ("" when they would not run without it either): named with a group that divides the
+    first of them."""
+    free = dataclasses.replace(req, shard_group=0)
+    first, last = cand.legal_within(keys, free, lo, keys["range_hi"].to_numpy(np.int64))
+    ok = first <= last
+    if not ok.any():
+        return ""
+    group = req.shard_group
+    gpus = int((first[ok] * keys["gpus_per_node"].to_numpy(np.int64)[ok]).min())
+    batch = f" and global batch {req.global_batch}" if req.global_batch else ""
+    return (
+        f"workload.shard_gpus {group} is the cause: hybrid sharding runs whole replicas of the shard group, so a "
+        f"GPU count must be a multiple of {group}, and none that memory, the node range{batch} allow is (the "
+        f"first they allow is {gpus:,} GPUs); use a shard_gpus that divides the GPU counts, such as "
+        f"{math.gcd(group, gpus)}, or workload.sharding full"
+    )
 
 
 def _capex_at(row: dict, nodes: int) -> float:

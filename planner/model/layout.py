@@ -198,15 +198,18 @@ def search_space(work, max_domain: int, pipelines: bool) -> list[dict]:
     return out
 
 
-def legal(d: dict, gpus, micro_batch, global_batch: int | None) -> tuple[np.ndarray, np.ndarray]:
+def legal(d: dict, gpus, micro_batch, global_batch: int | None, shard_group: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Whether each configuration's layout fits its GPU count and batch, and its micro-batches per pipeline
-    per optimizer step m: gpus a multiple of tp pp cp; ep dividing dp cp tp; with a global batch, m = batch /
-    (dp micro_batch) whole, at least pp (1F1B fills the pipeline) and a multiple of pp when interleaved
-    (Megatron's rule); without one, m = 1 and no pipeline. Where m is not whole it is returned unrounded (at
-    least 1)."""
+    per optimizer step m: gpus a multiple of tp pp cp, and of `shard_group` when given (hybrid sharding's
+    explicit group: whole replicas of it, as a device mesh needs); ep dividing dp cp tp; with a global batch,
+    m = batch / (dp micro_batch) whole, at least pp (1F1B fills the pipeline) and a multiple of pp when
+    interleaved (Megatron's rule); without one, m = 1 and no pipeline. Where m is not whole it is returned
+    unrounded (at least 1)."""
     gpus, micro_batch = np.asarray(gpus, float), np.asarray(micro_batch, float)
     dp = gpus / d["mp"]
     ok = (np.mod(gpus, d["mp"]) == 0) & (np.mod(dp * d["cp"] * d["tp"], d["ep"]) == 0)
+    if shard_group:
+        ok &= np.mod(gpus, shard_group) == 0
     if global_batch is None:
         return ok & (d["pp"] == 1), np.ones_like(gpus)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -290,6 +290,9 @@ class Requirements:
     # from these settings and the spares it buys; None: no deadline, or a goodput the scenario gives (in the need)
     reliability: object | None = None
     spares: object | None = None  # the scenario's spares section: the spare nodes each configuration buys
+    # hybrid sharding over groups of workload.shard_gpus: a GPU count must hold whole replicas of a group (0: no
+    # such rule; the default group, the scale-up domain, divides every count)
+    shard_group: int = 0
 
     @classmethod
     def of(cls, scenario) -> Requirements:
@@ -301,7 +304,8 @@ class Requirements:
             rel = scenario.reliability if given is None else None
         target = scenario.target_tflops or 0.0
         batch, spares = scenario.workload.global_batch, scenario.spares
-        return cls(target, need, r.gpus, batch, r.tokens, scenario.confidence, rel, spares)
+        group = hybrid_group(scenario.workload)
+        return cls(target, need, r.gpus, batch, r.tokens, scenario.confidence, rel, spares, group)
 
     def training_days(self, tokens_per_s):
         return None if self.tokens is None else self.tokens / tokens_per_s / SECONDS_PER_DAY
@@ -323,12 +327,18 @@ def fast_enough(evaluated: Mapping, req: Requirements, goodput=None) -> np.ndarr
     return tokens_per_s >= req.tokens_per_s * (1 - THROUGHPUT_TOLERANCE)
 
 
+def hybrid_group(workload) -> int:
+    """The explicit shard group of a workload's hybrid sharding (0: full sharding, or the default group)."""
+    hybrid = getattr(workload, "sharding", None) == "hybrid"
+    return int(getattr(workload, "shard_gpus", None) or 0) if hybrid else 0
+
+
 def whole_grad_accum(gpus, micro_batch, req: Requirements, evaluated: Mapping) -> np.ndarray:
     """micro_batch x data-parallel ranks divides the global batch (grad_accum a whole number >= 1), and the
     evaluated figures' layout (tp, pp, vp, cp, ep) keeps its own rules (planner.model.layout.legal: whole ranks,
     a filled pipeline); for data parallelism that is micro_batch x GPUs dividing the global batch."""
     d = layout.dims({**{k: evaluated[k] for k in LAYOUT}, "gpus": gpus})
-    return layout.legal(d, gpus, micro_batch, req.global_batch)[0]
+    return layout.legal(d, gpus, micro_batch, req.global_batch, req.shard_group)[0]
 
 
 def feasible(evaluated: Mapping, req: Requirements) -> np.ndarray:

@@ -580,7 +580,9 @@ def _screen_layouts(keys: pd.DataFrame, work: Training, req: Requirements, calib
     # legal at that count by the exact search's own rules (whole ranks, ep dividing, a filled, whole pipeline): only
     # those are evaluated (the exact search prices no other)
     micro = probe["micro_batch"].to_numpy(float)[rows]
-    legal, _ = layout.legal(layout.dims({**dims, "gpus": gpus.astype(float)}), gpus, micro, req.global_batch)
+    legal, _ = layout.legal(
+        layout.dims({**dims, "gpus": gpus.astype(float)}), gpus, micro, req.global_batch, req.shard_group
+    )
     keep = np.zeros(len(probe), dtype=bool)
     rows, nodes, dims = rows[legal], nodes[legal], {k: v[legal] for k, v in dims.items()}
     arrays = {c: a[rows] for c, a in key_arrays(probe).items()}
@@ -736,14 +738,14 @@ def legal_within(rows: pd.DataFrame, req: Requirements, lo: np.ndarray, hi: np.n
 
 def legal_nodes(row: dict, req: Requirements, top: int) -> np.ndarray | None:
     """The node counts up to `top` a row's layout and batch allow (planner.model.layout.legal), ascending;
-    None when every count is (data parallelism without a global batch)."""
+    None when every count is (data parallelism without a global batch or a hybrid shard group)."""
     d = {k: float(row.get(k, LAYOUT_DEFAULTS[k])) for k in LAYOUT}
-    if req.global_batch is None and d["tp"] * d["pp"] * d["cp"] * d["ep"] == 1:
+    if req.global_batch is None and d["tp"] * d["pp"] * d["cp"] * d["ep"] == 1 and not req.shard_group:
         return None
     nodes = np.arange(1, max(top, 0) + 1, dtype=np.int64)
     gpus = nodes * int(row["gpus_per_node"])
     d = layout.dims({**d, "gpus": gpus})
-    ok, _ = layout.legal(d, gpus, float(row["micro_batch"]), req.global_batch)
+    ok, _ = layout.legal(d, gpus, float(row["micro_batch"]), req.global_batch, req.shard_group)
     return nodes[ok]
 
 

@@ -24,6 +24,7 @@ from planner.model.workload import (
     Requirements,
     fits_memory,
     gpu_columns,
+    hybrid_group,
     meets_target,
     scenario_training,
     whole_grad_accum,
@@ -119,7 +120,11 @@ def options(catalog, fleet: Fleet, jobs, pools, cloud, calibration, source: str)
             f"training[{j}].workload",
             lambda job=job: scenario_training(catalog, SimpleNamespace(workload=job.workload)),
         )
-        req = Requirements(target_tflops=job.target_tflops or 0.0, global_batch=job.workload.global_batch)
+        req = Requirements(
+            target_tflops=job.target_tflops or 0.0,
+            global_batch=job.workload.global_batch,
+            shard_group=hybrid_group(job.workload),
+        )
         n_cap = job.max_nodes or int(resources["n_max"].max())
         lay = layouts(work, SimpleNamespace(workload=job.workload), int(resources["scale_up_gpus"].max()))
         best, grid = _performance(work, req, resources, job.workload.micro_batches, n_cap, calibration, lay)
