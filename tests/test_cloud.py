@@ -388,3 +388,18 @@ def test_a_rental_question_in_options_alone(run):
     plan = json.loads(result.stdout)
     assert plan["scenario"] == "Llama-3-8B, 20B tokens in 5 days" and plan["choice"]["provider"] == "AWS"
     assert plan["choice"]["days"] <= 5
+
+
+def test_hybrid_sharding_rents_whole_replicas_of_its_shard_group(run):
+    """workload.shard_gpus 24 on 8-GPU instances: a multiple of 3 instances is rented (72 GPUs where 64 would
+    do with full sharding); a group no quota reaches excludes every offering with that reason, in one line each,
+    not a traceback."""
+    hybrid = ["--set", "workload.sharding=hybrid", "--set", "workload.global_batch=null"]
+    both = [run("cloud", examples_dir() / "cloud-70b.yaml", "--json", *hybrid, "--set", f"workload.shard_gpus={g}")
+            for g in (24, 2048)]  # fmt: skip
+    assert both[0].exit_code == 0, both[0].stderr
+    ranking = json.loads(both[0].stdout)["ranking"]
+    assert ranking and all(r["gpus"] % 24 == 0 for r in ranking), ranking
+    assert both[1].exit_code != 0 and "Traceback" not in both[1].stderr + both[1].stdout
+    reasons = [e["reason"] for e in json.loads(both[1].stdout)["excluded"]]
+    assert any("workload.shard_gpus 2048: no instance count from" in r for r in reasons), reasons

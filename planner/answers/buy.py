@@ -1400,11 +1400,11 @@ def _shard_group_reason(keys: pd.DataFrame, req: Requirements, lo: np.ndarray) -
         return ""
     group = req.shard_group
     gpus = int((first[ok] * keys["gpus_per_node"].to_numpy(np.int64)[ok]).min())
-    batch = f" and global batch {req.global_batch}" if req.global_batch else ""
+    rules = "memory, the node range and global batch " + str(req.global_batch) if req.global_batch else ""
     return (
         f"workload.shard_gpus {group} is the cause: hybrid sharding runs whole replicas of the shard group, so a "
-        f"GPU count must be a multiple of {group}, and none that memory, the node range{batch} allow is (the "
-        f"first they allow is {gpus:,} GPUs); use a shard_gpus that divides the GPU counts, such as "
+        f"GPU count must be a multiple of {group}, and none that {rules or 'memory and the node range'} allow is "
+        f"(the first they allow is {gpus:,} GPUs); use a shard_gpus that divides the GPU counts, such as "
         f"{math.gcd(group, gpus)}, or workload.sharding full"
     )
 

@@ -464,6 +464,13 @@ def _why_not(ev: pd.DataFrame, req: Requirements, row: CloudRow, mb: int) -> str
             f"model fits and meets the target) < {req.tokens_per_s:,.0f} needed"
         )
     smallest = int(ev.loc[fits & fast & speed, "gpus"].min()) // row.gpus
+    group = f"workload.shard_gpus {req.shard_group}"
+    if req.global_batch is None:  # (then only hybrid sharding's group rules counts out)
+        largest = int(ev["gpus"].max()) // row.gpus
+        return (
+            f"{group}: no instance count from {smallest} to {largest} holds whole replicas of the shard group "
+            f"(a multiple of {req.shard_group} GPUs, {row.gpus} per instance)"
+        )
     most = req.global_batch // (row.gpus * mb)  # beyond it a step has less than one micro-batch per GPU
     if smallest > most:
         return (
@@ -471,7 +478,8 @@ def _why_not(ev: pd.DataFrame, req: Requirements, row: CloudRow, mb: int) -> str
             f"at most {most} keep a whole micro-batch per GPU per step ({req.global_batch} / ({row.gpus} GPUs x "
             f"{mb})); a smaller micro-batch or a larger global batch"
         )
+    replicas = f" that is also a multiple of {group} (whole replicas of the shard group)" if req.shard_group else ""
     return (
         f"global batch {req.global_batch}: no instance count from {smallest} to {most} gives a whole grad_accum at "
-        f"micro-batch {mb}"
+        f"micro-batch {mb}{replicas}"
     )
