@@ -602,9 +602,8 @@ def _chart_pages(ws: Worksheet) -> None:
 class _StyleList(IndexedList):
     """A workbook's list of fonts, fills, alignments or borders that finds a style object it already holds by
     identity: openpyxl hashes every field of a style each time one is set on a cell (twice: to look it up and to
-    add it), a third of a workbook's writing, while planner sets a few shared, never-changed objects (BOLD,
-    HEADER_FILL, the cached alignments) on thousands of cells. An object not seen before is looked up by value,
-    as openpyxl does."""
+    add it), while planner sets a few shared, never-changed objects (BOLD, HEADER_FILL, the cached alignments) on
+    thousands of cells. An object not seen before is looked up by value, as openpyxl does."""
 
     def __init__(self, iterable=None):
         super().__init__(iterable)

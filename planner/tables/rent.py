@@ -465,7 +465,7 @@ def _why_not(ev: pd.DataFrame, req: Requirements, row: CloudRow, mb: int) -> str
         )
     smallest = int(ev.loc[fits & fast & speed, "gpus"].min()) // row.gpus
     group = f"workload.shard_gpus {req.shard_group}"
-    if req.global_batch is None:  # (then only hybrid sharding's group rules counts out)
+    if req.global_batch is None:  # (then only hybrid sharding's group rules a count out)
         largest = int(ev["gpus"].max()) // row.gpus
         return (
             f"{group}: no instance count from {smallest} to {largest} holds whole replicas of the shard group "
