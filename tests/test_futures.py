@@ -33,10 +33,11 @@ def twenty(startup):
     return F.buy_now_or_wait(*startup, futures=20, seed=0)
 
 
-def reversed_map(fn, items):
-    """Evaluates last to first, each item and result through pickle (as a process pool would send them)."""
+def reversed_map(fn, shared, items):
+    """Evaluates last to first, the shared context, each item and result through pickle (as a process pool would
+    send them)."""
     through = lambda x: pickle.loads(pickle.dumps(x))  # noqa: E731
-    return list(reversed([through(fn(through(x))) for x in reversed(items)]))
+    return list(reversed([through(fn(through(shared), through(x))) for x in reversed(items)]))
 
 
 def test_startup_answer_over_twenty_futures(twenty):

@@ -41,8 +41,9 @@ violation priced (futures.shortfall_usd[...]); its cost includes that price. Off
 drops as dominated at nominal prices stay dropped in every future (an approximation: a future in which a
 dropped offer turns cheaper does not see it).
 
-`buy_now_or_wait(..., run=...)` maps `evaluate_future` over one picklable `FutureTask` per future, so a
-caller may pass a parallel map (Dask); the result does not depend on the map or its order.
+`buy_now_or_wait(..., run=...)` maps `evaluate_future` over the futures with one picklable `FutureContext`
+shared by all (the catalog, the fleet and its nominal tables: a parallel map such as Dask's sends it to each
+worker once, and each task is a Future alone); the result does not depend on the map or its order.
 """
 
 from __future__ import annotations
@@ -79,9 +80,9 @@ GROWTH_RANGE = (-0.5, 2.0)  # inputs/fleet.InferenceService.growth_per_period's 
 Run = Callable[[Callable, Sequence], list]
 
 
-def serial(fn: Callable, items: Sequence) -> list:
-    """The default map: one after another, in order."""
-    return [fn(x) for x in items]
+def serial(fn: Callable, shared, items: Sequence) -> list:
+    """The default map, fn(shared, item) for each item: one after another, in order."""
+    return [fn(shared, x) for x in items]
 
 
 class _Frozen(BaseModel):
@@ -368,29 +369,29 @@ class FutureOutcome(_Frozen):
 
 
 @dataclass(frozen=True)
-class FutureTask:
-    """Everything one future's evaluation reads (picklable: it is sent to a worker)."""
+class FutureContext:
+    """What every future's evaluation reads besides the future (picklable: sent to each worker once)."""
 
     catalog: Catalog
     spec: Fleet
     calibration: Calibration
     nominal: FleetData
-    future: Future
     t1: int
     purchases: tuple[FixedPurchase, ...]
     settings: Settings
     source: str = "fleet file"
 
 
-def evaluate_future(task: FutureTask) -> FutureOutcome:
-    """Both policies in one future (top level and one argument, for a parallel map)."""
+def evaluate_future(context: FutureContext, future: Future) -> FutureOutcome:
+    """Both policies in one future (top level, for a parallel map)."""
+    c = context
     try:
-        data = future_data(task.catalog, task.spec, task.calibration, task.nominal, task.future, task.source)
+        data = future_data(c.catalog, c.spec, c.calibration, c.nominal, future, c.source)
     except ScenarioError as exc:  # a job no configuration finishes within the horizon: neither policy helps
-        return FutureOutcome(index=task.future.index, future=task.future, buy_now=None, wait=None, error=str(exc))
-    costs = {policy: solve_policy(data, task.future, policy, task.t1, list(task.purchases), task.settings)[0]
+        return FutureOutcome(index=future.index, future=future, buy_now=None, wait=None, error=str(exc))
+    costs = {policy: solve_policy(data, future, policy, c.t1, list(c.purchases), c.settings)[0]
              for policy in POLICIES}  # fmt: skip
-    return FutureOutcome(index=task.future.index, future=task.future, buy_now=costs[BUY_NOW], wait=costs[WAIT])
+    return FutureOutcome(index=future.index, future=future, buy_now=costs[BUY_NOW], wait=costs[WAIT])
 
 
 def solve_policy(data: FleetData, future: Future, policy: str | None, t1, purchases, settings: Settings):
@@ -502,7 +503,8 @@ def buy_now_or_wait(
     source: str = "fleet file",
 ) -> BuyNowOrWait:
     """Buy the point plan's first purchases now, or wait: each re-solved in `futures` sampled futures.
-    `run(fn, items) -> list` maps evaluate_future over the futures (default: in order, here); `time_limit_s`
+    `run(fn, shared, items) -> list` maps evaluate_future(shared, item) over the futures (default: in order,
+    here); `time_limit_s`
     bounds each solve (a solve it stops makes the result depend on the machine)."""
     settings = Settings(solver or DEFAULT_SOLVER, gap, time_limit_s)
     nominal = ft.build(catalog, spec, calibration, source)
@@ -515,9 +517,9 @@ def buy_now_or_wait(
         why = "the point plan buys nothing (it rents or cannot be solved): there is no purchase to time"
         return BuyNowOrWait(decision_period=None, policies=[], answer="nothing to buy", answer_text=why, ties=0,
                             futures_within_gap=0, unevaluated=[], outcomes=[], **common)  # fmt: skip
-    tasks = [FutureTask(catalog, spec, calibration, nominal, f, t1, tuple(purchases), settings, source)
-             for f in sample_futures(nominal, futures, seed, spread)]  # fmt: skip
-    outcomes = sorted((run or serial)(evaluate_future, tasks), key=lambda o: o.index)
+    context = FutureContext(catalog, spec, calibration, nominal, t1, tuple(purchases), settings, source)
+    sampled = sample_futures(nominal, futures, seed, spread)
+    outcomes = sorted((run or serial)(evaluate_future, context, sampled), key=lambda o: o.index)
     label = nominal.labels[t1 - 1]
     return _answer(outcomes, purchases, label, gap, common)
 

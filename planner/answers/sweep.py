@@ -157,9 +157,10 @@ def fleet_futures(catalog: Catalog, spec, calibration: Calibration, futures: int
 
 
 def _mapped_on(engine, progress):
-    """A map(fn, items) -> list in order, over the engine's tasks."""
+    """A map(fn, shared, items) -> [fn(shared, item), ...] in order, over the engine's tasks (fn and shared sent to
+    each worker once)."""
 
-    def run(fn, items) -> list:
+    def run(fn, shared, items) -> list:
         out: dict[int, object] = {}
 
         def keep(task, result) -> None:
@@ -167,14 +168,15 @@ def _mapped_on(engine, progress):
             if len(out) % max(1, len(items) // 5) == 0 or len(out) == len(items):  # five lines, not one a future
                 progress(f"{len(out)} of {len(items)} futures")
 
-        engine.map(_call, fn, list(enumerate(items)), keep)
+        engine.map(_call, (fn, shared), list(enumerate(items)), keep)
         return [out[i] for i in range(len(items))]
 
     return run
 
 
-def _call(fn, task):
-    return fn(task[1])
+def _call(pair, task):
+    fn, shared = pair
+    return fn(shared, task[1])
 
 
 def _purchases(catalog, scenario, calibration, progress) -> choice_table.Choices:
