@@ -77,7 +77,7 @@ SLACK_USED = 1e-6  # a slack or a late run above this counts as a shortfall
 TIE_REL = 1e-9  # two costs this close (relative) are a tie: each policy gets half the future
 GROWTH_RANGE = (-0.5, 2.0)  # inputs/fleet.InferenceService.growth_per_period's bounds
 
-Run = Callable[[Callable, Sequence], list]
+Run = Callable[[Callable, object, Sequence], list]  # run(fn, shared, items) -> [fn(shared, item), ...]
 
 
 def serial(fn: Callable, shared, items: Sequence) -> list:
@@ -504,8 +504,7 @@ def buy_now_or_wait(
 ) -> BuyNowOrWait:
     """Buy the point plan's first purchases now, or wait: each re-solved in `futures` sampled futures.
     `run(fn, shared, items) -> list` maps evaluate_future(shared, item) over the futures (default: in order,
-    here); `time_limit_s`
-    bounds each solve (a solve it stops makes the result depend on the machine)."""
+    here); `time_limit_s` bounds each solve (a solve it stops makes the result depend on the machine)."""
     settings = Settings(solver or DEFAULT_SOLVER, gap, time_limit_s)
     nominal = ft.build(catalog, spec, calibration, source)
     point, solved = solve_policy(nominal, nominal_future(nominal), None, None, [], settings)
