@@ -1293,30 +1293,34 @@ def _fastest_per_count(rows: pd.DataFrame, work: Training, calibration: Calibrat
     whose count moves later (_own_goodput) are not for this."""
     if not rows.duplicated(["design", "n_lo"]).any():  # (one layout and micro-batch each: nothing to choose)
         return rows
-    at = rows[[*KEY, "n_lo"]].drop_duplicates(ignore_index=True)
-    figures = evaluate_at(key_arrays(at), at["n_lo"].to_numpy(np.int64), work, calibration, req.confidence)
-    at["_tflops"] = np.asarray(figures["achieved_tflops_per_gpu"], dtype=float)
-    rows = rows.merge(at, on=[*KEY, "n_lo"], how="left")
-    fastest = rows.sort_values("_tflops", ascending=False, kind="stable").drop_duplicates(["design", "n_lo"])
-    return rows.loc[np.sort(fastest.index.to_numpy())].drop(columns="_tflops").reset_index(drop=True)
+    rows = rows.reset_index(drop=True)
+    tflops = _at_smallest_count(rows, "achieved_tflops_per_gpu", work, calibration, req)
+    fastest = rows.assign(_tflops=tflops).sort_values("_tflops", ascending=False, kind="stable")
+    fastest = fastest.drop_duplicates(["design", "n_lo"])
+    return rows.iloc[np.sort(fastest.index.to_numpy())].reset_index(drop=True)
 
 
 def _best_layouts(rows: pd.DataFrame, work: Training, calibration: Calibration, req: Requirements) -> pd.DataFrame:
     """For each design and micro-batch, the layout that needs the fewest nodes (a design's cost grows with its
-    node count only) and, among those, the fastest there: the planner's choice of layout per hardware candidate.
-    The throughput is evaluated once per distinct performance key and node count."""
+    node count only) and, among those, the fastest there: the planner's choice of layout per hardware candidate."""
     if rows.empty:
         return rows
-    at = rows[[*KEY, "n_lo"]].drop_duplicates(ignore_index=True)
-    figures = evaluate_at(key_arrays(at), at["n_lo"].to_numpy(np.int64), work, calibration, req.confidence)
-    at["layout_tokens_per_s"] = np.asarray(figures["tokens_per_s"], dtype=float)
-    rows = rows.merge(at, on=[*KEY, "n_lo"], how="left")
+    tokens = _at_smallest_count(rows, "tokens_per_s", work, calibration, req)
     group = rows.groupby(["design", "micro_batch"]).ngroup().to_numpy()
     fewest = rows.groupby(["design", "micro_batch"])["n_lo"].transform("min").to_numpy()
     ok = rows["n_lo"].to_numpy() == fewest  # a design's cost grows with its node count alone
     dims = {k: rows[k].to_numpy() for k in LAYOUT}
-    chosen = layout.choose(group, rows["layout_tokens_per_s"].to_numpy(), ok, dims)
-    return rows.iloc[chosen[chosen >= 0]].drop(columns="layout_tokens_per_s").reset_index(drop=True)
+    chosen = layout.choose(group, tokens, ok, dims)
+    return rows.iloc[chosen[chosen >= 0]].reset_index(drop=True)
+
+
+def _at_smallest_count(rows: pd.DataFrame, figure: str, work: Training, calibration: Calibration, req) -> np.ndarray:
+    """One figure of the model for each row at its smallest count n_lo, evaluated once per distinct performance
+    key and count (the designs of a profile share them)."""
+    at = rows[[*KEY, "n_lo"]].drop_duplicates(ignore_index=True)
+    figures = evaluate_at(key_arrays(at), at["n_lo"].to_numpy(np.int64), work, calibration, req.confidence)
+    at["_figure"] = np.asarray(figures[figure], dtype=float)
+    return rows[[*KEY, "n_lo"]].merge(at, on=[*KEY, "n_lo"], how="left")["_figure"].to_numpy()
 
 
 def leaf_split_columns(row: dict) -> tuple[int, int, int]:
