@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from planner.base.errors import SolverError
 from planner.catalog.load import load_catalog
 from planner.inputs.fleet import Fleet, check
 from planner.model.calibration import Calibration
@@ -46,6 +47,9 @@ SERVERS = [
 # each model at about the tokens it was published with (x 0.5-1.5), so runs take tens to hundreds of nodes
 TRAINING = [("Llama-3-8B", 15e12), ("Llama-2-13B", 2e12), ("Llama-3-70B", 15e12), ("Llama-2-70B", 2e12)]
 SERVING = [("Llama-3-70B", 150e3), ("Llama-3-8B", 600e3), ("Llama-2-13B", 300e3)]
+# demand grows 10% a quarter over 20 quarters (6.7x); a longer horizon grows about as much in all (40: 5% a
+# quarter, 7.0x), not 1.1^40 = 45x: no site and quota would serve that
+GROWTH_PER_QUARTER, GROWTH_QUARTERS = 0.1, 20
 
 
 def synthetic(workloads: int, periods: int, skus: int, seed: int = 0) -> Fleet:
@@ -72,7 +76,7 @@ def synthetic(workloads: int, periods: int, skus: int, seed: int = 0) -> Fleet:
             "name": f"serve-{i}-{SERVING[i % len(SERVING)][0]}",
             "model": SERVING[i % len(SERVING)][0],
             "tokens_per_s": SERVING[i % len(SERVING)][1] * float(rng.uniform(0.5, 1.5)),
-            "growth_per_period": 0.1,
+            "growth_per_period": GROWTH_PER_QUARTER * min(1.0, GROWTH_QUARTERS / periods),
             "start": int(rng.integers(1, max(2, periods // 2 + 1))),
             "max_ms_per_token": 50,
         }
@@ -111,13 +115,17 @@ def measure(fleet: Fleet, catalog, solver: str, time_limit: float, gap: float, t
     tables_s = time.perf_counter() - start
     model = milp.create_model(data)
     build_s = time.perf_counter() - start
-    solved = solve_model(model, solver, time_limit, gap, threads or os.cpu_count())
     size = {
         "variables": len(model.problem.variables()),
         "constraints": model.problem.numConstraints(),
         "columns": len(model.run),
         "pools": len(data.pools),
     }
+    try:
+        solved = solve_model(model, solver, time_limit, gap, threads or os.cpu_count())
+    except SolverError:  # stopped at the time limit without a plan: a row of the table, not a traceback
+        return {"tables_s": tables_s, "build_s": build_s, "solve_s": time_limit, "status": "no plan", "gap": None,
+                "objective": None, "log10_space": ft.enumeration_log10(data), **size}  # fmt: skip
     return {
         "tables_s": tables_s,
         "build_s": build_s,
