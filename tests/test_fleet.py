@@ -10,6 +10,7 @@ import zipfile
 
 import numpy as np
 import openpyxl
+import pulp
 import pytest
 from reference.fleet import brute_force
 from support import GPU, NICS, OPTICS, SERVER, SWITCHES, make_catalog
@@ -228,6 +229,74 @@ def test_brute_force_sees_what_the_milp_sees(catalog):
     """The reference is not vacuous: on a fleet whose answer is known it finds the hand-worked $206,840."""
     spec = fleet(training=[job(tokens=1.2 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8"])
     assert brute_force(ft.build(catalog, spec, CAL)) == pytest.approx(206_840.0)
+
+
+def _optimum(catalog, seed: int):
+    """The data of random fleet `seed` and its brute-force optimum (None: unbuildable or no plan)."""
+    try:
+        data = ft.build(catalog, random_fleet(seed), CAL)
+    except ScenarioError:
+        return None, None
+    return data, brute_force(data)
+
+
+def test_a_plan_at_a_gap_is_within_its_proven_gap_of_the_optimum(catalog):
+    """At 20% asked, the LP-guided start's plan is taken as soon as it is within 20% of the LP bound: every
+    plan costs at least the brute-force optimum and at most its proven gap above it (the gap is a proof)."""
+    checked = 0
+    for seed in range(12):
+        data, best = _optimum(catalog, seed)
+        if best is None:
+            continue
+        solved = solve_model(milp.create_model(data), "cbc", None, 0.2, threads=1)
+        cost = solved.result.objective
+        assert cost >= best - 1e-4, f"seed {seed}"
+        assert (cost - best) / cost <= solved.gap_proven + 1e-9 <= 0.2 + 1e-9, f"seed {seed}"
+        checked += 1
+    assert checked >= FLOOR_FIRST_10
+
+
+def test_the_lp_guided_start_bounds_every_plan_and_leaves_the_model_as_it_was(catalog):
+    """The LP bound is below the optimum; a start's plan (there is one when the LP runs a job whole) is a
+    plan, above it; and the runs it fixed are free again after."""
+    plans = 0
+    for seed in range(10):
+        data, best = _optimum(catalog, seed)
+        if best is None:
+            continue
+        model = milp.create_model(data)
+        bounds = {v.name: (v.lowBound, v.upBound) for v in model.problem.variables()}
+        start = milp.lp_guided_start(model, "cbc", None, 0.01, threads=1)
+        assert start.lp_bound <= best + 1e-4, f"seed {seed}"
+        assert {v.name: (v.lowBound, v.upBound) for v in model.problem.variables()} == bounds
+        if start.plan is not None:
+            plan, plans = start.plan.result.objective, plans + 1
+            assert plan >= best - 1e-4 and start.plan.gap_proven == pytest.approx((plan - start.lp_bound) / plan)
+    assert plans >= 3
+
+
+def test_when_the_full_search_finds_nothing_the_start_plan_stands(catalog, monkeypatch):
+    """A start outside the gap asked goes on to the full search; if that stops without a plan (time), the
+    start's plan is the answer, with its own variable values back (the search had overwritten them)."""
+    spec = fleet(training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"])
+    data = ft.build(catalog, spec, CAL)
+    start = milp.lp_guided_start(milp.create_model(data), "cbc", None, 1e-9, threads=1)
+    assert start.plan.gap_proven > 1e-9  # the LP relaxation buys a fraction of a node: the full search runs
+    real = milp._solve_logged
+
+    def no_plan(model, solver, time_limit_s, gap, threads, warm_start=False):
+        if not warm_start:
+            return real(model, solver, time_limit_s, gap, threads)
+        for var in model.problem.variables():
+            var.varValue = 0.0
+        raise milp.SolverError("no plan in the time left")
+
+    monkeypatch.setattr(milp, "_solve_logged", no_plan)
+    model = milp.create_model(data)
+    solved = solve_model(model, "cbc", None, 1e-9, threads=1)
+    assert solved.result.objective == pytest.approx(start.plan.result.objective)
+    assert pulp.value(model.problem.objective) == pytest.approx(solved.result.objective)
+    assert solved.gap_proven == pytest.approx(start.plan.gap_proven)
 
 
 # ---------------------------------------------------------------- structure of the answer

@@ -19,7 +19,7 @@ from planner.inputs.fleet import Fleet
 from planner.model.calibration import Calibration
 from planner.optimize import fleet as milp
 from planner.optimize.fleet import Solved, solve_model
-from planner.optimize.solver import solve
+from planner.optimize.solver import fixed, solve
 from planner.results import FleetPlan, FleetRelaxation
 from planner.tables import fleet as ft
 
@@ -91,15 +91,11 @@ def polish(solved: Solved, time_limit_s=None, threads: int | None = None) -> Sol
     m = solved.model
     values = {var: var.varValue for var in m.problem.variables()}
     decisions = [*m.buy.values(), *m.run.values(), *m.active.values()]
-    bounds = [(var, var.lowBound, var.upBound) for var in decisions]
-    for var in decisions:
-        var.lowBound = var.upBound = round(var.value() or 0)
     try:
-        result = solve(m.problem, solved.result.solver, time_limit_s, 0.0, threads=threads)
+        with fixed({var: round(var.value() or 0) for var in decisions}):
+            result = solve(m.problem, solved.result.solver, time_limit_s, 0.0, threads=threads)
     except SolverError:  # out of time: the plan as solved stands
         result = None
-    for var, low, up in bounds:
-        var.lowBound, var.upBound = low, up
     if result is None or not result.solved or result.objective > solved.result.objective + 1e-6:
         for var, value in values.items():  # keep the plan as solved
             var.varValue = value

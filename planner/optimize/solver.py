@@ -81,20 +81,33 @@ def resolve(name: str) -> str:
 
 
 def make_solver(
-    name: str, time_limit_s: float | None = None, gap: float | None = None, log_path: str | None = None, threads=None
+    name: str,
+    time_limit_s: float | None = None,
+    gap: float | None = None,
+    log_path: str | None = None,
+    threads=None,
+    *,
+    lp: bool = False,
+    warm_start: bool = False,
 ):
-    """log_path: where CBC writes its log (the proven bound is read from it; HiGHS reports it in-process)."""
+    """log_path: where CBC writes its log (the proven bound is read from it; HiGHS reports it in-process).
+    lp: solve the LP relaxation (integrality dropped). warm_start: CBC's MIP start from the variables' current
+    values (pulp's HiGHS takes none)."""
     name = resolve(name)
     gap = EXACT_GAP if gap is None else gap
     if name == "highs":
-        return _QuietHiGHS(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=threads)
+        if warm_start:
+            raise ValueError("a warm start is CBC's (pulp's HiGHS interface takes none)")
+        return _QuietHiGHS(mip=not lp, msg=False, timeLimit=time_limit_s, gapRel=gap, threads=threads)
     with warnings.catch_warnings():  # CBC as bundled with PuLP 3.x (pyproject pins pulp < 4, which unbundles it)
         warnings.simplefilter("ignore", DeprecationWarning)
         options = {"logPath": log_path} if log_path else {}
         # CBC's parallel search is opportunistic (two runs may stop at different plans within the gap); its
         # repeatable "-threads 100+n" mode crashes CBC 2.10.3 on some fleet models (bench_fleet 8x12x8), so
         # callers say so instead (fleet.repeat_note)
-        return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=threads, **options)
+        return pulp.PULP_CBC_CMD(
+            mip=not lp, msg=False, timeLimit=time_limit_s, gapRel=gap, threads=threads, warmStart=warm_start, **options
+        )
 
 
 def solve(
@@ -104,13 +117,16 @@ def solve(
     gap=None,
     log_path: str | None = None,
     threads: int | None = None,
+    *,
+    lp: bool = False,
+    warm_start: bool = False,
 ) -> SolveResult:
     """Solve and read the status. Raises SolverError when the solver stops without any solution for a
-    reason other than infeasibility (time limit, numerical trouble)."""
+    reason other than infeasibility (time limit, numerical trouble). lp and warm_start: as make_solver."""
     name = resolve(solver)
     start = time.perf_counter()
     try:
-        status = problem.solve(make_solver(name, time_limit_s, gap, log_path, threads))
+        status = problem.solve(make_solver(name, time_limit_s, gap, log_path, threads, lp=lp, warm_start=warm_start))
     except pulp.PulpSolverError as exc:  # the solver did not start or died: say so in one line
         first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise SolverError(f"solver {name} failed to run ({first}); try the other solver (--solver)") from None
@@ -140,6 +156,19 @@ def new_var(
 def var_name(*parts: object) -> str:
     """Solver-safe variable names; results are read through the Python objects, never by parsing names."""
     return re.sub(r"[^A-Za-z0-9_]", "_", "_".join(str(p) for p in parts))
+
+
+@contextlib.contextmanager
+def fixed(values: dict[pulp.LpVariable, float]):
+    """Within the block each variable is fixed to its value (both bounds); its own bounds come back after."""
+    saved = [(var, var.lowBound, var.upBound) for var in values]
+    for var, value in values.items():
+        var.lowBound = var.upBound = value
+    try:
+        yield
+    finally:
+        for var, low, up in saved:
+            var.lowBound, var.upBound = low, up
 
 
 def integer_value(expr) -> int:
