@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -297,6 +298,20 @@ def test_when_the_full_search_finds_nothing_the_start_plan_stands(catalog, monke
     assert solved.result.objective == pytest.approx(start.plan.result.objective)
     assert pulp.value(model.problem.objective) == pytest.approx(solved.result.objective)
     assert solved.gap_proven == pytest.approx(start.plan.gap_proven)
+
+
+def test_cbc_takes_the_start_plan_as_its_mip_start(catalog, tmp_path):
+    """The full search after an unproven start begins from the start's plan: CBC reads it and says so."""
+    from planner.optimize.solver import solve as solve_problem
+
+    spec = fleet(training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"])
+    model = milp.create_model(ft.build(catalog, spec, CAL))
+    start = milp.lp_guided_start(model, "cbc", None, 1e-9, threads=1)
+    log = tmp_path / "cbc.log"
+    solve_problem(model.problem, "cbc", None, 0.0, log_path=str(log), threads=1, warm_start=True)
+    cost = re.search(r"MIPStart provided solution with cost ([-+0-9.eE]+)", log.read_text())
+    constant = model.problem.objective.constant  # CBC reads the model without the objective's constant term
+    assert cost and float(cost.group(1)) + constant == pytest.approx(start.plan.result.objective, rel=1e-6)
 
 
 # ---------------------------------------------------------------- structure of the answer
