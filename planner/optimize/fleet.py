@@ -539,7 +539,7 @@ def solve_model(model: Model, solver: str, time_limit_s, gap, threads: int | Non
     otherwise the full search starts from it, and the gap is proven against the best bound either found."""
     t0 = time.perf_counter()
     # CBC only: HiGHS's search of the restricted model found no plan in its share on bench_fleet's 50x20x30
-    # and 100x40x30 fleets, and the shorter full search then lost the plan it finds alone (docs/fleet.md 9)
+    # fleets and on 100x40x30 (50-workload site), where the shorter full search lost the plan it finds alone
     guided = gap and resolve(solver) == "cbc"
     start = lp_guided_start(model, solver, time_limit_s, gap, threads) if guided else None
     plan = None if start is None else start.plan
