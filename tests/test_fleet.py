@@ -300,6 +300,23 @@ def test_when_the_full_search_finds_nothing_the_start_plan_stands(catalog, monke
     assert solved.gap_proven == pytest.approx(start.plan.gap_proven)
 
 
+def test_the_start_says_what_it_found(catalog):
+    """One progress line: the LP bound, and the plan from the jobs the LP runs whole, or why there is none."""
+    spec = fleet(training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"])
+    data = ft.build(catalog, spec, CAL)
+    start = milp.lp_guided_start(milp.create_model(data), "cbc", None, 1e-9, threads=1)
+    lines = []
+    solve_model(milp.create_model(data), "cbc", None, 1e-9, threads=1, progress=lines.append)
+    plan = start.plan
+    assert lines == [
+        f"LP bound ${start.lp_bound:,.0f}; a plan at ${plan.result.objective:,.0f} ({plan.gap_proven:.2%} above it) "
+        "with 1 of 1 jobs fixed"
+    ]
+    lines.clear()
+    solve_model(milp.create_model(data), "cbc", None, 0.0, threads=1, progress=lines.append)
+    assert lines == []  # the optimum asked: no start
+
+
 def test_cbc_takes_the_start_plan_as_its_mip_start(catalog, tmp_path):
     """The full search after an unproven start begins from the start's plan: CBC reads it and says so."""
     from planner.optimize.solver import solve as solve_problem

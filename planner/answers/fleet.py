@@ -70,7 +70,7 @@ def run(
     progress(f"MILP: {len(data.columns)} training runs, {len(data.pools)} pools, {data.horizon} periods")
     model = milp.create_model(data)
     build_s = time.perf_counter() - start
-    solved = solve_model(model, solver, budget.left_s(), gap, threads)
+    solved = solve_model(model, solver, budget.left_s(), gap, threads, progress)
     if solved.result.solved:
         return extract(polish(solved, budget.left_s(), threads), build_s, calibration)
     progress("infeasible: looking for the cheapest relaxation")

@@ -533,7 +533,9 @@ class Solved:
     gap_proven: float | None
 
 
-def solve_model(model: Model, solver: str, time_limit_s, gap, threads: int | None = None) -> Solved:
+def solve_model(
+    model: Model, solver: str, time_limit_s, gap, threads: int | None = None, progress=lambda _: None
+) -> Solved:
     """Solve through optimize/solver.py, with a CBC log to read the proven gap from. At a gap, first the
     LP-guided start with CBC (lp_guided_start): its plan is the answer when it is within the gap of the LP bound;
     otherwise the full search starts from it, and the gap is proven against the best bound either found."""
@@ -543,6 +545,8 @@ def solve_model(model: Model, solver: str, time_limit_s, gap, threads: int | Non
     guided = gap and resolve(solver) == "cbc"
     start = lp_guided_start(model, solver, time_limit_s, gap, threads) if guided else None
     plan = None if start is None else start.plan
+    if start is not None:
+        progress(_start_note(start, len(model.data.jobs)))
     if plan is not None and plan.gap_proven <= gap:
         return plan
     left = None if time_limit_s is None else max(time_limit_s - (time.perf_counter() - t0), 1.0)
@@ -576,6 +580,7 @@ class Start:
     lp_bound: float
     plan: Solved | None = None
     values: dict = field(default_factory=dict)
+    fixed: int = 0  # jobs run as the LP runs them
 
 
 def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int | None = None) -> Start | None:
@@ -594,23 +599,35 @@ def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int |
     if lp.status != "optimal":
         return None
     whole = _whole_runs(model)
-    if not any(whole.values()):  # the LP runs no job whole: the restricted model would be the full one
+    fixed_jobs = sum(1 for v in whole.values() if v == 1)
+    if not fixed_jobs:  # the LP runs no job whole: the restricted model would be the full one
         return Start(lp.objective)
     left = None if time_limit_s is None else START_SHARE * (time_limit_s - (time.perf_counter() - t0))
     if left is not None and left < MIN_START_S:  # no time to search: the LP bound alone
-        return Start(lp.objective)
+        return Start(lp.objective, fixed=fixed_jobs)
     try:
         with fixed(whole):
             solved = _solve_logged(model, solver, left, gap, threads)
     except SolverError:  # nothing found in its share of the time
-        return Start(lp.objective)
+        return Start(lp.objective, fixed=fixed_jobs)
     if not solved.result.solved:  # the whole runs leave no plan: the full search looks wider
-        return Start(lp.objective)
+        return Start(lp.objective, fixed=fixed_jobs)
     values = {var: var.varValue for var in model.problem.variables()}
     proven = _relative_gap(solved.result.objective, lp.objective)
     status = "optimal" if proven <= gap else "feasible"  # as the solvers say it: to the gap asked, or not
     result = replace(solved.result, status=status, gap=gap, seconds=time.perf_counter() - t0)
-    return Start(lp.objective, Solved(model, result, proven), values)
+    return Start(lp.objective, Solved(model, result, proven), values, fixed_jobs)
+
+
+def _start_note(start: Start, jobs: int) -> str:
+    """One progress line on the start: the LP bound, and the plan found from it or why none."""
+    bound = f"LP bound ${start.lp_bound:,.0f}"
+    if not start.fixed:
+        return f"{bound}; the LP runs no job whole: the full search"
+    if start.plan is None:
+        return f"{bound}; no plan in its share of the time with the {start.fixed} jobs it runs whole fixed"
+    cost, above = start.plan.result.objective, start.plan.gap_proven
+    return f"{bound}; a plan at ${cost:,.0f} ({above:.2%} above it) with {start.fixed} of {jobs} jobs fixed"
 
 
 def _whole_runs(model: Model) -> dict[pulp.LpVariable, int]:
