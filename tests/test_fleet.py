@@ -276,11 +276,16 @@ def test_the_lp_guided_start_bounds_every_plan_and_leaves_the_model_as_it_was(ca
     assert plans >= 3
 
 
+def _one_job_two_servers(catalog):
+    """A job of 1.7 node-quarters, S8 or S8B: the LP buys a fraction of a node, so its bound is below the plans."""
+    spec = fleet(training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"])
+    return ft.build(catalog, spec, CAL)
+
+
 def test_when_the_full_search_finds_nothing_the_start_plan_stands(catalog, monkeypatch):
     """A start outside the gap asked goes on to the full search; if that stops without a plan (time), the
     start's plan is the answer, with its own variable values back (the search had overwritten them)."""
-    spec = fleet(training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"])
-    data = ft.build(catalog, spec, CAL)
+    data = _one_job_two_servers(catalog)
     start = milp.lp_guided_start(milp.create_model(data), "cbc", None, 1e-9, threads=1)
     assert start.plan.gap_proven > 1e-9  # the LP relaxation buys a fraction of a node: the full search runs
     real = milp._solve_logged
@@ -302,8 +307,7 @@ def test_when_the_full_search_finds_nothing_the_start_plan_stands(catalog, monke
 
 def test_the_start_says_what_it_found(catalog):
     """One progress line: the LP bound, and the plan from the jobs the LP runs whole, or why there is none."""
-    spec = fleet(training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"])
-    data = ft.build(catalog, spec, CAL)
+    data = _one_job_two_servers(catalog)
     start = milp.lp_guided_start(milp.create_model(data), "cbc", None, 1e-9, threads=1)
     lines = []
     solve_model(milp.create_model(data), "cbc", None, 1e-9, threads=1, progress=lines.append)
@@ -321,8 +325,7 @@ def test_cbc_takes_the_start_plan_as_its_mip_start(catalog, tmp_path):
     """The full search after an unproven start begins from the start's plan: CBC reads it and says so."""
     from planner.optimize.solver import solve as solve_problem
 
-    spec = fleet(training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"])
-    model = milp.create_model(ft.build(catalog, spec, CAL))
+    model = milp.create_model(_one_job_two_servers(catalog))
     start = milp.lp_guided_start(model, "cbc", None, 1e-9, threads=1)
     log = tmp_path / "cbc.log"
     solve_problem(model.problem, "cbc", None, 0.0, log_path=str(log), threads=1, warm_start=True)
