@@ -120,7 +120,10 @@ def measure(fleet: Fleet, catalog, solver: str, time_limit: float, gap: float, t
     tables_s = time.perf_counter() - start
     model = milp.create_model(data)
     build_s = time.perf_counter() - start
-    size = {
+    row = {
+        "tables_s": tables_s,
+        "build_s": build_s,
+        "log10_space": ft.enumeration_log10(data),
         "variables": len(model.problem.variables()),
         "constraints": model.problem.numConstraints(),
         "columns": len(model.run),
@@ -129,18 +132,10 @@ def measure(fleet: Fleet, catalog, solver: str, time_limit: float, gap: float, t
     try:
         solved = solve_model(model, solver, time_limit, gap, threads or os.cpu_count())
     except SolverError:  # stopped at the time limit without a plan: a row of the table, not a traceback
-        return {"tables_s": tables_s, "build_s": build_s, "solve_s": time_limit, "status": "no plan", "gap": None,
-                "objective": None, "log10_space": ft.enumeration_log10(data), **size}  # fmt: skip
-    return {
-        "tables_s": tables_s,
-        "build_s": build_s,
-        "solve_s": solved.result.seconds,
-        "status": solved.result.status,
-        "gap": solved.gap_proven,
-        "objective": solved.result.objective,
-        "log10_space": ft.enumeration_log10(data),
-        **size,
-    }
+        return {**row, "solve_s": time_limit, "status": "no plan", "gap": None, "objective": None}
+    result = solved.result
+    return {**row, "solve_s": result.seconds, "status": result.status, "gap": solved.gap_proven,
+            "objective": result.objective}  # fmt: skip
 
 
 def main() -> None:
