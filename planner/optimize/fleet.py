@@ -580,7 +580,7 @@ class Start:
     lp_bound: float
     plan: Solved | None = None
     values: dict = field(default_factory=dict)
-    fixed: int = 0  # jobs run as the LP runs them
+    jobs_fixed: int = 0  # jobs run as the LP runs them
 
 
 def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int | None = None) -> Start | None:
@@ -599,35 +599,35 @@ def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int |
     if lp.status != "optimal":
         return None
     whole = _whole_runs(model)
-    fixed_jobs = sum(1 for v in whole.values() if v == 1)
-    if not fixed_jobs:  # the LP runs no job whole: the restricted model would be the full one
+    jobs_fixed = sum(1 for v in whole.values() if v == 1)
+    if not jobs_fixed:  # the LP runs no job whole: the restricted model would be the full one
         return Start(lp.objective)
     left = None if time_limit_s is None else START_SHARE * (time_limit_s - (time.perf_counter() - t0))
     if left is not None and left < MIN_START_S:  # no time to search: the LP bound alone
-        return Start(lp.objective, fixed=fixed_jobs)
+        return Start(lp.objective, jobs_fixed=jobs_fixed)
     try:
         with fixed(whole):
             solved = _solve_logged(model, solver, left, gap, threads)
     except SolverError:  # nothing found in its share of the time
-        return Start(lp.objective, fixed=fixed_jobs)
+        return Start(lp.objective, jobs_fixed=jobs_fixed)
     if not solved.result.solved:  # the whole runs leave no plan: the full search looks wider
-        return Start(lp.objective, fixed=fixed_jobs)
+        return Start(lp.objective, jobs_fixed=jobs_fixed)
     values = {var: var.varValue for var in model.problem.variables()}
     proven = _relative_gap(solved.result.objective, lp.objective)
     status = "optimal" if proven <= gap else "feasible"  # as the solvers say it: to the gap asked, or not
     result = replace(solved.result, status=status, gap=gap, seconds=time.perf_counter() - t0)
-    return Start(lp.objective, Solved(model, result, proven), values, fixed_jobs)
+    return Start(lp.objective, Solved(model, result, proven), values, jobs_fixed)
 
 
 def _start_note(start: Start, jobs: int) -> str:
     """One progress line on the start: the LP bound, and the plan found from it or why none."""
     bound = f"LP bound ${start.lp_bound:,.0f}"
-    if not start.fixed:
+    if not start.jobs_fixed:
         return f"{bound}; the LP runs no job whole: the full search"
     if start.plan is None:
-        return f"{bound}; no plan in its share of the time with the {start.fixed} jobs it runs whole fixed"
+        return f"{bound}; no plan in its share of the time with the {start.jobs_fixed} jobs it runs whole fixed"
     cost, above = start.plan.result.objective, start.plan.gap_proven
-    return f"{bound}; a plan at ${cost:,.0f} ({above:.2%} above it) with {start.fixed} of {jobs} jobs fixed"
+    return f"{bound}; a plan at ${cost:,.0f} ({above:.2%} above it) with {start.jobs_fixed} of {jobs} jobs fixed"
 
 
 def _whole_runs(model: Model) -> dict[pulp.LpVariable, int]:
