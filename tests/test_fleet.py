@@ -334,6 +334,50 @@ def test_cbc_takes_the_start_plan_as_its_mip_start(catalog, tmp_path):
     assert cost and float(cost.group(1)) + constant == pytest.approx(start.plan.result.objective, rel=1e-6)
 
 
+def _bench_fleet():
+    """bench/bench_fleet.py's generator (fleets of the shipped catalog's servers, jobs and services)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "bench", "bench_fleet.py")
+    spec = importlib.util.spec_from_file_location("bench_fleet", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_feasible_fleet_cut_short_by_the_time_limit_is_no_plan_not_infeasible():
+    """CBC 2.10 prints "Pre-processing says infeasible or unbounded" when the time limit stops its cut
+    generators: bench_fleet's 6x8x6 (a plan at 5 s) was "infeasible" at 0.01 s, and planner fleet then
+    diagnosed a relaxation. At every short limit it is now a plan or no plan (SolverError), never infeasible."""
+    from planner.catalog.load import load_catalog
+    from planner.optimize.solver import SolverError
+    from planner.optimize.solver import solve as solve_problem
+
+    bench = _bench_fleet()
+    model = milp.create_model(ft.build(load_catalog(), bench.synthetic(6, 8, 6, 0), Calibration.default()))
+    said = []
+    for limit_s in (0.005, 0.01, 0.015, 0.02, 0.03):
+        try:
+            said.append(solve_problem(model.problem, "cbc", limit_s, 0.01, threads=1).status)
+        except SolverError as error:
+            said.append("no plan")
+            assert "raise --time-limit" in str(error)
+    assert "infeasible" not in said, said
+    assert solve_problem(model.problem, "cbc", 30, 0.01, threads=1).solved
+
+
+def test_pre_processing_that_proves_infeasibility_within_the_limit_is_believed():
+    """2x + 2y = 3 in integers: CBC's pre-processing proves it at once, inside the limit: infeasible."""
+    from planner.optimize.solver import solve as solve_problem
+
+    problem = pulp.LpProblem("odd", pulp.LpMinimize)
+    x, y = (pulp.LpVariable(n, 0, 10, "Integer") for n in "xy")
+    problem += x + y
+    problem += 2 * x + 2 * y == 3
+    assert solve_problem(problem, "cbc", 10, 0.0, threads=1).status == "infeasible"
+    assert solve_problem(problem, "cbc", None, 0.0, threads=1).status == "infeasible"
+
+
 # ---------------------------------------------------------------- structure of the answer
 
 
