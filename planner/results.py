@@ -533,6 +533,7 @@ class FleetPlacement(_Frozen):
     where: str
     kind: str
     replicas: float = Field(description="counted in fractions: a fraction is a share of a replica's GPU time")
+    layout: str = Field("tp", description="tp: tensor parallel; ep: expert parallel (a MoE model)")
     gpus_per_replica: int
     batch: int
     ms_per_token: float

@@ -11,6 +11,7 @@ import zipfile
 
 import numpy as np
 import openpyxl
+import pandas as pd
 import pulp
 import pytest
 from reference.fleet import brute_force
@@ -368,14 +369,96 @@ def test_a_feasible_fleet_cut_short_by_the_time_limit_is_no_plan_not_infeasible(
 
 def test_pre_processing_that_proves_infeasibility_within_the_limit_is_believed():
     """2x + 2y = 3 in integers: CBC's pre-processing proves it at once, inside the limit: infeasible."""
+    from planner.optimize.solver import new_var
     from planner.optimize.solver import solve as solve_problem
 
     problem = pulp.LpProblem("odd", pulp.LpMinimize)
-    x, y = (pulp.LpVariable(n, 0, 10, "Integer") for n in "xy")
+    x, y = (new_var(problem, n, 0, 10) for n in "xy")
     problem += x + y
     problem += 2 * x + 2 * y == 3
     assert solve_problem(problem, "cbc", 10, 0.0, threads=1).status == "infeasible"
     assert solve_problem(problem, "cbc", None, 0.0, threads=1).status == "infeasible"
+
+
+# ---------------------------------------------------------------- serving capacity (the serving engine)
+
+H100_LIKE = {"gpu": "H100-SXM", "hbm_gib": 80.0, "hbm_gb_per_s": 3350.0, "peak_tflops": 989.0, "gpus_per_node": 8}
+
+
+def _served(name: str, *, batch: int, context: int, slo_ms: float | None):
+    from planner.catalog.load import load_catalog
+    from planner.inputs.fleet import InferenceService
+    from planner.model.serving import served_model
+
+    service = InferenceService(name="s", model=name, tokens_per_s=1e4, batch=batch, context_tokens=context,
+                               max_ms_per_token=slo_ms)  # fmt: skip
+    return load_catalog().model(name), served_model(load_catalog(), service)
+
+
+def _kv_cap(row, gpus: int, context: int, batch: int) -> int:
+    """Sequences at the full context that fit beside 1/g of the bf16 weights, by hand: (0.92 x 80 GiB - 1.5 GiB)
+    per GPU, K and V of every layer for the GPU's share of the KV heads at 2 bytes."""
+    free = (0.92 * 80 - 1.5) * 2**30 - row.params * 2 / gpus
+    head = row.head_dim or row.hidden / row.heads
+    per_token = row.layers * 2 * head * max(row.kv_heads / gpus, 1) * 2
+    return min(batch, int(free // (context * per_token)))
+
+
+def test_fleet_serving_is_the_engines_decode_step_worked_by_hand():
+    """Llama-3-8B on one H100 (no scale-up bandwidth given: one-GPU replicas), 16 sequences at 4,096 tokens, no
+    SLO: by hand, the step reads the bf16 weights at 0.75 x 3,350 GB/s (or 2 x params x 16 FLOPs at 0.45 x 989
+    TFLOPs), then the 16 sequences' KV cache at the mean context 2,048 (32 layers x 8 KV heads x 128 x 2 (K, V)
+    x 2 bytes per token), plus 2 ms of engine overhead; tokens/s = 16 / step."""
+    from planner.model.serving import capacity
+
+    row, model = _served("Llama-3-8B", batch=16, context=4096, slo_ms=None)
+    hbm, flops = 3350e9 * 0.75, 989e12 * 0.45
+    gemm = max(row.params * 2 / hbm, 2 * row.params * 16 / flops)
+    kv_bytes = 16 * 2048 * (32 * 8 * 128 * 2 * 2)
+    attention = max(kv_bytes / hbm, 32 * 4 * 32 * 128 * 2048 * 16 / flops)
+    step_s = gemm + attention + 0.002
+    machines = pd.DataFrame([H100_LIKE | {"scale_up_gpus": 8, "scale_up_gb_per_s": float("nan")}])
+    got = capacity(model, machines).iloc[0]
+    assert (got["layout"], got["replica_gpus"], got["batch"]) == ("tp", 1, 16)
+    assert got["ms_per_token"] == pytest.approx(step_s * 1e3, rel=1e-9)
+    assert got["tokens_per_s"] == pytest.approx(16 / step_s, rel=1e-9)
+
+
+def test_fleet_serving_takes_the_best_replica_and_batch_of_every_one():
+    """Llama-3-70B on an 8-GPU H100 domain at 8,192 tokens of context: against an enumeration of every
+    tensor-parallel size and every batch from 1 to the memory cap (worked by hand, _kv_cap), the replica with
+    the most tokens/s per GPU within the SLO, at each of three SLOs; below the fastest single step, none."""
+    from planner.model import engine
+    from planner.model.serving import capacity
+
+    machines = pd.DataFrame([H100_LIKE | {"scale_up_gpus": 8, "scale_up_gb_per_s": 450.0}])
+    for slo_ms in (20.0, 30.0, 60.0):
+        row, model = _served("Llama-3-70B", batch=256, context=8192, slo_ms=slo_ms)
+        best = (-1.0, None)
+        for g in (1, 2, 4, 8):
+            replica = engine.Replicas(*(np.array([v]) for v in (g, False, 2.0, 2.0, 80.0, 3350.0, 989.0, 450.0)))
+            for b in range(1, _kv_cap(row, g, 8192, 256) + 1):
+                step_s = float(engine.decode_step_s(model.shape, replica, np.array([b]), 4096)["step_s"][0])
+                if step_s * 1e3 <= slo_ms and b / step_s / g > best[0] + 1e-12:
+                    best = (b / step_s / g, (g, b))
+        got = capacity(model, machines).iloc[0]
+        assert best[1] is not None, slo_ms
+        assert (got["replica_gpus"], got["batch"]) == best[1], slo_ms
+        assert got["tokens_per_s"] / got["replica_gpus"] == pytest.approx(best[0], rel=1e-9)
+    _, model = _served("Llama-3-70B", batch=256, context=8192, slo_ms=5.0)
+    got = capacity(model, machines).iloc[0]
+    assert got["tokens_per_s"] == 0 and got["reason"] == "no replica meets the latency SLO"
+
+
+def test_a_model_that_fits_no_scale_up_domain_is_refused_with_why():
+    """Llama-3-70B in bf16 needs 141 GB of weights: on one 80 GB GPU without scale-up bandwidth (one-GPU
+    replicas) it fits nowhere, and replicas never span domains (as planner serve)."""
+    from planner.model.serving import capacity
+
+    _, model = _served("Llama-3-70B", batch=64, context=8192, slo_ms=None)
+    machines = pd.DataFrame([H100_LIKE | {"scale_up_gpus": 8, "scale_up_gb_per_s": float("nan")}])
+    got = capacity(model, machines).iloc[0]
+    assert got["tokens_per_s"] == 0 and "do not fit one scale-up domain" in got["reason"]
 
 
 # ---------------------------------------------------------------- structure of the answer

@@ -268,6 +268,7 @@ def _placements(m: milp.Model) -> list[FleetPlacement]:
                 where=_where(d, row["kind"], row["resource"]),
                 kind=row["kind"],
                 replicas=replicas,
+                layout=str(row["layout"]),
                 gpus_per_replica=int(row["replica_gpus"]),
                 batch=int(row["batch"]),
                 ms_per_token=float(row["ms_per_token"]),
@@ -580,8 +581,8 @@ def assumptions(d: ft.FleetData) -> list[str]:
         f"nameplate; PUE {c.pue:g}; ${c.usd_per_kwh:g}/kWh",
         f"colocation ${c.colocation_usd_per_kw_month:g} per nameplate kW-month",
         "pool fabrics: one switch, or two tiers non-blocking (leaf-spine); switches are never sold back",
-        "serving: decode tokens/s per replica from HBM bandwidth and compute (planner/model/serving.py); prefill "
-        "not modelled",
+        "serving: output tokens/s per replica from the serving engine's decode step (planner/model/serving.py on "
+        "planner/model/engine.py, as planner serve); prefill not modelled",
         "cloud: training bills are instance-hours at the cheapest allowed pricing model; serving instances are "
         "held all quarter at the cheapest allowed rate",
     ]

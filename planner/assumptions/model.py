@@ -800,19 +800,5 @@ ACTIVATION_BYTES = Constant(
 )
 
 
-# ---- serving capacity of `planner fleet` (decode throughput per GPU; docs/fleet.md section 4) ----
-# Decode reads every weight (and the batch's KV cache) from HBM once per generated token step, so it is
-# bound by HBM bandwidth until the batch is large enough to be bound by compute.
-DECODE_HBM_EFFICIENCY = Constant(
-    "decode_hbm_efficiency",
-    0.70,
-    "fraction of peak HBM bandwidth achieved by decode",
-    "estimate: memory-bound decode GEMVs in vLLM / TensorRT-LLM reach ~60-80% of peak HBM bandwidth",
-)
-DECODE_COMPUTE_EFFICIENCY = Constant(
-    "decode_compute_efficiency",
-    0.50,
-    "fraction of peak dense bf16 TFLOPs at large decode batches",
-    "estimate: below the training GEMM efficiency priors (small GEMMs, attention over the KV cache)",
-)
+# ---- the KV cache (planner fleet's serving capacity and planner serve's engine) ----
 KV_CACHE_BYTES = Constant("kv_cache_bytes", 2.0, "bytes per cached K or V element", "bf16/fp16 KV cache")

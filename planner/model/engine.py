@@ -93,9 +93,46 @@ class Shape:
             mla=row.kv_lora_rank is not None,
         )
 
+    @classmethod
+    def estimated(cls, params: float) -> Shape:
+        """A dense model known by its size alone: GPT-3 proportions (hidden = hidden_per_layer x layers, 128-wide
+        heads) and multi-head attention, the largest KV cache of that size, so its capacity errs low."""
+        layers = max(1, round((params / (12 * M.ASPECT_RATIO.value**2)) ** (1 / 3)))
+        hidden = int(M.ASPECT_RATIO.value * layers)
+        heads = max(1, round(hidden / 128))
+        head = hidden / heads
+        return cls(
+            name=f"{params / 1e9:g}B (estimated shape)",
+            params=float(params),
+            active_params=float(params),
+            routed_params=0.0,
+            routed_active=0.0,
+            layers=layers,
+            moe_layers=0,
+            hidden=hidden,
+            heads=heads,
+            kv_heads=heads,
+            kv_width=2.0 * heads * head,
+            decode_attention=4.0 * heads * head,
+            prefill_attention=4.0 * heads * head / 2,
+            experts=0,
+            top_k=0,
+            mla=False,
+        )
+
     @property
     def moe(self) -> bool:
         return self.experts > 0
+
+
+def layouts(shape: Shape, domain: int) -> list[tuple[str, int]]:
+    """(layout, GPUs per replica) inside a scale-up domain of `domain` GPUs: tp over a divisor of the domain
+    that splits the attention heads evenly; for a MoE model also ep over any divisor of 2 or more."""
+    divisors = [g for g in range(1, domain + 1) if domain % g == 0]
+    out = [("tp", g) for g in divisors if shape.heads % g == 0]
+    if shape.moe:
+        out += [("ep", g) for g in divisors if g >= 2]
+    return out
 
 
 @dataclass(frozen=True)

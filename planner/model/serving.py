@@ -1,17 +1,18 @@
-"""Serving capacity of `planner fleet`: decode tokens per second of a model on a GPU, and how many GPUs a
-replica needs. Deliberately simple and stated (docs/fleet.md section 4):
+"""Serving capacity of `planner fleet`: the output tokens/s one replica of a service decodes on a machine, on
+the engine `planner serve` uses (planner/model/engine.py, docs/model.md section 10; docs/fleet.md section 4):
 
-  * a replica is r GPUs holding the weights (tensor parallel): r divides the node's GPU count, or is a
-    whole number of nodes where the machines are networked;
-  * memory: weights W = params x weight_bytes, plus the KV cache of B sequences at the full context C,
-    B x C x kv_bytes_per_token, within r x usable HBM (usable_hbm_fraction x HBM - framework reserve);
-  * one decode step generates B tokens; it reads the weights once and, on average, half of each sequence's
-    context from HBM, at decode_hbm_efficiency x HBM bandwidth; it cannot beat 2 x params x B FLOPs at
-    decode_compute_efficiency x peak. Step time = the larger of the two;
-  * the time per output token is the step time (the latency SLO caps it); prefill, speculative decoding and
-    tensor-parallel all-reduce time are not modelled.
-Each (model, GPU) takes the batch (a power of two up to `batch`) and replica size with the most tokens/s per
-GPU that fit and meet the SLO. A measured tokens/s per GPU, when given, replaces the estimate.
+  * a replica is g GPUs inside one scale-up domain, tensor parallel (or expert parallel for a MoE model), the
+    layouts engine.layouts lists;
+  * its KV cache holds B sequences at the service's full context C (engine.max_sequences at C, at most
+    `batch`), beside the weights at `weight_bytes` per parameter;
+  * a decode step of B sequences reads their KV cache at the mean context C / 2 (engine.decode_step_s: the
+    GEMMs, attention, the tensor- or expert-parallel collectives and the engine's step overhead, at the
+    engine's stated efficiencies) and makes B tokens, so tokens/s = B / step;
+  * the time per output token is the step time, which the latency SLO caps. Demand is output tokens/s: prefill
+    (time to first token) and speculative decoding are not modelled; weights held at 8 or 4 bits are
+    multiplied at 16 (weight-only quantisation: the bf16 peak).
+Each machine takes the layout, replica size and batch (the largest within the cap that meets the SLO) with the
+most tokens/s per GPU. A measured tokens/s per GPU, when given, replaces the estimate.
 """
 
 from __future__ import annotations
@@ -22,54 +23,36 @@ import numpy as np
 import pandas as pd
 
 from planner.assumptions import model as A
-from planner.base.units import GIB
 from planner.catalog.load import Catalog
+from planner.model import engine
+from planner.model.engine import Replicas, Shape
+
+ESTIMATED_CONTEXT = 4096  # tokens per sequence of a model known by its size alone (GPT-3's 2,048, doubled)
 
 
 @dataclass(frozen=True)
 class ServedModel:
-    """What a service decodes: its size and the shape of its KV cache."""
+    """What a service decodes: the model's shape, its weights' bytes, the context each sequence holds, the
+    batch cap and the SLO."""
 
-    params: float
+    shape: Shape
     weight_bytes: float
-    layers: float
-    kv_heads: float
-    head_dim: float
     context_tokens: float
     max_batch: int
     max_ms_per_token: float | None = None
     measured_per_gpu: float | dict[str, float] | None = None
 
-    @property
-    def weights_bytes(self) -> float:
-        return self.params * self.weight_bytes
-
-    @property
-    def kv_bytes_per_token(self) -> float:
-        """K and V of every layer for one token of context."""
-        return 2 * self.layers * self.kv_heads * self.head_dim * A.KV_CACHE_BYTES.value
-
 
 def served_model(catalog: Catalog, service) -> ServedModel:
-    """The model of an InferenceService: architecture from models.csv, or GPT-3 proportions from params
-    (hidden = 128 x layers, multi-head attention: the largest KV cache, so capacity errs low)."""
+    """The model of an InferenceService: its architecture from models.csv, or Shape.estimated from params."""
     if service.model is not None:
         row = catalog.model(service.model)
-        params, layers, heads = row.params, row.layers, row.heads
-        kv_heads, hidden, seq_len = row.kv_heads or row.heads, row.hidden, row.seq_len
+        shape, seq_len = Shape.of(row), row.seq_len
     else:
-        ratio = A.ASPECT_RATIO.value
-        params = service.params
-        layers = max(1.0, round((params / (12 * ratio**2)) ** (1 / 3)))
-        hidden = ratio * layers
-        heads = kv_heads = max(1.0, round(hidden / 128))
-        seq_len = 4096
+        shape, seq_len = Shape.estimated(service.params), ESTIMATED_CONTEXT
     return ServedModel(
-        params=params,
+        shape=shape,
         weight_bytes=service.weight_bytes,
-        layers=layers,
-        kv_heads=kv_heads,
-        head_dim=hidden / heads,
         context_tokens=service.context_tokens or seq_len,
         max_batch=service.batch,
         max_ms_per_token=service.max_ms_per_token,
@@ -77,48 +60,80 @@ def served_model(catalog: Catalog, service) -> ServedModel:
     )
 
 
-def _replica_sizes(gpus_per_node: int, multi_node: bool) -> list[int]:
-    sizes = [r for r in range(1, gpus_per_node + 1) if gpus_per_node % r == 0]
-    return sizes + ([gpus_per_node * k for k in (2, 4, 8)] if multi_node else [])
+def _replicas(frame: pd.DataFrame, weight_bytes: float) -> Replicas:
+    return Replicas(
+        gpus=frame["replica_gpus"].to_numpy(float),
+        ep=(frame["layout"] == "ep").to_numpy(),
+        weight_bytes=np.full(len(frame), weight_bytes),
+        kv_bytes=np.full(len(frame), A.KV_CACHE_BYTES.value),
+        hbm_gib=frame["hbm_gib"].to_numpy(float),
+        hbm_gb_per_s=frame["hbm_gb_per_s"].to_numpy(float),
+        peak_tflops=frame["peak_tflops"].to_numpy(float),
+        scale_up_gb_per_s=frame["scale_up_gb_per_s"].to_numpy(float),
+    )
 
 
-def _batches(max_batch: int) -> list[int]:
-    out = [1 << i for i in range(max_batch.bit_length()) if 1 << i <= max_batch]
-    return sorted(set(out + [max_batch]))
+def _domain(m) -> int:
+    """GPUs a replica may span: the machine's scale-up domain where its bandwidth is known (one GPU otherwise,
+    as `planner serve`), within the node."""
+    if not np.isfinite(m.scale_up_gb_per_s) or not m.scale_up_gpus:
+        return 1
+    return int(np.gcd(int(m.scale_up_gpus), int(m.gpus_per_node)))
+
+
+def _options(shape: Shape, machines: pd.DataFrame) -> pd.DataFrame:
+    """One row per machine x layout x replica size inside its domain, with the machine's columns (`row`: its
+    index)."""
+    options = [
+        (i, lay, g)
+        for i, m in enumerate(machines.itertuples(index=False))
+        for lay, g in engine.layouts(shape, _domain(m))
+    ]
+    rows = pd.DataFrame(options, columns=["row", "layout", "replica_gpus"])
+    return pd.concat([rows, machines.iloc[rows["row"]].reset_index(drop=True)], axis=1)
+
+
+def _largest_batch(model: ServedModel, r: Replicas, cap: np.ndarray) -> np.ndarray:
+    """The most sequences (at most `cap`) whose decode step meets the SLO; 0 where not even one does. The step
+    grows with the batch and tokens/s = B / step with it (the step's overhead is a positive intercept), so
+    this batch is each replica's best; found by bisection over 1 .. cap."""
+    low, high = np.zeros(len(cap), np.int64), cap.astype(np.int64)
+    if not model.max_ms_per_token:
+        return high
+    while (low < high).any():
+        mid = (low + high + 1) // 2
+        step_s = engine.decode_step_s(model.shape, r, mid.astype(float), model.context_tokens / 2)["step_s"]
+        meets = step_s * 1e3 <= model.max_ms_per_token
+        low, high = np.where(meets, mid, low), np.where(meets, high, mid - 1)
+    return low
 
 
 def capacity(model: ServedModel, machines: pd.DataFrame) -> pd.DataFrame:
-    """Per machine row (columns gpu, hbm_gib, hbm_gb_per_s, peak_tflops, gpus_per_node, multi_node): the best
-    replica_gpus, batch, ms_per_token and tokens_per_s per replica (0 where the model cannot be served, with
-    the reason)."""
-    grid = []
-    for i, m in enumerate(machines.itertuples(index=False)):
-        for r in _replica_sizes(int(m.gpus_per_node), bool(m.multi_node)):
-            grid += [(i, r, b) for b in _batches(model.max_batch)]
-    g = pd.DataFrame(grid, columns=["row", "replica_gpus", "batch"])
-    at = machines.reset_index(drop=True).iloc[g["row"]].reset_index(drop=True)
-    r, b = g["replica_gpus"].to_numpy(float), g["batch"].to_numpy(float)
-    usable = (A.USABLE_HBM_FRACTION.value * at["hbm_gib"].to_numpy(float) - A.FRAMEWORK_RESERVE_GIB.value) * GIB
-    kv = model.kv_bytes_per_token
-    fits = model.weights_bytes + b * model.context_tokens * kv <= r * usable
-    read_bytes = model.weights_bytes + b * model.context_tokens / 2 * kv
-    memory_s = read_bytes / (r * at["hbm_gb_per_s"].to_numpy(float) * 1e9 * A.DECODE_HBM_EFFICIENCY.value)
-    flops_per_s = at["peak_tflops"].to_numpy(float) * 1e12 * A.DECODE_COMPUTE_EFFICIENCY.value
-    compute_s = 2 * model.params * b / (r * flops_per_s)
-    step_s = np.maximum(memory_s, compute_s)
-    fast = step_s * 1e3 <= model.max_ms_per_token if model.max_ms_per_token else np.ones(len(g), bool)
-    g["ms_per_token"] = step_s * 1e3
-    g["tokens_per_s"] = b / step_s
-    measured = _measured(model, at["gpu"])
-    g["tokens_per_s"] = np.where(np.isnan(measured), g["tokens_per_s"], measured * r)
-    g["ok"] = fits & (fast | ~np.isnan(measured))
-    g["per_gpu"] = np.where(g["ok"], g["tokens_per_s"] / r, -1.0)
-    best = g.sort_values(["row", "per_gpu", "replica_gpus", "batch"], ascending=[True, False, True, True])
-    best = best.drop_duplicates("row").set_index("row").sort_index()
-    out = machines.reset_index(drop=True).copy()
+    """Per machine row (columns gpu, hbm_gib, hbm_gb_per_s, peak_tflops, gpus_per_node, scale_up_gpus,
+    scale_up_gb_per_s): the best layout, replica_gpus, batch, ms_per_token and tokens_per_s per replica (0
+    where the model cannot be served, with the reason)."""
+    machines = machines.reset_index(drop=True)
+    frame = _options(model.shape, machines)
+    r = _replicas(frame, model.weight_bytes)
+    cap = engine.max_sequences(model.shape, r, model.context_tokens, cap=model.max_batch).astype(np.int64)
+    measured = _measured(model, frame["gpu"])
+    # a measured rate stands for its own operating point: the replica at the most sequences that fit
+    batch = np.where(np.isnan(measured), _largest_batch(model, r, cap), cap)
+    step_s = engine.decode_step_s(model.shape, r, np.maximum(batch, 1).astype(float), model.context_tokens / 2)
+    frame["batch"], frame["ms_per_token"] = batch, step_s["step_s"] * 1e3
+    estimated = batch / step_s["step_s"]
+    frame["tokens_per_s"] = np.where(np.isnan(measured), estimated, measured * frame["replica_gpus"])
+    frame["per_gpu"] = np.where(batch >= 1, frame["tokens_per_s"] / frame["replica_gpus"], -1.0)
+    order = frame.sort_values(["row", "per_gpu", "replica_gpus", "batch"], ascending=[True, False, True, True])
+    best = order.drop_duplicates("row").set_index("row").reindex(range(len(machines)))
+    ok = (best["per_gpu"] > 0).to_numpy()
+    fits = np.zeros(len(machines), bool)
+    fits[frame["row"].to_numpy()[cap >= 1]] = True
+    out = machines.copy()
+    out["layout"] = np.where(ok, best["layout"].fillna(""), "")
     for column in ("replica_gpus", "batch", "ms_per_token", "tokens_per_s"):
-        out[column] = np.where(best["ok"], best[column], 0)
-    out["reason"] = [_reason(g[g["row"] == i], fits, fast) if not ok else "" for i, ok in enumerate(best["ok"])]
+        out[column] = np.where(ok, best[column].fillna(0), 0)
+    out["reason"] = ["" if ok[i] else _reason(fits[i]) for i in range(len(machines))]
     return out
 
 
@@ -132,8 +147,7 @@ def _measured(model: ServedModel, gpus: pd.Series) -> np.ndarray:
     return np.full(len(gpus), float(value))
 
 
-def _reason(rows: pd.DataFrame, fits: np.ndarray, fast: np.ndarray) -> str:
-    at = rows.index.to_numpy()
-    if not fits[at].any():
-        return "weights and KV cache do not fit in HBM at any replica size"
+def _reason(fits: bool) -> str:
+    if not fits:
+        return "weights and the KV cache of one sequence at the full context do not fit one scale-up domain"
     return "no replica meets the latency SLO"

@@ -158,7 +158,7 @@ def _serving(plan: FleetPlan) -> list[str]:
             "demand_tok_s": round(p.demand_tokens_per_s),
             "where": p.where,
             "replicas": round(p.replicas, 1),
-            "gpus_each": p.gpus_per_replica,
+            "gpus_each": f"{p.gpus_per_replica} {p.layout}",
             "batch": p.batch,
             "ms_per_token": round(p.ms_per_token, 1),
             "tok_s": round(p.tokens_per_s),

@@ -8,12 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from openpyxl.chart import BarChart, LineChart, Reference, Series
-from openpyxl.styles import PatternFill
+from openpyxl.styles import Alignment, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner import __version__
 from planner.assumptions import model as A
+from planner.assumptions import serving as S
 from planner.report.plan_text import RECOMPUTE_WORDS
 from planner.report.xlsx import (
     NUM0,
@@ -251,17 +252,17 @@ def _capacity(ws: Worksheet, plan: FleetPlan) -> None:
 
 def _serving(ws: Worksheet, plan: FleetPlan) -> None:
     row = title(ws, "Inference capacity", "replicas per service, resource and quarter (fractions share GPU time)")
-    names = ["Service", "Period", "Demand tokens/s", "Where", "Replicas", "GPUs per replica", "Batch",
+    names = ["Service", "Period", "Demand tokens/s", "Where", "Replicas", "TP/EP", "GPUs each", "Batch",
              "ms per token", "Tokens/s"]  # fmt: skip
     header(ws, row, names)
     for i, p in enumerate(plan.placements, start=row + 1):
-        values = [p.service, p.period, p.demand_tokens_per_s, p.where, p.replicas, p.gpus_per_replica, p.batch,
-                  p.ms_per_token, p.tokens_per_s]  # fmt: skip
-        formats = [None, None, NUM0, None, NUM1, NUM0, NUM0, NUM1, NUM0]
+        values = [p.service, p.period, p.demand_tokens_per_s, p.where, p.replicas, p.layout, p.gpus_per_replica,
+                  p.batch, p.ms_per_token, p.tokens_per_s]  # fmt: skip
+        formats = [None, None, NUM0, None, NUM1, None, NUM0, NUM0, NUM1, NUM0]
         for col, (value, fmt) in enumerate(zip(values, formats, strict=True), start=1):
             put(ws, i, col, value, fmt)
     ws.freeze_panes = ws.cell(row + 1, 1)
-    _fit(ws, {1: 20, 2: 9, 3: 15, 4: 44, 5: 10, 6: 10, 7: 7, 8: 11, 9: 12})
+    _fit(ws, {1: 18, 2: 8, 3: 12, 4: 34, 5: 9, 6: 7, 7: 9, 8: 7, 9: 9, 10: 10})
     print_setup(ws)
 
 
@@ -358,15 +359,29 @@ def _attribution(ws: Worksheet, plan: FleetPlan) -> None:
 
 def _assumptions(ws: Worksheet, plan: FleetPlan) -> None:
     row = title(ws, "Assumptions", "what the figures rest on; docs/fleet.md states the formulation")
+    first = row + 1
     row = _lines(ws, row, "Model", plan.assumptions)
+    for line in range(first, first + len(plan.assumptions)):  # prose across the table's columns, wrapped
+        ws.cell(line, 2).alignment = Alignment(wrap_text=True, vertical="top")
+        ws.merge_cells(start_row=line, start_column=2, end_row=line, end_column=4)
     header(ws, row, ["Constant", "Value", "Unit", "Source"])
-    constants = [A.DECODE_HBM_EFFICIENCY, A.DECODE_COMPUTE_EFFICIENCY, A.KV_CACHE_BYTES, A.USABLE_HBM_FRACTION,
-                 A.FRAMEWORK_RESERVE_GIB]  # fmt: skip
+    constants = [
+        S.HBM_EFFICIENCY,
+        S.DECODE_COMPUTE_EFFICIENCY,
+        S.STEP_OVERHEAD_MS,
+        S.ALLREDUCE_BASE_US,
+        S.ALLREDUCE_STEP_US,
+        S.ACTIVATION_BYTES,
+        S.EXPERT_DISPATCH_BYTES,
+        A.KV_CACHE_BYTES,
+        A.USABLE_HBM_FRACTION,
+        A.FRAMEWORK_RESERVE_GIB,
+    ]  # the serving engine's (planner/model/engine.py)
     for i, k in enumerate(constants, start=row + 1):
         put(ws, i, 1, k.name)
         put(ws, i, 2, k.value)
         put(ws, i, 3, k.unit)
         put(ws, i, 4, k.source)
     put(ws, row + len(constants) + 2, 1, f"Calibration: {plan.calibration}")
-    _fit(ws, {1: 30, 2: 70, 3: 40, 4: 80})
+    _fit(ws, {1: 30, 2: 10, 3: 30, 4: 50})
     print_setup(ws)

@@ -23,7 +23,6 @@ from planner.model.serving import capacity, served_model
 from planner.model.workload import (
     Requirements,
     fits_memory,
-    gpu_columns,
     hybrid_group,
     meets_target,
     scenario_training,
@@ -239,21 +238,19 @@ def columns(options: pd.DataFrame, jobs: pd.DataFrame, periods: pd.DataFrame) ->
 
 
 def serving(catalog, fleet: Fleet, services: pd.DataFrame, pools: pd.DataFrame, cloud: pd.DataFrame, source: str):
+    """Per service, every pool and cloud offering that serves it with its best replica (planner/model/serving.py),
+    and the demand per period."""
+    columns = ["gpu", "hbm_gib", "hbm_gb_per_s", "peak_tflops", "gpus_per_node", "scale_up_gpus", "scale_up_gb_per_s"]
+    offered = pd.DataFrame.from_records([renting.offering_shape(catalog, row) for row in cloud["row"]], columns=columns)
     machines = pd.concat(
         [
-            pools.assign(kind="pool", resource=pools["p"], multi_node=pools["networked"]),
-            cloud.assign(
-                kind="cloud",
-                resource=cloud["c"],
-                gpus_per_node=cloud["gpus"],
-                multi_node=cloud["multi_node"],
-                **{k: [gpu_columns(catalog, g)[v] for g in cloud["gpu"]] for k, v in
-                   (("hbm_gib", "hbm_gib"), ("peak_tflops", "peak_tflops"))},
-                hbm_gb_per_s=[catalog.gpu(g).hbm_gb_per_s for g in cloud["gpu"]],
+            pools[columns].assign(kind="pool", resource=pools["p"].to_numpy()),
+            offered[columns].assign(
+                kind="cloud", resource=cloud["c"].to_numpy(), gpus_per_node=cloud["gpus"].to_numpy()
             ),
         ],
         ignore_index=True,
-    )[["kind", "resource", "gpu", "hbm_gib", "hbm_gb_per_s", "peak_tflops", "gpus_per_node", "multi_node"]]  # fmt: skip
+    )
     frames, demand = [], []
     for s, svc in enumerate(fleet.inference):
         model = in_field(source, f"inference[{s}].model", lambda svc=svc: served_model(catalog, svc))
@@ -262,13 +259,15 @@ def serving(catalog, fleet: Fleet, services: pd.DataFrame, pools: pd.DataFrame, 
             reasons = "; ".join(sorted(set(cap["reason"])))
             raise ScenarioError(
                 f"{source}: inference[{s}] ({svc.name}): no allowed server or cloud offering can serve it "
-                f"({reasons}); allow larger GPUs, lower weight_bytes or batch, or relax max_ms_per_token"
+                f"({reasons}); allow larger GPUs or scale-up domains, lower weight_bytes or context_tokens, or relax "
+                "max_ms_per_token"
             )
         frames.append(cap[cap["tokens_per_s"] > 0])
         row = services.iloc[s]
         for t in range(int(row["start"]), int(row["end"]) + 1):
             growth = (1 + row["growth"]) ** (t - row["start"])
             demand.append({"s": s, "t": t, "tokens_per_s": row["tokens_per_s"] * growth})
-    columns = ["s", "kind", "resource", "gpu", "gpus_per_node", "replica_gpus", "batch", "ms_per_token", "tokens_per_s"]
+    columns = ["s", "kind", "resource", "gpu", "gpus_per_node", "layout", "replica_gpus", "batch", "ms_per_token",
+               "tokens_per_s"]  # fmt: skip
     serving = pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
     return serving.reset_index(drop=True), pd.DataFrame.from_records(demand, columns=["s", "t", "tokens_per_s"])

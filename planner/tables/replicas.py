@@ -13,7 +13,7 @@ import pandas as pd
 from planner.assumptions import serving as S
 from planner.catalog.load import Catalog
 from planner.model import engine, queueing
-from planner.model.engine import Replicas, Shape
+from planner.model.engine import Replicas, Shape, layouts
 from planner.model.queueing import Requests
 
 
@@ -40,16 +40,6 @@ class Machine:
     source: str  # catalog file:row
     date: str
     liquid_share: float = 0.0  # of its heat, removed by liquid (the PUE of its energy)
-
-
-def layouts(shape: Shape, domain: int) -> list[tuple[str, int]]:
-    """(layout, GPUs per replica) inside a scale-up domain of `domain` GPUs: tp over a divisor of the domain
-    that splits the attention heads evenly; for a MoE model also ep over any divisor of 2 or more."""
-    divisors = [g for g in range(1, domain + 1) if domain % g == 0]
-    out = [("tp", g) for g in divisors if shape.heads % g == 0]
-    if shape.moe:
-        out += [("ep", g) for g in divisors if g >= 2]
-    return out
 
 
 def candidates(
