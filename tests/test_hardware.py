@@ -196,6 +196,61 @@ def test_a_dearer_twin_server_is_not_designed_and_the_plan_is_the_same(write):
     assert set(candidates.part_designs(catalog, only).multi["server"]) == {"Resold twin"}
 
 
+def _rows_csv(rows: list[dict]) -> str:
+    """Rows (model_dumps) as one CSV over every column any of them fills (row_csv's cells)."""
+    columns = list(dict.fromkeys(c for row in rows for c in row_csv(row).splitlines()[0].split(",")))
+
+    def cell(v) -> str:
+        if v in (None, [], ()):
+            return ""
+        return '"' + (";".join(map(str, v)) if isinstance(v, list | tuple) else str(v)) + '"'
+
+    return "\n".join([",".join(columns), *(",".join(cell(row.get(c)) for c in columns) for row in rows)]) + "\n"
+
+
+def test_a_server_twin_with_more_host_memory_is_the_same_machine_to_a_training_plan(write):
+    """The plan's server re-sold with twice the DRAM, twice the NVMe bays and a root-complex limit, at $5,000
+    more: only `planner inference` reads those fields, so to a training plan it is a dearer twin, never designed;
+    the same server with less DRAM at $5,000 less is the cheaper twin the plan then buys, for $5,000 a node less."""
+    scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
+    calibration = load_calibration(None)
+    base = buy.run(load_catalog(), scenario, calibration, alternatives=1)
+    server = load_catalog().server(base.choice.server)
+    bigger = {**server.model_dump(), "name": "More DRAM", "price_usd": server.price_usd + 5000}
+    bigger |= {"dram_gib": 2 * (server.dram_gib or 1024), "nvme_slots": 2 * server.nvme_slots + 2}
+    bigger |= {"root_complex_gb_per_s": 100.0}
+    smaller = {**server.model_dump(), "name": "Less DRAM", "price_usd": server.price_usd - 5000}
+    smaller |= {"dram_gib": (server.dram_gib or 1024) / 2}
+    catalog = load_catalog([write("servers.csv", _rows_csv([bigger, smaller]))])
+    designed = set(candidates.part_designs(catalog, scenario).multi["server"])
+    assert "More DRAM" not in designed and server.name not in designed and "Less DRAM" in designed
+    again = buy.run(catalog, scenario, calibration, alternatives=1)
+    assert again.choice.server == "Less DRAM" and again.choice.nodes == base.choice.nodes
+
+    def servers(plan) -> tuple[int, float]:  # units bought (spares too) and their extended price
+        lines = [b for b in plan.bom if b.category == "servers"]
+        return sum(b.quantity for b in lines), sum(b.extended_usd for b in lines)
+
+    (units, usd), (units_again, usd_again) = servers(base), servers(again)
+    assert units_again == units and usd - usd_again == pytest.approx(5000 * units)
+    assert again.cost.capex_usd < base.cost.capex_usd
+
+
+def test_a_training_plan_reads_no_inference_only_server_field(write):
+    """Guard of tables/buy.INFERENCE_ONLY_FIELDS: every server's DRAM, NVMe bays and root-complex limit changed,
+    the training plan is the same to the dollar and the TFLOP (if a training figure ever reads one of them,
+    drop it from that list: servers differing in it would no longer be twins)."""
+    scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
+    calibration = load_calibration(None)
+    base = buy.run(load_catalog(), scenario, calibration, alternatives=1)
+    changed = [
+        {**s.model_dump(), "dram_gib": 17.0, "nvme_slots": 1, "root_complex_gb_per_s": 1.0}
+        for s in load_catalog().items("servers")
+    ]
+    again = buy.run(load_catalog([write("servers.csv", _rows_csv(changed))]), scenario, calibration, alternatives=1)
+    assert again.choice == base.choice and again.cost == base.cost and again.metrics == base.metrics
+
+
 @pytest.mark.parametrize(("gen", "extra_usd", "designed"), [(6, 1, "POLLARA-400"), (6, -1, "NIC-GEN6"), (4, 1, None)])
 def test_a_nic_faster_than_every_slot_is_its_slower_twin(write, gen, extra_usd, designed):
     """A NIC runs at the lower PCIe generation of card and slot: in the H100 servers' Gen5 slots a Gen6 Pollara 400

@@ -97,10 +97,20 @@ class Candidates:
         return self.frame[self.frame["within_limits"]] if not self.frame.empty else self.frame
 
 
+# server fields only `planner inference` (weights streamed from host memory and NVMe) reads: a training plan never
+# does, so servers that differ in them alone are the same machine to it (test_plan guards that it reads none)
+INFERENCE_ONLY_FIELDS = ("dram_gib", "nvme_slots", "root_complex_gb_per_s")
+
+
 def part_designs(catalog: Catalog, scenario: Scenario) -> Designs:
     """Every node design of the scenario's allowed servers (planner/hardware/designs.py), a server dominated by
-    a technically identical twin (cheaper and no more power, or the reverse) left out."""
-    return designs(catalog, scenario, undominated(allowed_servers(catalog, scenario)))
+    a twin identical in every field a training plan reads (cheaper and no more power, or the reverse) left out."""
+    servers = undominated(allowed_servers(catalog, scenario), as_used=_as_trained)
+    return designs(catalog, scenario, servers)
+
+
+def _as_trained(server: ServerRow) -> dict:
+    return dict.fromkeys(INFERENCE_ONLY_FIELDS)
 
 
 def allowed_servers(catalog: Catalog, scenario: Scenario) -> list[ServerRow]:
