@@ -251,10 +251,14 @@ def test_a_training_plan_reads_no_inference_only_server_field(write):
     assert again.choice == base.choice and again.cost == base.cost and again.metrics == base.metrics
 
 
-@pytest.mark.parametrize(("gen", "extra_usd", "designed"), [(6, 1, "POLLARA-400"), (6, -1, "NIC-GEN6"), (4, 1, None)])
+@pytest.mark.parametrize(
+    ("gen", "extra_usd", "designed"),
+    [(6, 1, "POLLARA-400"), (6, -1, "NIC-GEN6"), (4, 1, "POLLARA-400"), (4, -1, None)],
+)
 def test_a_nic_faster_than_every_slot_is_its_slower_twin(write, gen, extra_usd, designed):
     """A NIC runs at the lower PCIe generation of card and slot: in the H100 servers' Gen5 slots a Gen6 Pollara 400
-    is the Gen5 card, so only the cheaper of the two is designed; a Gen4 twin is a slower part and stays."""
+    is the Gen5 card, so only the cheaper of the two is designed; a Gen4 twin is slower there (a Gen4 x16 link
+    carries less than 400G), so it is designed only when it is cheaper (designs._slot_undominated)."""
     card = load_catalog().nic("POLLARA-400")
     twin = {**card.model_dump(), "sku": "NIC-GEN6", "pcie_gen": gen, "price_usd": card.price_usd + extra_usd}
     catalog = load_catalog([write("nics.csv", row_csv(twin))])
@@ -263,6 +267,26 @@ def test_a_nic_faster_than_every_slot_is_its_slower_twin(write, gen, extra_usd, 
     nics = set(configs["nic"])
     both = {"POLLARA-400", "NIC-GEN6"}
     assert nics & both == ({designed} if designed else both)
+
+
+def test_a_slower_nic_twin_is_judged_in_each_servers_own_slots(write):
+    """A Gen4 twin of the CX7-400G-OSFP at $1 less: in an A100 server's Gen4 slots both cards run at Gen4, the
+    same rate, so only the cheaper twin is designed there; in an H100 server's Gen5 slots the original is faster,
+    so both are (the original dearer and faster, the twin cheaper and slower)."""
+    card = load_catalog().nic("CX7-400G-OSFP")
+    twin = {**card.model_dump(), "sku": "CX7-GEN4", "pcie_gen": 4, "price_usd": card.price_usd - 1}
+    catalog = load_catalog([write("nics.csv", row_csv(twin))])
+    scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
+    wide = scenario.model_copy(
+        update={"constraints": scenario.constraints.model_copy(update={"gpus": ["A100-80GB", "H100-SXM"]})}
+    )
+    configs = candidates.part_designs(catalog, wide).configs
+    gpu = {s.name: s.gpu for s in catalog.items("servers")}
+    by_gpu = {
+        g: set(configs.loc[[gpu[s] == g for s in configs["server"]], "nic"]) & {"CX7-400G-OSFP", "CX7-GEN4"}
+        for g in ("A100-80GB", "H100-SXM")
+    }
+    assert by_gpu == {"A100-80GB": {"CX7-GEN4"}, "H100-SXM": {"CX7-400G-OSFP", "CX7-GEN4"}}
 
 
 def test_narrowed_designs_are_those_of_the_scenario_constrained_to_that_hardware():

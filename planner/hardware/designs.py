@@ -89,13 +89,15 @@ def _configs(
     each of the server's NIC counts, with 1 .. all of its ports cabled (one port of a dual-port card is a real
     design). Usable Gbps per NIC = min(line rate of the cabled ports, the slot's effective PCIe rate)."""
     cap = scenario.constraints.max_nics_per_host
-    keep = keep | {s.included_nic.lower() for s in servers if s.included_nic}
-    buyable = undominated(catalog.items("nics"), keep, _as_slotted(servers))
-    records = []
+    built_in = {s.included_nic.lower() for s in servers if s.included_nic}  # free in its own server: kept
+    buyable = undominated(catalog.items("nics"), keep | built_in, _as_slotted(servers))
+    records, classes = [], {}
     for server in servers:
         nics = catalog.port_modes(server.included_nic) if server.nics_fixed else buyable
         counts = server.nic_configurations(cap)
         for nic in nics:
+            if nic.sku not in classes:
+                classes[nic.sku] = json.dumps(nic.model_dump(exclude=NOT_TECHNICAL | PCIE), sort_keys=True, default=str)
             gen, lanes = pcie.link_gen_lanes(nic.pcie_gen, nic.pcie_lanes, server.slot_gen, server.nic_slot_lanes)
             included = server.included_count(nic)
             cabled = [nic.ports] if server.nics_fixed else range(1, nic.ports + 1)
@@ -118,9 +120,35 @@ def _configs(
                         "nics_bought": extra,
                         "nics_usd": extra * nic.price_usd,
                         "nics_w": extra * nic.power_w,
+                        "nic_class": classes[nic.sku],
                     }
                 )
-    return pd.DataFrame.from_records(records)
+    # per server an included NIC costs nothing there (nics_usd 0), so it needs no keeping
+    return _slot_undominated(pd.DataFrame.from_records(records), keep)
+
+
+PCIE = {"pcie_gen", "pcie_lanes"}  # a NIC's, read only through its usable rate in a slot (pcie.link_gen_lanes)
+
+
+def _slot_undominated(configs: pd.DataFrame, keep: set[str]) -> pd.DataFrame:
+    """Configurations worth designing: one whose NIC is otherwise identical to another's (every technical field
+    but the PCIe generation and lanes, `nic_class`), at the same server, count and ports cabled, and no faster
+    in this server's slots, no cheaper and no leaner, one of them strictly, is in no cheapest plan (the usable
+    rate is all the PCIe fields decide, and no figure gets worse with it), so it is dropped, unless its NIC is
+    in `keep`. A Gen4 re-seller's card dearer than the Gen5 one in a Gen5 server is never designed there."""
+    if configs.empty:
+        return configs
+    dropped = np.zeros(len(configs), dtype=bool)
+    group = ["server", "nics_per_node", "nic_ports", "nic_class"]
+    for rows in configs.groupby(group, sort=False).indices.values():
+        if len(rows) < 2:
+            continue
+        gbps, usd, watts = (configs[c].to_numpy(float)[rows] for c in ("nic_usable_gbps", "nics_usd", "nics_w"))
+        better = (gbps[:, None] >= gbps) & (usd[:, None] <= usd) & (watts[:, None] <= watts)
+        strictly = (gbps[:, None] > gbps) | (usd[:, None] < usd) | (watts[:, None] < watts)
+        dropped[rows] = (better & strictly).any(axis=0)  # column j: some other row i beats row j
+    kept = configs["nic"].str.lower().isin(keep).to_numpy()
+    return configs[~dropped | kept].drop(columns="nic_class").reset_index(drop=True)
 
 
 # a part's price, power and provenance: what two otherwise identical NICs or switches may differ in
