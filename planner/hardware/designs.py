@@ -403,27 +403,43 @@ class _Context:
             return "top-of-rack" if wanted == "auto" else wanted
         return "middle-of-row" if wanted in ("auto", "top-of-rack") else wanted
 
-    def _one_rack(self, rows: pd.DataFrame) -> pd.DataFrame:
+    @staticmethod
+    def _one_rack(rows: pd.DataFrame) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """One switch for the whole cluster sits on top of the rack while the nodes fit one rack (node caps
-        1..nodes per rack), and in the row's network rack beyond."""
-        single = rows["tier"] == 1
-        npr = rows.loc[single, "nodes_per_rack"]
-        in_rack = rows[single].assign(placement="top-of-rack", cap_lo=1, cap_hi=npr)
-        in_row = rows[single].assign(cap_lo=npr + 1, cap_hi=10**9)
-        rest = rows[~single].assign(cap_lo=1, cap_hi=10**9)
-        return pd.concat([in_rack, in_row, rest], ignore_index=True)
+        1..nodes per rack), and in the row's network rack beyond: the rows to take (tier-1 rows twice) and
+        their placement and node caps."""
+        single = (rows["tier"] == 1).to_numpy()
+        npr, placement = rows["nodes_per_rack"].to_numpy(np.int64), rows["placement"].to_numpy(object)
+        ones, rest = np.flatnonzero(single), np.flatnonzero(~single)
+        take = np.concatenate([ones, ones, rest])
+        columns = {
+            "placement": pd.array(
+                np.concatenate([np.full(len(ones), "top-of-rack", object), placement[ones], placement[rest]]),
+                dtype=rows["placement"].dtype,
+            ),
+            "cap_lo": np.concatenate([np.ones(len(ones), np.int64), npr[ones] + 1, np.ones(len(rest), np.int64)]),
+            "cap_hi": np.concatenate([npr[ones], np.full(len(ones) + len(rest), 10**9, np.int64)]),
+        }
+        return take, columns
 
     def _node_links(self, rows: pd.DataFrame) -> pd.DataFrame:
-        """The cheapest valid NIC-to-leaf link for each row's run; rows no link joins are dropped."""
+        """The cheapest valid NIC-to-leaf link for each row's run; rows no link joins are dropped. The run and
+        link are found on the few columns they read; the whole rows are taken once, those joined only."""
         g, override = self.geometry, self.scenario.cabling.node_leaf_reach_m
-        rows = self._one_rack(rows)
-        codes, unique = _distinct(rows, ["placement", "nodes_per_rack", "server_units"])
+        take, placed = self._one_rack(rows)
+        keys = ["server", "nic", "switch", "fabric", "nodes_per_rack", "server_units"]
+        narrow = rows[keys].take(take).reset_index(drop=True).assign(placement=placed["placement"])
+        codes, unique = _distinct(narrow, ["placement", "nodes_per_rack", "server_units"])
         runs = [override or layout.longest_node_run_m(p, npr, u or None, g.racks_per_row, g) for p, npr, u in unique]
-        rows["node_run_m"] = np.asarray(runs, dtype=float)[codes]
-        codes, unique = _distinct(rows, ["server", "nic", "switch", "fabric", "node_run_m"])  # a few dozen links
+        narrow["node_run_m"] = np.asarray(runs, dtype=float)[codes]
+        codes, unique = _distinct(narrow, ["server", "nic", "switch", "fabric", "node_run_m"])  # a few dozen links
         distinct = [self._link(*k) for k in unique]
         joined = np.array([lk is not None for lk in distinct], dtype=bool)[codes]
-        rows, codes = rows[joined].reset_index(drop=True), codes[joined]
+        codes = codes[joined]
+        rows = rows.drop(columns=["placement"]).take(take[joined]).reset_index(drop=True)
+        rows = rows.assign(
+            **{k: v[joined] for k, v in placed.items()}, node_run_m=narrow["node_run_m"].to_numpy()[joined]
+        )
         rows["link"] = [distinct[c] for c in codes]
         rows["breakout"] = np.array([lk.breakout if lk else 0 for lk in distinct], dtype=np.int64)[codes]
         rows["cage_endpoints"] = np.array([lk.endpoints_per_cage if lk else 0 for lk in distinct], np.int64)[codes]
