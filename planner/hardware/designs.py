@@ -404,7 +404,7 @@ class _Context:
         return "middle-of-row" if wanted in ("auto", "top-of-rack") else wanted
 
     @staticmethod
-    def _one_rack(rows: pd.DataFrame) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def _one_rack(rows: pd.DataFrame) -> tuple[np.ndarray, dict]:
         """One switch for the whole cluster sits on top of the rack while the nodes fit one rack (node caps
         1..nodes per rack), and in the row's network rack beyond: the rows to take (tier-1 rows twice) and
         their placement and node caps."""

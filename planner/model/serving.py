@@ -76,7 +76,7 @@ def _replicas(frame: pd.DataFrame, weight_bytes: float) -> Replicas:
 def _domain(m) -> int:
     """GPUs a replica may span: the machine's scale-up domain where its bandwidth is known (one GPU otherwise,
     as `planner serve`), within the node."""
-    if not np.isfinite(m.scale_up_gb_per_s) or not m.scale_up_gpus:
+    if pd.isna(m.scale_up_gb_per_s) or pd.isna(m.scale_up_gpus) or not m.scale_up_gpus:
         return 1
     return int(np.gcd(int(m.scale_up_gpus), int(m.gpus_per_node)))
 

@@ -98,7 +98,8 @@ class Candidates:
 
 
 # server fields only `planner inference` (weights streamed from host memory and NVMe) reads: a training plan never
-# does, so servers that differ in them alone are the same machine to it (test_plan guards that it reads none)
+# does, so servers that differ in them alone are the same machine to it (tests/test_hardware.py guards that it
+# reads none)
 INFERENCE_ONLY_FIELDS = ("dram_gib", "nvme_slots", "root_complex_gb_per_s")
 
 
