@@ -450,6 +450,44 @@ def test_fleet_serving_takes_the_best_replica_and_batch_of_every_one():
     assert got["tokens_per_s"] == 0 and got["reason"] == "no replica meets the latency SLO"
 
 
+def test_a_service_with_prompts_is_served_as_planner_serve_serves_it():
+    """With input_tokens a service's requests are prefilled and decoded on the replica: its capacity is planner
+    serve's (tables/replicas.candidates: the most requests/s within the TPOT target at the p90) times its output
+    tokens, at the layout with the most per GPU; and 2,000-token prompts leave less of a replica for output than
+    20-token ones."""
+    from planner.assumptions import serving as S
+    from planner.catalog.load import load_catalog
+    from planner.inputs.fleet import InferenceService
+    from planner.model.engine import Shape
+    from planner.model.queueing import Requests
+    from planner.model.serving import capacity, served_model
+    from planner.model.workload import gpu_columns
+    from planner.tables.replicas import Machine, Targets, candidates
+
+    catalog = load_catalog()
+    gpu = gpu_columns(catalog, "H100-SXM")
+    machines = pd.DataFrame(
+        [{k: gpu[k] for k in ("gpu", "hbm_gib", "hbm_gb_per_s", "peak_tflops")}
+         | {"gpus_per_node": 8, "scale_up_gpus": 8, "scale_up_gb_per_s": 450.0}]
+    )  # fmt: skip
+    per_gpu = {}
+    for prompt in (20, 2000):
+        shape = {"input_tokens": prompt, "output_tokens": 256, "max_ms_per_token": 40}
+        service = InferenceService(
+            name="s", model="Llama-3-70B", tokens_per_s=1e5, batch=int(S.MAX_SEQUENCES.value), **shape
+        )
+        got = capacity(served_model(catalog, service), machines).iloc[0]
+        machine = Machine("H100", "H100-SXM", 8, 8, 450.0, 1.0, 1.0, "test", "2026")
+        serve = candidates(catalog, Shape.of(catalog.model("Llama-3-70B")), Requests(prompt, 256),
+                           Targets(1.0, None, 0.040), [machine], ["bf16"])  # fmt: skip
+        serve = serve[(serve["mode"] == "aggregated") & serve["serves"]]
+        best = (serve["rate"] * 256 / serve["replica_gpus"]).max()
+        assert got["tokens_per_s"] / got["replica_gpus"] == pytest.approx(best, rel=1e-9), prompt
+        assert got["ms_per_token"] <= 40 + 1e-9
+        per_gpu[prompt] = best
+    assert per_gpu[2000] < per_gpu[20]
+
+
 def test_a_model_that_fits_no_scale_up_domain_is_refused_with_why():
     """Llama-3-70B in bf16 needs 141 GB of weights: on one 80 GB GPU without scale-up bandwidth (one-GPU
     replicas) it fits nowhere, and replicas never span domains (as planner serve)."""

@@ -581,8 +581,8 @@ def assumptions(d: ft.FleetData) -> list[str]:
         f"nameplate; PUE {c.pue:g}; ${c.usd_per_kwh:g}/kWh",
         f"colocation ${c.colocation_usd_per_kw_month:g} per nameplate kW-month",
         "pool fabrics: one switch, or two tiers non-blocking (leaf-spine); switches are never sold back",
-        "serving: output tokens/s per replica from the serving engine's decode step (planner/model/serving.py on "
-        "planner/model/engine.py, as planner serve); prefill not modelled",
+        "serving: output tokens/s per replica on planner serve's engine (planner/model/serving.py): prefill and "
+        "decode with the TPOT SLO at the p90 where a service gives input_tokens, else its decode step alone",
         "cloud: training bills are instance-hours at the cheapest allowed pricing model; serving instances are "
         "held all quarter at the cheapest allowed rate",
     ]

@@ -112,7 +112,14 @@ class InferenceService(_Strict):
         None, gt=0, le=L.MAX_QUANTITY["count"], description="Requests per second (with output_tokens)."
     )
     output_tokens: Count = Field(
-        256, ge=1, le=L.MAX_SEQ_LEN, description="Output tokens per request (with requests_per_s)."
+        256, ge=1, le=L.MAX_SEQ_LEN, description="Output tokens per request (with requests_per_s or input_tokens)."
+    )
+    input_tokens: Count | None = Field(
+        None,
+        ge=1,
+        le=L.MAX_SEQ_LEN,
+        description="Mean prompt tokens per request: when given, replicas prefill too (planner serve's load model, "
+        "max_ms_per_token at the p90); else decode only.",
     )
     growth_per_period: float = Field(0.0, ge=-0.5, le=2.0, description="Compound demand growth per quarter.")
     start: PeriodRef = Field(1, description="First period served.")

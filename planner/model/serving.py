@@ -8,11 +8,15 @@ the engine `planner serve` uses (planner/model/engine.py, docs/model.md section 
   * a decode step of B sequences reads their KV cache at the mean context C / 2 (engine.decode_step_s: the
     GEMMs, attention, the tensor- or expert-parallel collectives and the engine's step overhead, at the
     engine's stated efficiencies) and makes B tokens, so tokens/s = B / step;
-  * the time per output token is the step time, which the latency SLO caps. Demand is output tokens/s: prefill
-    (time to first token) and speculative decoding are not modelled; weights held at 8 or 4 bits are
-    multiplied at 16 (weight-only quantisation: the bf16 peak).
+  * the time per output token is the step time, which the latency SLO caps. Demand is output tokens/s;
+    speculative decoding is not modelled; weights held at 8 or 4 bits are multiplied at 16 (weight-only
+    quantisation: the bf16 peak).
 Each machine takes the layout, replica size and batch (the largest within the cap that meets the SLO) with the
-most tokens/s per GPU. A measured tokens/s per GPU, when given, replaces the estimate.
+most tokens/s per GPU. A service that gives its prompts' length (`input_tokens`) is served as `planner serve`
+serves one: its requests (input_tokens in, output_tokens out, Poisson arrivals) are prefilled and decoded on the
+replica with chunked prefill (planner/model/queueing.py), and a replica's capacity is the most requests/s whose
+time per output token at the p90 meets the SLO (within the batch cap), times output_tokens. A measured tokens/s
+per GPU, when given, replaces the estimate.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import pandas as pd
 
 from planner.assumptions import model as A
 from planner.catalog.load import Catalog
-from planner.model import engine
+from planner.model import engine, queueing
 from planner.model.engine import Replicas, Shape
 
 ESTIMATED_CONTEXT = 4096  # tokens per sequence of a model known by its size alone (GPT-3's 2,048, doubled)
@@ -41,6 +45,7 @@ class ServedModel:
     max_batch: int
     max_ms_per_token: float | None = None
     measured_per_gpu: float | dict[str, float] | None = None
+    requests: queueing.Requests | None = None  # the request shape, when the service gives its prompts' length
 
 
 def served_model(catalog: Catalog, service) -> ServedModel:
@@ -57,6 +62,7 @@ def served_model(catalog: Catalog, service) -> ServedModel:
         max_batch=service.batch,
         max_ms_per_token=service.max_ms_per_token,
         measured_per_gpu=service.tokens_per_s_per_gpu,
+        requests=queueing.Requests(service.input_tokens, service.output_tokens) if service.input_tokens else None,
     )
 
 
@@ -115,13 +121,13 @@ def capacity(model: ServedModel, machines: pd.DataFrame) -> pd.DataFrame:
     machines = machines.reset_index(drop=True)
     frame = _options(model.shape, machines)
     r = _replicas(frame, model.weight_bytes)
-    cap = engine.max_sequences(model.shape, r, model.context_tokens, cap=model.max_batch).astype(np.int64)
     measured = _measured(model, frame["gpu"])
-    # a measured rate stands for its own operating point: the replica at the most sequences that fit
-    batch = np.where(np.isnan(measured), _largest_batch(model, r, cap), cap)
-    step_s = engine.decode_step_s(model.shape, r, np.maximum(batch, 1).astype(float), model.context_tokens / 2)
-    frame["batch"], frame["ms_per_token"] = batch, step_s["step_s"] * 1e3
-    estimated = batch / step_s["step_s"]
+    if model.requests is None:
+        cap, batch, ms_per_token, estimated = _decoding(model, r, measured)
+    else:
+        cap, batch, ms_per_token, estimated = _serving(model, r)
+        batch = np.where(~np.isnan(measured) & (cap >= 1), np.maximum(batch, 1), batch)  # a measured rate stands
+    frame["batch"], frame["ms_per_token"] = batch, ms_per_token
     frame["tokens_per_s"] = np.where(np.isnan(measured), estimated, measured * frame["replica_gpus"])
     frame["per_gpu"] = np.where(batch >= 1, frame["tokens_per_s"] / frame["replica_gpus"], -1.0)
     order = frame.sort_values(["row", "per_gpu", "replica_gpus", "batch"], ascending=[True, False, True, True])
@@ -137,6 +143,26 @@ def capacity(model: ServedModel, machines: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _decoding(model: ServedModel, r: Replicas, measured: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Decode only: the memory cap at the full context, the batch, ms per token and tokens/s per replica."""
+    cap = engine.max_sequences(model.shape, r, model.context_tokens, cap=model.max_batch).astype(np.int64)
+    # a measured rate stands for its own operating point: the replica at the most sequences that fit
+    batch = np.where(np.isnan(measured), _largest_batch(model, r, cap), cap)
+    step_s = engine.decode_step_s(model.shape, r, np.maximum(batch, 1).astype(float), model.context_tokens / 2)
+    return cap, batch, step_s["step_s"] * 1e3, batch / step_s["step_s"]
+
+
+def _serving(model: ServedModel, r: Replicas) -> tuple[np.ndarray, ...]:
+    """Prefill and decode, as planner serve: the most requests/s within the SLO (TPOT at the p90), the batch
+    there, its TPOT and output tokens/s per replica; a replica that serves none has batch 0."""
+    req = model.requests
+    tpot_s = model.max_ms_per_token / 1e3 if model.max_ms_per_token else None
+    at = queueing.max_rate(model.shape, r, req, None, tpot_s, max_sequences=float(model.max_batch))
+    serves = at["serves"] & (at["max_sequences"] >= 1)
+    batch = np.where(serves, np.maximum(np.round(at["batch"]), 1), 0).astype(np.int64)
+    return at["max_sequences"], batch, at["tpot_p_s"] * 1e3, np.where(serves, at["rate"] * req.output_tokens, 0.0)
+
+
 def _measured(model: ServedModel, gpus: pd.Series) -> np.ndarray:
     value = model.measured_per_gpu
     if value is None:
@@ -149,5 +175,5 @@ def _measured(model: ServedModel, gpus: pd.Series) -> np.ndarray:
 
 def _reason(fits: bool) -> str:
     if not fits:
-        return "weights and the KV cache of one sequence at the full context do not fit one scale-up domain"
+        return "weights and the KV cache of one sequence do not fit one scale-up domain"
     return "no replica meets the latency SLO"
