@@ -26,6 +26,7 @@ import pandas as pd
 
 from planner.assumptions import facility as F
 from planner.assumptions import hardware as H
+from planner.base.frames import consolidated
 from planner.catalog import connectors
 from planner.catalog.load import Catalog
 from planner.catalog.rows import ProductRow, ServerRow
@@ -304,7 +305,7 @@ class _Context:
         rows["node_usd"] = rows["server_usd"] + rows["nics_usd"] + rows["storage_usd"]
         rows["node_w"] = rows["server_w"] + rows["nics_w"] + rows["storage_w"]
         rows = self._cooling(self._racks(rows))
-        return rows.reset_index(drop=True).copy()
+        return consolidated(rows.reset_index(drop=True))
 
     def _fabric_pairs(self, configs: pd.DataFrame) -> pd.DataFrame:
         """Each configuration with every (fabric, switch) both its NIC and the switch run."""

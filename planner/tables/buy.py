@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from planner.base.errors import ScenarioError
+from planner.base.frames import consolidated
 from planner.base.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR
 from planner.catalog.load import Catalog
 from planner.catalog.rows import ServerRow
@@ -513,22 +514,12 @@ def _design_table(parts: Designs, scenario: Scenario) -> pd.DataFrame:
         multi = parts.multi
         effective = np.where(multi["su_local"], multi["node_gbps"], multi["node_gbps"] / multi["oversubscription"])
         tables.append(multi.assign(node_gbps_eff=effective, single=False))
-    table = _consolidated(pd.concat(tables, ignore_index=True))
+    table = consolidated(pd.concat(tables, ignore_index=True))
     table["node_gbps_eff"] = table["node_gbps_eff"].astype(float).round(9)  # keys match at 9 decimals
     table["cap_hi"] = np.minimum(table["cap_hi"].to_numpy(np.int64), scenario.constraints.max_nodes)
     table["capacity"] = np.where(table["single"], 1, _capacity_nodes(table))
     table["rail_only"] = (table["topology"] == "rail-only").to_numpy() if "topology" in table else False
     return table
-
-
-def _consolidated(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with its columns in one block per dtype (else every later column insert warns and copies).
-    In place, block by block, where pandas allows: a .copy() holds a second whole table at once (the 10x
-    catalog of bench/bench_catalog.py: 435 -> 390 MiB at the peak)."""
-    if hasattr(frame, "_consolidate_inplace"):  # pandas 2 and 3
-        frame._consolidate_inplace()
-        return frame
-    return frame.copy()
 
 
 def _given_layout(scenario: Scenario) -> pd.DataFrame:
