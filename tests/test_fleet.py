@@ -488,6 +488,20 @@ def test_a_service_with_prompts_is_served_as_planner_serve_serves_it():
     assert per_gpu[2000] < per_gpu[20]
 
 
+def test_a_service_known_by_its_size_has_gpt3_proportions():
+    """params alone (Shape.estimated): 175B gives GPT-3's own shape (96 layers of 12,288 with 96 heads of 128,
+    Brown et al. 2020 table 2.1), dense, with a full multi-head KV cache; and the default context 4,096."""
+    from planner.inputs.fleet import InferenceService
+    from planner.model.engine import Shape
+    from planner.model.serving import served_model
+
+    shape = Shape.estimated(175e9)
+    assert (shape.layers, shape.hidden, shape.heads, shape.kv_heads) == (96, 12288, 96, 96)
+    assert shape.kv_width == 2 * 12288 and not shape.moe and shape.active_params == 175e9
+    served = served_model(None, InferenceService(name="s", params="175B", tokens_per_s=1e4))
+    assert served.shape == shape and served.context_tokens == 4096
+
+
 def test_a_model_that_fits_no_scale_up_domain_is_refused_with_why():
     """Llama-3-70B in bf16 needs 141 GB of weights: on one 80 GB GPU without scale-up bandwidth (one-GPU
     replicas) it fits nowhere, and replicas never span domains (as planner serve)."""
