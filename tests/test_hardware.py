@@ -196,6 +196,23 @@ def test_a_dearer_twin_server_is_not_designed_and_the_plan_is_the_same(write):
     assert set(candidates.part_designs(catalog, only).multi["server"]) == {"Resold twin"}
 
 
+def test_planning_a_large_catalog_warns_of_no_fragmented_table(write):
+    """The design tables are consolidated (base/frames.consolidated) before columns are added to them: without it
+    pandas warns "DataFrame is highly fragmented" on stderr at every later insert (seen on every example)."""
+    import warnings
+
+    import pandas as pd
+
+    scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
+    card = load_catalog().nic("CX7-400G-OSFP")
+    twins = [{**card.model_dump(), "sku": f"CX7-T{i}", "price_usd": card.price_usd + i} for i in range(1, 4)]
+    catalog = load_catalog([write("nics.csv", _rows_csv(twins))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.PerformanceWarning)
+        plan = buy.run(catalog, scenario, load_calibration(None), alternatives=1)
+    assert plan.status == "optimal"
+
+
 def _rows_csv(rows: list[dict]) -> str:
     """Rows (model_dumps) as one CSV over every column any of them fills (row_csv's cells)."""
     columns = list(dict.fromkeys(c for row in rows for c in row_csv(row).splitlines()[0].split(",")))
