@@ -3,6 +3,7 @@ force on tiny fleets, what binds, relaxations when infeasible, the CLI, JSON and
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -448,6 +449,36 @@ def test_fleet_serving_takes_the_best_replica_and_batch_of_every_one():
     _, model = _served("Llama-3-70B", batch=256, context=8192, slo_ms=5.0)
     got = capacity(model, machines).iloc[0]
     assert got["tokens_per_s"] == 0 and got["reason"] == "no replica meets the latency SLO"
+
+
+def test_a_moe_service_on_a_rack_scale_domain_takes_its_best_layout_of_every_one():
+    """DeepSeek-V3 in fp8 on a 72-GPU NVLink domain (GB200 figures), at most 256 sequences, 50 ms per token:
+    against an enumeration of every tensor-parallel size that splits its 128 heads and every expert-parallel size
+    of the domain, at every batch the KV cache holds (engine.max_sequences at the full context), the layout with
+    the most tokens/s per GPU within the SLO."""
+    from planner.model import engine
+    from planner.model.serving import capacity
+
+    row, model = _served("DeepSeek-V3", batch=256, context=4096, slo_ms=50.0)
+    model = dataclasses.replace(model, weight_bytes=1.0)
+    gpu = {"gpu": "GB200", "hbm_gib": 186.0, "hbm_gb_per_s": 8000.0, "peak_tflops": 2500.0}
+    machines = pd.DataFrame([gpu | {"gpus_per_node": 72, "scale_up_gpus": 72, "scale_up_gb_per_s": 900.0}])
+    best = (-1.0, None)
+    for layout, g in engine.layouts(model.shape, 72):
+        figures = (g, layout == "ep", 1.0, 2.0, 186.0, 8000.0, 2500.0, 900.0)
+        replica = engine.Replicas(*(np.array([v]) for v in figures))
+        cap = int(engine.max_sequences(model.shape, replica, 4096, cap=256)[0])
+        batches = np.arange(1, cap + 1, dtype=float)
+        many = engine.Replicas(*(np.full(len(batches), v) for v in figures))
+        step_s = engine.decode_step_s(model.shape, many, batches, 2048)["step_s"]
+        ok = step_s * 1e3 <= 50.0
+        if ok.any():
+            k = np.flatnonzero(ok)[np.argmax((batches / step_s)[ok])]
+            if batches[k] / step_s[k] / g > best[0] + 1e-12:
+                best = (batches[k] / step_s[k] / g, (layout, g, int(batches[k])))
+    got = capacity(model, machines).iloc[0]
+    assert (got["layout"], got["replica_gpus"], got["batch"]) == best[1]
+    assert got["tokens_per_s"] / got["replica_gpus"] == pytest.approx(best[0], rel=1e-9)
 
 
 def test_a_service_with_prompts_is_served_as_planner_serve_serves_it():
