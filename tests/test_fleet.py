@@ -452,14 +452,15 @@ def test_fleet_serving_takes_the_best_replica_and_batch_of_every_one():
 
 
 def test_a_moe_service_on_a_rack_scale_domain_takes_its_best_layout_of_every_one():
-    """DeepSeek-V3 in fp8 on a 72-GPU NVLink domain (GB200 figures), at most 256 sequences, 50 ms per token:
-    against an enumeration of every tensor-parallel size that splits its 128 heads and every expert-parallel size
-    of the domain, at every batch the KV cache holds (engine.max_sequences at the full context), the layout with
-    the most tokens/s per GPU within the SLO."""
+    """DeepSeek-V3 in fp8 on a 72-GPU NVLink domain (GB200 figures), at most 64 sequences per engine (a tp
+    replica is one; an ep replica has one per GPU), 50 ms per token: against an enumeration of every
+    tensor-parallel size that splits its 128 heads and every expert-parallel size of the domain, at every batch
+    the KV cache holds (engine.max_sequences at the full context), the layout with the most tokens/s per GPU
+    within the SLO."""
     from planner.model import engine
     from planner.model.serving import capacity
 
-    row, model = _served("DeepSeek-V3", batch=256, context=4096, slo_ms=50.0)
+    row, model = _served("DeepSeek-V3", batch=64, context=4096, slo_ms=50.0)
     model = dataclasses.replace(model, weight_bytes=1.0)
     gpu = {"gpu": "GB200", "hbm_gib": 186.0, "hbm_gb_per_s": 8000.0, "peak_tflops": 2500.0}
     machines = pd.DataFrame([gpu | {"gpus_per_node": 72, "scale_up_gpus": 72, "scale_up_gb_per_s": 900.0}])
@@ -467,7 +468,7 @@ def test_a_moe_service_on_a_rack_scale_domain_takes_its_best_layout_of_every_one
     for layout, g in engine.layouts(model.shape, 72):
         figures = (g, layout == "ep", 1.0, 2.0, 186.0, 8000.0, 2500.0, 900.0)
         replica = engine.Replicas(*(np.array([v]) for v in figures))
-        cap = int(engine.max_sequences(model.shape, replica, 4096, cap=256)[0])
+        cap = int(engine.max_sequences(model.shape, replica, 4096, cap=64 * (g if layout == "ep" else 1))[0])
         batches = np.arange(1, cap + 1, dtype=float)
         many = engine.Replicas(*(np.full(len(batches), v) for v in figures))
         step_s = engine.decode_step_s(model.shape, many, batches, 2048)["step_s"]

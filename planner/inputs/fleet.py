@@ -130,7 +130,13 @@ class InferenceService(_Strict):
     context_tokens: Count | None = Field(
         None, ge=1, le=L.MAX_SEQ_LEN, description="Tokens held per sequence (default: seq_len)."
     )
-    batch: Count = Field(64, ge=1, le=L.MAX_MICRO_BATCH, description="Most sequences a replica decodes together.")
+    batch: Count = Field(
+        64,
+        ge=1,
+        le=L.MAX_MICRO_BATCH,
+        description="Most sequences an engine decodes together (a tensor-parallel replica is one engine; an "
+        "expert-parallel one has one per GPU, as planner serve counts them).",
+    )
     weight_bytes: float = Field(2.0, ge=0.25, le=4, description="Bytes per weight: 2 bf16, 1 int8/fp8, 0.5 int4.")
     tokens_per_s_per_gpu: PerGPU | dict[str, PerGPU] | None = Field(
         None, description="Measured decode tokens/s per GPU (one number, or per GPU name): replaces the estimate."

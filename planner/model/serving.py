@@ -4,7 +4,7 @@ the engine `planner serve` uses (planner/model/engine.py, docs/model.md section 
   * a replica is g GPUs inside one scale-up domain, tensor parallel (or expert parallel for a MoE model), the
     layouts engine.layouts lists;
   * its KV cache holds B sequences at the service's full context C (engine.max_sequences at C, at most
-    `batch`), beside the weights at `weight_bytes` per parameter;
+    `batch` per engine: one under tp, one per GPU under ep), beside the weights at `weight_bytes` per parameter;
   * a decode step of B sequences reads their KV cache at the mean context C / 2 (engine.decode_step_s: the
     GEMMs, attention, the tensor- or expert-parallel collectives and the engine's step overhead, at the
     engine's stated efficiencies) and makes B tokens, so tokens/s = B / step;
@@ -143,9 +143,15 @@ def capacity(model: ServedModel, machines: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _batch_cap(model: ServedModel, r: Replicas) -> np.ndarray:
+    """Sequences a replica may decode together: `batch` per engine, as planner serve counts its cap (one engine
+    under tp; under ep one per GPU, each attending to its own sequences)."""
+    return model.max_batch * np.where(r.ep, r.gpus, 1.0)
+
+
 def _decoding(model: ServedModel, r: Replicas, measured: np.ndarray) -> tuple[np.ndarray, ...]:
     """Decode only: the memory cap at the full context, the batch, ms per token and tokens/s per replica."""
-    cap = engine.max_sequences(model.shape, r, model.context_tokens, cap=model.max_batch).astype(np.int64)
+    cap = engine.max_sequences(model.shape, r, model.context_tokens, cap=_batch_cap(model, r)).astype(np.int64)
     # a measured rate stands for its own operating point: the replica at the most sequences that fit
     batch = np.where(np.isnan(measured), _largest_batch(model, r, cap), cap)
     step_s = engine.decode_step_s(model.shape, r, np.maximum(batch, 1).astype(float), model.context_tokens / 2)
@@ -157,7 +163,7 @@ def _serving(model: ServedModel, r: Replicas) -> tuple[np.ndarray, ...]:
     there, its TPOT and output tokens/s per replica; a replica that serves none has batch 0."""
     req = model.requests
     tpot_s = model.max_ms_per_token / 1e3 if model.max_ms_per_token else None
-    at = queueing.max_rate(model.shape, r, req, None, tpot_s, max_sequences=float(model.max_batch))
+    at = queueing.max_rate(model.shape, r, req, None, tpot_s, max_sequences=_batch_cap(model, r))
     serves = at["serves"] & (at["max_sequences"] >= 1)
     batch = np.where(serves, np.maximum(np.round(at["batch"]), 1), 0).astype(np.int64)
     return at["max_sequences"], batch, at["tpot_p_s"] * 1e3, np.where(serves, at["rate"] * req.output_tokens, 0.0)
