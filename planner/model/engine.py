@@ -97,7 +97,10 @@ class Shape:
     def estimated(cls, params: float) -> Shape:
         """A dense model known by its size alone: GPT-3 proportions (hidden = hidden_per_layer x layers, 128-wide
         heads) and multi-head attention, the largest KV cache of that size, so its capacity errs low."""
-        layers = max(1, round((params / (12 * M.ASPECT_RATIO.value**2)) ** (1 / 3)))
+        # the training model's estimate (imported here: planner serve never needs it, nor its imports)
+        from planner.model.performance import estimated_layers
+
+        layers = int(estimated_layers(params))
         hidden = int(M.ASPECT_RATIO.value * layers)
         heads = max(1, round(hidden / 128))
         head = hidden / heads
@@ -164,6 +167,22 @@ class Replicas:
     hbm_gb_per_s: np.ndarray
     peak_tflops: np.ndarray
     scale_up_gb_per_s: np.ndarray
+
+    @classmethod
+    def of(cls, frame) -> Replicas:
+        """From a table with a row per replica: replica_gpus, layout, weight_bytes, kv_bytes, hbm_gib,
+        hbm_gb_per_s, peak_tflops, scale_up_gb_per_s."""
+        col = lambda c: frame[c].to_numpy(float)  # noqa: E731
+        return cls(
+            gpus=col("replica_gpus"),
+            ep=(frame["layout"] == "ep").to_numpy(),
+            weight_bytes=col("weight_bytes"),
+            kv_bytes=col("kv_bytes"),
+            hbm_gib=col("hbm_gib"),
+            hbm_gb_per_s=col("hbm_gb_per_s"),
+            peak_tflops=col("peak_tflops"),
+            scale_up_gb_per_s=col("scale_up_gb_per_s"),
+        )
 
 
 def expert_slots(shape: Shape, r: Replicas) -> np.ndarray:

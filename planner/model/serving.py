@@ -66,19 +66,6 @@ def served_model(catalog: Catalog, service) -> ServedModel:
     )
 
 
-def _replicas(frame: pd.DataFrame, weight_bytes: float) -> Replicas:
-    return Replicas(
-        gpus=frame["replica_gpus"].to_numpy(float),
-        ep=(frame["layout"] == "ep").to_numpy(),
-        weight_bytes=np.full(len(frame), weight_bytes),
-        kv_bytes=np.full(len(frame), A.KV_CACHE_BYTES.value),
-        hbm_gib=frame["hbm_gib"].to_numpy(float),
-        hbm_gb_per_s=frame["hbm_gb_per_s"].to_numpy(float),
-        peak_tflops=frame["peak_tflops"].to_numpy(float),
-        scale_up_gb_per_s=frame["scale_up_gb_per_s"].to_numpy(float),
-    )
-
-
 def _domain(m) -> int:
     """GPUs a replica may span: the machine's scale-up domain where its bandwidth is known (one GPU otherwise,
     as `planner serve`), within the node."""
@@ -119,8 +106,8 @@ def capacity(model: ServedModel, machines: pd.DataFrame) -> pd.DataFrame:
     scale_up_gb_per_s): the best layout, replica_gpus, batch, ms_per_token and tokens_per_s per replica (0
     where the model cannot be served, with the reason)."""
     machines = machines.reset_index(drop=True)
-    frame = _options(model.shape, machines)
-    r = _replicas(frame, model.weight_bytes)
+    frame = _options(model.shape, machines).assign(weight_bytes=model.weight_bytes, kv_bytes=A.KV_CACHE_BYTES.value)
+    r = Replicas.of(frame)
     measured = _measured(model, frame["gpu"])
     if model.requests is None:
         cap, batch, ms_per_token, estimated = _decoding(model, r, measured)

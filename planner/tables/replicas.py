@@ -84,7 +84,7 @@ def candidates(
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
-    r = replicas(frame)
+    r = Replicas.of(frame)
     at = queueing.max_rate(shape, r, req, targets.ttft_s, targets.tpot_s)
     for key in ("rate", "batch", "ttft_p_s", "tpot_p_s", "ttft_s", "tpot_s", "prefill_share", "max_sequences"):
         frame[key] = at[key]
@@ -114,7 +114,7 @@ def disaggregated(shape: Shape, req: Requests, targets: Targets, frame: pd.DataF
     meet the TTFT target less the KV transfer, decode replicas the TPOT target without prefill interfering;
     the server serves min(prefill replicas x their rate, decode replicas x theirs). The split with the most
     requests/s per server; every (prefill layout, decode layout) pair is tried."""
-    r = replicas(frame)
+    r = Replicas.of(frame)
     transfer = kv_transfer_s(shape, r, req)
     ttft = None if targets.ttft_s is None else targets.ttft_s - transfer
     pre = queueing.max_rate(shape, r, req, ttft, None, role="prefill")["rate"]
@@ -153,9 +153,9 @@ def disaggregated(shape: Shape, req: Requests, targets: Targets, frame: pd.DataF
     if not rows:
         return frame.iloc[:0]
     out = pd.DataFrame([row for row, _, _ in rows])
-    dec_r = replicas(out)
+    dec_r = Replicas.of(out)
     at = queueing.operate(shape, dec_r, req, out["rate"].to_numpy(float), prefill=False)
-    pre_r = replicas(frame.iloc[[p for _, p, _ in rows]].reset_index(drop=True))
+    pre_r = Replicas.of(frame.iloc[[p for _, p, _ in rows]].reset_index(drop=True))
     pre_at = queueing.prefill_pool(shape, pre_r, req, np.array([rate for _, _, rate in rows]))
     out["batch"], out["max_sequences"] = at["batch"], at["max_sequences"]
     out["tpot_p_s"], out["tpot_s"] = at["tpot_p_s"], at["tpot_s"]
@@ -164,20 +164,6 @@ def disaggregated(shape: Shape, req: Requests, targets: Targets, frame: pd.DataF
     out["prefill_share"] = 0.0
     out["binds"] = _binds(out, req, targets)
     return out
-
-
-def replicas(frame: pd.DataFrame) -> Replicas:
-    col = lambda c: frame[c].to_numpy(float)  # noqa: E731
-    return Replicas(
-        gpus=col("replica_gpus"),
-        ep=(frame["layout"] == "ep").to_numpy(),
-        weight_bytes=col("weight_bytes"),
-        kv_bytes=col("kv_bytes"),
-        hbm_gib=col("hbm_gib"),
-        hbm_gb_per_s=col("hbm_gb_per_s"),
-        peak_tflops=col("peak_tflops"),
-        scale_up_gb_per_s=col("scale_up_gb_per_s"),
-    )
 
 
 def _binds(frame: pd.DataFrame, req: Requests, targets: Targets) -> list[str]:
@@ -226,7 +212,7 @@ def curve(shape: Shape, req: Requests, row: pd.Series, frame: pd.DataFrame) -> p
     and TPOT at the percentile, the batch and output tokens/s per GPU, at CURVE_FRACTIONS of its rate."""
     rates = np.array(CURVE_FRACTIONS) * float(row["rate_per_server"])
     one = pd.DataFrame([row] * len(rates)).reset_index(drop=True)
-    decode = replicas(one)
+    decode = Replicas.of(one)
     if row["mode"] == "aggregated":
         at = queueing.operate(shape, decode, req, rates / row["replicas_per_server"])
         ttft = at["ttft_p_s"]
@@ -236,7 +222,7 @@ def curve(shape: Shape, req: Requests, row: pd.Series, frame: pd.DataFrame) -> p
         mine = frame[(frame["server_index"] == row["server_index"]) & (frame["precision"] == row["precision"])]
         pre_row = mine[(mine["mode"] == "aggregated") & (mine["layout"] == row["prefill_layout"])]
         pre_row = pre_row[pre_row["replica_gpus"] == row["prefill_gpus"]].iloc[0]
-        pre = replicas(pd.DataFrame([pre_row] * len(rates)).reset_index(drop=True))
+        pre = Replicas.of(pd.DataFrame([pre_row] * len(rates)).reset_index(drop=True))
         pool = queueing.prefill_pool(shape, pre, req, rates / row["prefill_replicas"])
         ttft = pool["ttft_p_s"] + kv_transfer_s(shape, pre, req)
         gpus = row["replicas_per_server"] * row["replica_gpus"] + row["prefill_replicas"] * row["prefill_gpus"]
