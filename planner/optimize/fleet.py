@@ -19,7 +19,6 @@ racks R[p,t] (integer).
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
@@ -31,7 +30,7 @@ import pulp
 from planner.base.errors import SolverError
 from planner.hardware import costing
 from planner.inputs.fleet import HOURS_PER_PERIOD
-from planner.optimize.solver import SolveResult, fixed, new_var, proven_gap, resolve, solve, var_name
+from planner.optimize.solver import SolveResult, fixed, new_var, proven_gap, resolve, solve, temp_log, var_name
 from planner.tables.fleet import FleetData
 
 RELAXATIONS = ("deadlines", "power", "racks", "stock", "quota", "demand")
@@ -657,8 +656,7 @@ def _bound(solved: Solved | None) -> float:
 
 
 def _solve_logged(model: Model, solver: str, time_limit_s, gap, threads, warm_start: bool = False) -> Solved:
-    fd, log = tempfile.mkstemp(prefix="planner-fleet-", suffix=".log")
-    os.close(fd)
+    log = temp_log()
     try:
         result = solve(model.problem, solver, time_limit_s, gap, log_path=log, threads=threads, warm_start=warm_start)
         return Solved(model, result, proven_gap(model.problem, result, log))

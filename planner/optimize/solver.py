@@ -126,7 +126,7 @@ def solve(
     reason other than infeasibility (time limit, numerical trouble). lp and warm_start: as make_solver."""
     name = resolve(solver)
     # a timed CBC solve always keeps a log: its "infeasible" may be a pre-processing the limit cut short
-    own_log = _temp_log() if name == "cbc" and time_limit_s is not None and log_path is None else None
+    own_log = temp_log() if name == "cbc" and time_limit_s is not None and log_path is None else None
     log_path = log_path or own_log
     start = time.perf_counter()
     try:
@@ -158,7 +158,8 @@ def solve(
     return SolveResult("optimal" if optimal else "feasible", name, gap, seconds, objective, threads)
 
 
-def _temp_log() -> str:
+def temp_log() -> str:
+    """A fresh empty file for a CBC log (the caller removes it)."""
     fd, path = tempfile.mkstemp(prefix="planner-cbc-", suffix=".log")
     os.close(fd)
     return path
@@ -168,15 +169,20 @@ def _preprocessing_cut_short(log_path: str, time_limit_s: float) -> bool:
     """CBC 2.10 reports "Pre-processing says infeasible or unbounded" when the time limit stops its cut
     generators (a 6x8x6 bench_fleet model with a feasible LP at 0.01 s; 100x40x30 at 1 s), so that verdict
     counts only when CBC's own clock ended inside the limit. An LP proved infeasible is reported otherwise."""
-    try:
-        with open(log_path, encoding="utf-8", errors="replace") as log:
-            text = log.read()
-    except OSError:
-        return False
-    if "Pre-processing says infeasible" not in text:
+    text = _log_text(log_path)
+    if text is None or "Pre-processing says infeasible" not in text:
         return False
     wall = re.findall(r"Wallclock seconds\):\s*([0-9.eE+-]+)", text)
     return not wall or float(wall[-1]) >= time_limit_s
+
+
+def _log_text(log_path: str) -> str | None:
+    """A CBC log's text (None when it cannot be read)."""
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as log:
+            return log.read()
+    except OSError:
+        return None
 
 
 def new_var(
@@ -227,10 +233,8 @@ def proven_gap(problem: pulp.LpProblem, result: SolveResult, log_path: str | Non
         return max(0.0, float(info.mip_gap)) if info.mip_gap < 1e30 else 0.0
     if log_path is None:
         return 0.0 if result.status == "optimal" and result.gap == 0 else None
-    try:
-        with open(log_path, encoding="utf-8", errors="replace") as log:
-            text = log.read()
-    except OSError:
+    text = _log_text(log_path)
+    if text is None:
         return None
     real = abs(result.objective or 0.0) or 1e-9
     stopped = re.findall(r"Exiting as integer gap of\s*([-+0-9.eE]+)", text)
