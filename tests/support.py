@@ -182,8 +182,20 @@ NIC_HEADER = ",".join(NIC_COLUMNS) + "\n"
 
 def row_csv(row: dict) -> str:
     """A catalog row (a model_dump) as a user's one-row CSV: its filled columns, lists ';'-joined."""
-    columns = [c for c in row if row[c] not in (None, [], ()) and c not in ("notes", "aliases")]
-    cells = [
-        '"' + (";".join(map(str, row[c])) if isinstance(row[c], list | tuple) else str(row[c])) + '"' for c in columns
-    ]
-    return ",".join(columns) + "\n" + ",".join(cells) + "\n"
+    return rows_csv([row])
+
+
+def rows_csv(rows: list[dict]) -> str:
+    """Catalog rows (model_dumps) as one CSV over every column any of them fills (but notes and aliases), lists
+    ';'-joined, a cell left empty where its row has no value."""
+    empty = (None, [], ())
+    columns = list(
+        dict.fromkeys(c for row in rows for c in row if row[c] not in empty and c not in ("notes", "aliases"))
+    )
+
+    def cell(value) -> str:
+        if value in empty:
+            return ""
+        return '"' + (";".join(map(str, value)) if isinstance(value, list | tuple) else str(value)) + '"'
+
+    return "".join(",".join(line) + "\n" for line in [columns, *([cell(row.get(c)) for c in columns] for row in rows)])

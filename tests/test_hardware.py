@@ -4,7 +4,7 @@ effect on usable bandwidth, checked by hand."""
 from __future__ import annotations
 
 import pytest
-from support import CAL, SERVER, SWITCHES, row_csv, scenario, tiny
+from support import CAL, SERVER, SWITCHES, row_csv, rows_csv, scenario, tiny
 
 from planner.answers import buy
 from planner.base.resources import examples_dir
@@ -206,23 +206,11 @@ def test_planning_a_large_catalog_warns_of_no_fragmented_table(write):
     scenario = load_scenario(examples_dir() / "llama-70b-h100.yaml")
     card = load_catalog().nic("CX7-400G-OSFP")
     twins = [{**card.model_dump(), "sku": f"CX7-T{i}", "price_usd": card.price_usd + i} for i in range(1, 4)]
-    catalog = load_catalog([write("nics.csv", _rows_csv(twins))])
+    catalog = load_catalog([write("nics.csv", rows_csv(twins))])
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.PerformanceWarning)
         plan = buy.run(catalog, scenario, load_calibration(None), alternatives=1)
     assert plan.status == "optimal"
-
-
-def _rows_csv(rows: list[dict]) -> str:
-    """Rows (model_dumps) as one CSV over every column any of them fills (row_csv's cells)."""
-    columns = list(dict.fromkeys(c for row in rows for c in row_csv(row).splitlines()[0].split(",")))
-
-    def cell(v) -> str:
-        if v in (None, [], ()):
-            return ""
-        return '"' + (";".join(map(str, v)) if isinstance(v, list | tuple) else str(v)) + '"'
-
-    return "\n".join([",".join(columns), *(",".join(cell(row.get(c)) for c in columns) for row in rows)]) + "\n"
 
 
 def test_a_server_twin_with_more_host_memory_is_the_same_machine_to_a_training_plan(write):
@@ -238,7 +226,7 @@ def test_a_server_twin_with_more_host_memory_is_the_same_machine_to_a_training_p
     bigger |= {"root_complex_gb_per_s": 100.0}
     smaller = {**server.model_dump(), "name": "Less DRAM", "price_usd": server.price_usd - 5000}
     smaller |= {"dram_gib": (server.dram_gib or 1024) / 2}
-    catalog = load_catalog([write("servers.csv", _rows_csv([bigger, smaller]))])
+    catalog = load_catalog([write("servers.csv", rows_csv([bigger, smaller]))])
     designed = set(candidates.part_designs(catalog, scenario).multi["server"])
     assert "More DRAM" not in designed and server.name not in designed and "Less DRAM" in designed
     again = buy.run(catalog, scenario, calibration, alternatives=1)
@@ -264,7 +252,7 @@ def test_a_training_plan_reads_no_inference_only_server_field(write):
         {**s.model_dump(), "dram_gib": 17.0, "nvme_slots": 1, "root_complex_gb_per_s": 1.0}
         for s in load_catalog().items("servers")
     ]
-    again = buy.run(load_catalog([write("servers.csv", _rows_csv(changed))]), scenario, calibration, alternatives=1)
+    again = buy.run(load_catalog([write("servers.csv", rows_csv(changed))]), scenario, calibration, alternatives=1)
     assert again.choice == base.choice and again.cost == base.cost and again.metrics == base.metrics
 
 
