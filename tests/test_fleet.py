@@ -278,6 +278,43 @@ def test_the_lp_guided_start_bounds_every_plan_and_leaves_the_model_as_it_was(ca
     assert plans >= 3
 
 
+def test_when_the_lp_runs_leave_no_plan_in_time_the_start_rounds_the_lp_purchases(catalog, monkeypatch):
+    """Where the site's power binds, CBC may find no plan with the LP's whole runs fixed in its share of the
+    time: the start then searches with every purchase also between the floor and the ceiling of the LP's.
+    Its plan keeps to those bounds (the LP's values from a separate LP solve), costs at least the brute-force
+    optimum, and the model's own bounds come back."""
+    from planner.optimize.solver import solve as solve_problem
+
+    real, plans = milp._restricted, 0
+    for seed in range(10):
+        data, best = _optimum(catalog, seed)
+        if best is None:
+            continue
+        lp_model = milp.create_model(data)
+        solve_problem(lp_model.problem, "cbc", None, threads=1, lp=True)
+        lp_buys = {key: x.varValue or 0.0 for key, x in lp_model.buy.items()}
+        searched = []
+
+        def runs_find_nothing(model, solver, bounds, time_limit_s, gap, threads, searched=searched):
+            searched.append(bounds)
+            return None if len(searched) == 1 else real(model, solver, bounds, time_limit_s, gap, threads)
+
+        monkeypatch.setattr(milp, "_restricted", runs_find_nothing)
+        model = milp.create_model(data)
+        own = {v.name: (v.lowBound, v.upBound) for v in model.problem.variables()}
+        start = milp.lp_guided_start(model, "cbc", None, 0.01, threads=1)
+        assert {v.name: (v.lowBound, v.upBound) for v in model.problem.variables()} == own, f"seed {seed}"
+        if start.plan is None:
+            continue
+        assert len(searched) == 2 and not any(x in searched[0] for x in model.buy.values())
+        for key, x in model.buy.items():
+            low, up = math.floor(lp_buys[key] + 1e-6), math.ceil(lp_buys[key] - 1e-6)
+            assert searched[1][x] == (low, up) and low <= round(start.values[x]) <= up, f"seed {seed} {key}"
+        assert start.plan.result.objective >= best - 1e-4, f"seed {seed}"
+        plans += 1
+    assert plans >= 3
+
+
 def _one_job_two_servers(catalog):
     """A job of 1.7 node-quarters, S8 or S8B: the LP buys a fraction of a node, so its bound is below the plans."""
     spec = fleet(training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"])

@@ -30,12 +30,14 @@ import pulp
 from planner.base.errors import SolverError
 from planner.hardware import costing
 from planner.inputs.fleet import HOURS_PER_PERIOD
-from planner.optimize.solver import SolveResult, fixed, new_var, proven_gap, resolve, solve, temp_log, var_name
+from planner.optimize.solver import SolveResult, bounded, new_var, proven_gap, resolve, solve, temp_log, var_name
 from planner.tables.fleet import FleetData
 
 RELAXATIONS = ("deadlines", "power", "racks", "stock", "quota", "demand")
 # the LP-guided start's share of the time limit: a start, the full search keeps the most (docs/fleet.md section 9)
 START_SHARE = 0.25
+# the rounding search's share of what is left after it, when it found no plan (lp_guided_start)
+ROUND_SHARE = 0.4
 MIN_START_S = 0.1  # a solver given no time may take it as no limit
 MONTHS_PER_PERIOD = 3
 
@@ -580,6 +582,7 @@ class Start:
     plan: Solved | None = None
     values: dict = field(default_factory=dict)
     jobs_fixed: int = 0  # jobs run as the LP runs them
+    rounded: bool = False  # the LP's purchases were rounded too (the runs alone gave no plan in time)
 
 
 def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int | None = None) -> Start | None:
@@ -587,9 +590,11 @@ def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int |
     improve MIP solutions"): solve the LP relaxation, fix every job whose LP run is whole (one column at 1),
     and solve what is left (the other jobs' runs, every purchase and part) to the gap asked, in START_SHARE
     of the time. A fleet's LP runs most jobs whole (26 of 35 on bench_fleet's 50x20x30 seed 1), so what is
-    left is small, where the full search spends its time at the root (docs/fleet.md section 9). No plan when
-    the LP runs no job whole (what is left would be the full model); None when the LP has no optimum (the
-    full search then says why)."""
+    left is small, where the full search spends its time at the root (docs/fleet.md section 9). Where the
+    site's power binds CBC may find no plan of that in its share; the start then rounds, in ROUND_SHARE of
+    what is left: the same search with every purchase also kept between the floor and the ceiling of the
+    LP's (most are 0 there, so the search is small). No plan when the LP runs no job whole (what is left
+    would be the full model); None when the LP has no optimum (the full search then says why)."""
     t0 = time.perf_counter()
     try:
         lp = solve(model.problem, solver, time_limit_s, threads=threads, lp=True)
@@ -601,21 +606,48 @@ def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int |
     jobs_fixed = sum(1 for v in whole.values() if v == 1)
     if not jobs_fixed:  # the LP runs no job whole: the restricted model would be the full one
         return Start(lp.objective)
-    left = None if time_limit_s is None else START_SHARE * (time_limit_s - (time.perf_counter() - t0))
-    if left is not None and left < MIN_START_S:  # no time to search: the LP bound alone
-        return Start(lp.objective, jobs_fixed=jobs_fixed)
-    try:
-        with fixed(whole):
-            solved = _solve_logged(model, solver, left, gap, threads)
-    except SolverError:  # nothing found in its share of the time
-        return Start(lp.objective, jobs_fixed=jobs_fixed)
-    if not solved.result.solved:  # the whole runs leave no plan: the full search looks wider
-        return Start(lp.objective, jobs_fixed=jobs_fixed)
+    runs = {var: (value, value) for var, value in whole.items()}
+    rounded = {**_rounded_purchases(model), **runs}  # read now: every search overwrites the LP's values
+
+    def share(fraction):  # of the time the LP left; None without a limit
+        return None if time_limit_s is None else fraction * (time_limit_s - (time.perf_counter() - t0))
+
+    best, searched = None, []  # the bounds of each search made
+    for bounds, fraction in ((runs, START_SHARE), (rounded, ROUND_SHARE)):
+        left = share(fraction)
+        if left is not None and left < MIN_START_S:  # no time to search
+            break
+        searched.append(bounds)
+        best = _restricted(model, solver, bounds, left, gap, threads)
+        if best is not None:
+            break
+    if best is None:
+        return Start(lp.objective, jobs_fixed=jobs_fixed, rounded=len(searched) == 2)
     values = {var: var.varValue for var in model.problem.variables()}
-    proven = _relative_gap(solved.result.objective, lp.objective)
+    proven = _relative_gap(best.result.objective, lp.objective)
     status = "optimal" if proven <= gap else "feasible"  # as the solvers say it: to the gap asked, or not
-    result = replace(solved.result, status=status, gap=gap, seconds=time.perf_counter() - t0)
-    return Start(lp.objective, Solved(model, result, proven), values, jobs_fixed)
+    result = replace(best.result, status=status, gap=gap, seconds=time.perf_counter() - t0)
+    return Start(lp.objective, Solved(model, result, proven), values, jobs_fixed, rounded=len(searched) == 2)
+
+
+def _rounded_purchases(model: Model) -> dict[pulp.LpVariable, tuple[int, int]]:
+    """Each purchase between the floor and the ceiling of its current (LP) value."""
+    bounds = {}
+    for x in model.buy.values():
+        value = x.varValue or 0.0
+        bounds[x] = (int(np.floor(value + 1e-6)), int(np.ceil(value - 1e-6)))
+    return bounds
+
+
+def _restricted(model: Model, solver: str, bounds: dict, time_limit_s, gap, threads) -> Solved | None:
+    """The model solved within the bounds given (its own come back after); None when no plan was found (in
+    the time, or none exists there)."""
+    try:
+        with bounded(bounds):
+            solved = _solve_logged(model, solver, time_limit_s, gap, threads)
+    except SolverError:
+        return None
+    return solved if solved.result.solved else None
 
 
 def _start_note(start: Start, jobs: int) -> str:
@@ -623,10 +655,13 @@ def _start_note(start: Start, jobs: int) -> str:
     bound = f"LP bound ${start.lp_bound:,.0f}"
     if not start.jobs_fixed:
         return f"{bound}; the LP runs no job whole: the full search"
+    rounded = " and its purchases rounded" if start.rounded else ""
     if start.plan is None:
-        return f"{bound}; no plan in its share of the time with the {start.jobs_fixed} jobs it runs whole fixed"
+        fixed_jobs = f"the {start.jobs_fixed} jobs it runs whole fixed{rounded}"
+        return f"{bound}; no plan in its share of the time with {fixed_jobs}"
     cost, above = start.plan.result.objective, start.plan.gap_proven
-    return f"{bound}; a plan at ${cost:,.0f} ({above:.2%} above it) with {start.jobs_fixed} of {jobs} jobs fixed"
+    fixed_jobs = f"{start.jobs_fixed} of {jobs} jobs fixed{rounded}"
+    return f"{bound}; a plan at ${cost:,.0f} ({above:.2%} above it) with {fixed_jobs}"
 
 
 def _whole_runs(model: Model) -> dict[pulp.LpVariable, int]:

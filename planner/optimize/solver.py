@@ -200,16 +200,21 @@ def var_name(*parts: object) -> str:
 
 
 @contextlib.contextmanager
-def fixed(values: dict[pulp.LpVariable, float]):
-    """Within the block each variable is fixed to its value (both bounds); its own bounds come back after."""
-    saved = [(var, var.lowBound, var.upBound) for var in values]
-    for var, value in values.items():
-        var.lowBound = var.upBound = value
+def bounded(bounds: dict[pulp.LpVariable, tuple[float, float]]):
+    """Within the block each variable has the (low, up) bounds given; its own bounds come back after."""
+    saved = [(var, var.lowBound, var.upBound) for var in bounds]
+    for var, (low, up) in bounds.items():
+        var.lowBound, var.upBound = low, up
     try:
         yield
     finally:
         for var, low, up in saved:
             var.lowBound, var.upBound = low, up
+
+
+def fixed(values: dict[pulp.LpVariable, float]):
+    """Within the block each variable is fixed to its value (both bounds); its own bounds come back after."""
+    return bounded({var: (value, value) for var, value in values.items()})
 
 
 def integer_value(expr) -> int:
