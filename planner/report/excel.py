@@ -579,13 +579,16 @@ def bandwidth_block(ws: Worksheet, row: int, sweep: pd.DataFrame, heading: str, 
     series = [(f, z, label) for f, z, label in SERIES if ((sweep["fabric"] == f) & (sweep["zeropp"] == z)).any()]
     header(ws, row + 1, ["Node Gbps"] + [label for _, _, label in series])
     gbps = sorted(sweep["node_gbps"].unique())
+    keys = zip(sweep["fabric"], sweep["zeropp"], sweep["node_gbps"], strict=True)
+    achieved = {}  # the first row of each (fabric, ZeRO++, Gbps): one pass, not a filter per cell
+    for key, tflops in zip(keys, sweep["achieved_tflops_per_gpu"], strict=True):
+        achieved.setdefault(key, tflops)
     first = row + 2
     for i, value in enumerate(gbps):
         put(ws, first + i, 1, float(value), NUM0)
         for col, (fab, zpp, _) in enumerate(series, start=2):
-            hit = sweep[(sweep["fabric"] == fab) & (sweep["zeropp"] == zpp) & (sweep["node_gbps"] == value)]
-            if not hit.empty:
-                put(ws, first + i, col, float(hit["achieved_tflops_per_gpu"].iloc[0]), NUM1)
+            if (fab, zpp, value) in achieved:
+                put(ws, first + i, col, float(achieved[(fab, zpp, value)]), NUM1)
     last = first + len(gbps) - 1
     for i, note in enumerate(memory_notes(sweep)):
         put(ws, last + 1 + i, 1, note)
