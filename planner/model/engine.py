@@ -98,11 +98,11 @@ class Shape:
         """A dense model known by its size alone: GPT-3 proportions (hidden = hidden_per_layer x layers, 128-wide
         heads) and multi-head attention, the largest KV cache of that size, so its capacity errs low."""
         # the training model's estimate (imported here: planner serve never needs it, nor its imports)
-        from planner.model.performance import estimated_layers
+        from planner.model.performance import estimated_heads, estimated_layers
 
         layers = int(estimated_layers(params))
         hidden = int(M.ASPECT_RATIO.value * layers)
-        heads = max(1, round(hidden / 128))
+        heads = int(estimated_heads(hidden))
         head = hidden / heads
         return cls(
             name=f"{params / 1e9:g}B (estimated shape)",

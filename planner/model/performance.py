@@ -107,6 +107,14 @@ def estimated_layers(params):
     return np.maximum(1, np.round((np.asarray(params, float) / (12 * ratio**2)) ** (1 / 3)))
 
 
+ESTIMATED_HEAD_WIDTH = 128  # GPT-3's attention heads (Brown et al. 2020, table 2.1: d_head 128 from 6.7B up)
+
+
+def estimated_heads(hidden):
+    """Attention heads of a model known by its hidden size alone: 128-wide heads, at least one."""
+    return np.maximum(1, np.round(np.asarray(hidden, float) / ESTIMATED_HEAD_WIDTH))
+
+
 def step_time_s(t_compute_s, t_comm_s, overlap):
     """max(t_comp, t_comm) + (1 - overlap) * min(t_comp, t_comm): overlap is the share of the shorter phase
     hidden behind the longer (0: none, 1: perfect prefetching)."""
@@ -1029,7 +1037,7 @@ def _fill_architecture(c: dict) -> None:
     hidden = c["hidden"].astype(float, copy=False)
     c["hidden"] = np.where(np.isnan(hidden), c["layers"] * A.ASPECT_RATIO.value, hidden)
     heads = c["heads"].astype(float, copy=False)
-    c["heads"] = np.where(np.isnan(heads), np.maximum(1, np.round(c["hidden"] / 128)), heads)
+    c["heads"] = np.where(np.isnan(heads), estimated_heads(c["hidden"]), heads)
     c["vocab"] = c["vocab"].astype(float, copy=False)
     host = c["host_gbps"].astype(float, copy=False)
     default_host = _per_value(
