@@ -311,8 +311,15 @@ def test_when_the_lp_runs_leave_no_plan_in_time_the_start_rounds_the_lp_purchase
             low, up = math.floor(lp_buys[key] + 1e-6), math.ceil(lp_buys[key] - 1e-6)
             assert searched[1][x] == (low, up) and low <= round(start.values[x]) <= up, f"seed {seed} {key}"
         assert start.plan.result.objective >= best - 1e-4, f"seed {seed}"
+        assert milp._start_note(start, len(data.jobs)).endswith(" jobs fixed and its purchases rounded")
         plans += 1
     assert plans >= 3
+    monkeypatch.setattr(milp, "_restricted", lambda *args: None)  # neither search finds a plan: it says so
+    start = milp.lp_guided_start(milp.create_model(data), "cbc", None, 0.01, threads=1)
+    assert start.plan is None and milp._start_note(start, len(data.jobs)) == (
+        f"LP bound ${start.lp_bound:,.0f}; no plan in its share of the time with the {start.jobs_fixed} jobs it "
+        "runs whole fixed and its purchases rounded"
+    )
 
 
 def _one_job_two_servers(catalog):
