@@ -351,6 +351,36 @@ def test_when_the_full_search_finds_nothing_the_start_plan_stands(catalog, monke
     assert solved.gap_proven == pytest.approx(start.plan.gap_proven)
 
 
+def test_no_plan_in_time_says_where_the_lp_uses_the_whole_site(catalog, monkeypatch):
+    """When the search ends without a plan, the error says which quarters' site power the LP relaxation uses
+    whole (why whole nodes are hard to fit there), and says nothing of it when the site has room."""
+    from planner.optimize.solver import solve as solve_problem
+
+    spec = fleet(training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"])
+    unbounded = milp.create_model(ft.build(catalog, spec, CAL))
+    solve_problem(unbounded.problem, "cbc", None, threads=1, lp=True)
+    lp_kw = pulp.value(unbounded.power_w[1]) / 1e3
+
+    def nothing_found(*args, **kwargs):
+        raise milp.SolverError("no plan in the time")
+
+    monkeypatch.setattr(milp, "_solve_logged", nothing_found)
+    for kw, says in ((lp_kw, True), (2 * lp_kw, False)):
+        site = fleet(
+            training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"],
+            site={"power": [{"from": 1, "kw": kw}]},
+        )  # fmt: skip
+        with pytest.raises(milp.SolverError) as err:
+            solve_model(milp.create_model(ft.build(catalog, site, CAL)), "cbc", 10.0, 0.01, threads=1)
+        assert str(err.value).startswith("no plan in the time")
+        assert ("the LP relaxation uses all of the site's power in P1," in str(err.value)) is says
+
+
+def test_consecutive_periods_are_named_as_spans():
+    assert milp._runs_of((3, 4, 5, 9, 11, 12)) == [(3, 5), (9, 9), (11, 12)]
+    assert milp._runs_of(()) == []
+
+
 def test_the_start_says_what_it_found(catalog):
     """One progress line: the LP bound, and the plan from the jobs the LP runs whole, or why there is none."""
     data = _one_job_two_servers(catalog)

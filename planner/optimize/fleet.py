@@ -553,9 +553,9 @@ def solve_model(
     left = None if time_limit_s is None else max(time_limit_s - (time.perf_counter() - t0), 1.0)
     try:
         solved = _solve_logged(model, solver, left, gap, threads, warm_start=plan is not None)
-    except SolverError:  # no plan in the time left: the start's plan stands, when there is one
+    except SolverError as exc:  # no plan in the time left: the start's plan stands, when there is one
         if plan is None:
-            raise
+            raise _why_no_plan(exc, model, start) from None
         solved = None
     if start is None:
         return solved
@@ -583,6 +583,7 @@ class Start:
     values: dict = field(default_factory=dict)
     jobs_fixed: int = 0  # jobs run as the LP runs them
     rounded: bool = False  # the LP's purchases were rounded too (the runs alone gave no plan in time)
+    power_full: tuple[int, ...] = ()  # the periods whose site power the LP uses whole
 
 
 def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int | None = None) -> Start | None:
@@ -602,10 +603,10 @@ def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int |
         return None
     if lp.status != "optimal":
         return None
-    whole = _whole_runs(model)
+    whole, full = _whole_runs(model), _power_full(model)
     jobs_fixed = sum(1 for v in whole.values() if v == 1)
     if not jobs_fixed:  # the LP runs no job whole: the restricted model would be the full one
-        return Start(lp.objective)
+        return Start(lp.objective, power_full=full)
     runs = {var: (value, value) for var, value in whole.items()}
     rounded = {**_rounded_purchases(model), **runs}  # read now: every search overwrites the LP's values
 
@@ -622,12 +623,45 @@ def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int |
         if best is not None:
             break
     if best is None:
-        return Start(lp.objective, jobs_fixed=jobs_fixed, rounded=len(searched) == 2)
+        return Start(lp.objective, jobs_fixed=jobs_fixed, rounded=len(searched) == 2, power_full=full)
     values = {var: var.varValue for var in model.problem.variables()}
     proven = _relative_gap(best.result.objective, lp.objective)
     status = "optimal" if proven <= gap else "feasible"  # as the solvers say it: to the gap asked, or not
     result = replace(best.result, status=status, gap=gap, seconds=time.perf_counter() - t0)
-    return Start(lp.objective, Solved(model, result, proven), values, jobs_fixed, rounded=len(searched) == 2)
+    plan = Solved(model, result, proven)
+    return Start(lp.objective, plan, values, jobs_fixed, rounded=len(searched) == 2, power_full=full)
+
+
+def _power_full(model: Model) -> tuple[int, ...]:
+    """The periods whose site power the current (LP) solution uses whole (to a millionth): where whole nodes
+    are hard to fit."""
+    site = model.constraints["power"]  # each: nameplate kW - site kW (+ slack) <= 0, so its value is minus the room
+    room = {t: c.value() for t, c in site.items()}
+    return tuple(t for t, c in site.items() if room[t] is not None and room[t] >= -1e-6 * abs(c.constant))
+
+
+def _why_no_plan(exc: SolverError, model: Model, start: Start | None) -> SolverError:
+    """The solver's no-plan error, saying where the LP relaxation uses the site's whole power (the reason such a
+    fleet needs more time: docs/fleet.md section 9)."""
+    if start is None or not start.power_full:
+        return exc
+    labels = model.data.labels
+    spans = [labels[a - 1] if a == b else f"{labels[a - 1]}-{labels[b - 1]}" for a, b in _runs_of(start.power_full)]
+    return SolverError(
+        f"{exc}; the LP relaxation uses all of the site's power in {', '.join(spans)}, where whole nodes are hard "
+        "to fit, so a plan takes longer to find (docs/fleet.md section 9)"
+    )
+
+
+def _runs_of(periods: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Consecutive periods as (first, last) runs: (3, 4, 5, 9) -> [(3, 5), (9, 9)]."""
+    runs: list[list[int]] = []
+    for t in sorted(periods):
+        if runs and t == runs[-1][1] + 1:
+            runs[-1][1] = t
+        else:
+            runs.append([t, t])
+    return [(a, b) for a, b in runs]
 
 
 def _rounded_purchases(model: Model) -> dict[pulp.LpVariable, tuple[int, int]]:
