@@ -194,6 +194,35 @@ def test_every_serving_measurement_is_predicted_and_sourced():
     assert np.isfinite(predicted).all() and (predicted > 0).all()
 
 
+def test_a_static_batch_beyond_the_kv_cache_runs_in_waves():
+    """A static batch of more requests than the KV cache holds (M) runs as waves: 2M requests take twice as long
+    as M (the same throughput), M + 1 take two waves of (M + 1) / 2 (less than M's), and a batch that fits is one
+    wave of itself, as before."""
+    from planner.model import serving_validation as sv
+
+    frame = sv.load()
+    row = frame[(frame["publisher"] == "dstack") & (frame["gpu"] == "H100-SXM")].iloc[[0]]
+    shape, r = Shape.of(CATALOG.model(row["model"].iloc[0])), sv._replicas(CATALOG, row)
+    req = Requests(row["input_tokens"].to_numpy(float), row["output_tokens"].to_numpy(float), 0.5)
+    most = float(engine.max_sequences(shape, r, req.mean_context)[0])
+    assert 8 < most < 10_000
+
+    def throughput(batch):
+        rows = row.assign(concurrency=float(batch))
+        return float(sv.predict(CATALOG, rows, engine.DEFAULT)["predicted_output_tokens_per_s_per_gpu"].iloc[0])
+
+    def one_wave(batch):  # the static-batch formula itself: B prefills, then O steps at batch B
+        step = engine.decode_step_s(shape, r, batch, req.mean_context)["step_s"][0]
+        took = batch * engine.prefill_s(shape, r, req.input_tokens)[0] + req.output_tokens[0] * step
+        return batch * req.output_tokens[0] / took / r.gpus[0]
+
+    assert throughput(most) == pytest.approx(one_wave(most))
+    assert throughput(8) == pytest.approx(one_wave(8))
+    assert throughput(2 * most) == pytest.approx(throughput(most))
+    assert throughput(most + 1) == pytest.approx(one_wave((most + 1) / 2))
+    assert throughput(most + 1) < throughput(most)
+
+
 def test_a_publication_is_predicted_without_its_own_points():
     """Out of publication means it: scaling one publisher's measured throughput 3x changes none of its own
     out-of-publication predictions (and the holdout never moves the fit)."""

@@ -8,7 +8,7 @@ A point is predicted as it was measured:
   * max_throughput: every request queued at once; the batch is what the KV cache and the engine's cap
     (serve_max_sequences) allow; the rate the replica sustains there, x output tokens / its GPUs.
   * static_batch: B requests prefilled together, then decoded together: B x prefill + O steps at batch B;
-    throughput B x O / that time / GPUs.
+    throughput B x O / that time / GPUs; a B beyond what the KV cache holds runs in waves.
   * concurrency: a closed loop of C clients: the rate at which C = rate x (TTFT + (O - 1) TPOT) (Little's
     law), and the mean TTFT and TPOT there.
 
@@ -95,10 +95,17 @@ def _max_throughput(shape, r, req, rows, eff) -> dict:
 
 
 def _static_batch(shape, r, req, rows, eff) -> dict:
-    batch = rows["concurrency"].to_numpy(float)
+    """B requests at once, in waves of at most what the KV cache holds at the mean context and the engine's cap
+    (max_sequences: an engine admits what fits and the rest as sequences finish, and requests of one length
+    finish together): each wave's B / waves requests prefilled, then decoded O steps together."""
+    asked = rows["concurrency"].to_numpy(float)
+    most = engine.max_sequences(shape, r, req.mean_context)
+    waves = np.ceil(asked / np.maximum(most, 1.0))
+    batch = asked / waves
     prefill = batch * engine.prefill_s(shape, r, req.input_tokens, eff)
     decode = req.output_tokens * engine.decode_step_s(shape, r, batch, req.mean_context, eff)["step_s"]
-    return {"output_tokens_per_s_per_gpu": batch * req.output_tokens / (prefill + decode) / r.gpus}
+    rate = asked * req.output_tokens / (waves * (prefill + decode)) / r.gpus
+    return {"output_tokens_per_s_per_gpu": np.where(most >= 1, rate, 0.0)}
 
 
 def _concurrency(shape, r, req, rows, eff) -> dict:
