@@ -376,6 +376,34 @@ def test_no_plan_in_time_says_where_the_lp_uses_the_whole_site(catalog, monkeypa
         assert ("the LP relaxation uses all of the site's power in P1," in str(err.value)) is says
 
 
+def test_where_the_lp_uses_the_whole_site_the_start_rounds_at_once(catalog, monkeypatch):
+    """With the site full in the LP, the runs alone rarely give CBC a plan in time (bench_fleet 50x20x30 seed 3,
+    docs/fleet.md section 9): the start searches the rounded neighbourhood only, in both searches' time."""
+    from planner.optimize.solver import solve as solve_problem
+
+    spec = fleet(training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"])
+    unbounded = milp.create_model(ft.build(catalog, spec, CAL))
+    solve_problem(unbounded.problem, "cbc", None, threads=1, lp=True)
+    full = fleet(
+        training=[job(tokens=1.7 * _tokens_per_quarter(catalog, 1))], buy__servers=["S8", "S8B"],
+        site={"power": [{"from": 1, "kw": pulp.value(unbounded.power_w[1]) / 1e3}]},
+    )  # fmt: skip
+    real, searched = milp._restricted, []
+
+    def recorded(model, solver, bounds, time_limit_s, gap, threads):
+        searched.append((bounds, time_limit_s))
+        return real(model, solver, bounds, time_limit_s, gap, threads)
+
+    monkeypatch.setattr(milp, "_restricted", recorded)
+    model = milp.create_model(ft.build(catalog, full, CAL))
+    start = milp.lp_guided_start(model, "cbc", 10.0, 0.01, threads=1)
+    assert start.power_full == (1,) and start.rounded and len(searched) == 1
+    bounds, limit = searched[0]
+    assert all(x in bounds for x in model.buy.values())  # every purchase kept near the LP's
+    share = milp.START_SHARE + milp.ROUND_SHARE * (1 - milp.START_SHARE)
+    assert 0.9 * share * 10.0 < limit <= share * 10.0
+
+
 def test_consecutive_periods_are_named_as_spans():
     assert milp._runs_of((3, 4, 5, 9, 11, 12)) == [(3, 5), (9, 9), (11, 12)]
     assert milp._runs_of(()) == []

@@ -594,8 +594,9 @@ def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int |
     left is small, where the full search spends its time at the root (docs/fleet.md section 9). Where the
     site's power binds CBC may find no plan of that in its share; the start then rounds, in ROUND_SHARE of
     what is left: the same search with every purchase also kept between the floor and the ceiling of the
-    LP's (most are 0 there, so the search is small). No plan when the LP runs no job whole (what is left
-    would be the full model); None when the LP has no optimum (the full search then says why)."""
+    LP's (most are 0 there, so the search is small). Where the LP itself uses the whole site in some period,
+    it rounds at once, in both shares' time. No plan when the LP runs no job whole (what is left would be the
+    full model); None when the LP has no optimum (the full search then says why)."""
     t0 = time.perf_counter()
     try:
         lp = solve(model.problem, solver, time_limit_s, threads=threads, lp=True)
@@ -613,8 +614,11 @@ def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int |
     def share(fraction):  # of the time the LP left; None without a limit
         return None if time_limit_s is None else fraction * (time_limit_s - (time.perf_counter() - t0))
 
+    searches = [(runs, START_SHARE), (rounded, ROUND_SHARE)]
+    if full:  # the site is full somewhere: with the runs alone CBC rarely finds a plan in time (docs/fleet.md 9)
+        searches = [(rounded, START_SHARE + ROUND_SHARE * (1 - START_SHARE))]  # the two shares together
     best, searched = None, []  # the bounds of each search made
-    for bounds, fraction in ((runs, START_SHARE), (rounded, ROUND_SHARE)):
+    for bounds, fraction in searches:
         left = share(fraction)
         if left is not None and left < MIN_START_S:  # no time to search
             break
@@ -623,13 +627,13 @@ def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int |
         if best is not None:
             break
     if best is None:
-        return Start(lp.objective, jobs_fixed=jobs_fixed, rounded=len(searched) == 2, power_full=full)
+        return Start(lp.objective, jobs_fixed=jobs_fixed, rounded=any(b is rounded for b in searched), power_full=full)
     values = {var: var.varValue for var in model.problem.variables()}
     proven = _relative_gap(best.result.objective, lp.objective)
     status = "optimal" if proven <= gap else "feasible"  # as the solvers say it: to the gap asked, or not
     result = replace(best.result, status=status, gap=gap, seconds=time.perf_counter() - t0)
     plan = Solved(model, result, proven)
-    return Start(lp.objective, plan, values, jobs_fixed, rounded=len(searched) == 2, power_full=full)
+    return Start(lp.objective, plan, values, jobs_fixed, rounded=any(b is rounded for b in searched), power_full=full)
 
 
 def _power_full(model: Model) -> tuple[int, ...]:
