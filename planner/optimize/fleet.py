@@ -626,22 +626,22 @@ def lp_guided_start(model: Model, solver: str, time_limit_s, gap, threads: int |
         best = _restricted(model, solver, bounds, left, gap, threads)
         if best is not None:
             break
+    tried_rounding = any(bounds is rounded for bounds in searched)
     if best is None:
-        return Start(lp.objective, jobs_fixed=jobs_fixed, rounded=any(b is rounded for b in searched), power_full=full)
+        return Start(lp.objective, jobs_fixed=jobs_fixed, rounded=tried_rounding, power_full=full)
     values = {var: var.varValue for var in model.problem.variables()}
     proven = _relative_gap(best.result.objective, lp.objective)
     status = "optimal" if proven <= gap else "feasible"  # as the solvers say it: to the gap asked, or not
     result = replace(best.result, status=status, gap=gap, seconds=time.perf_counter() - t0)
     plan = Solved(model, result, proven)
-    return Start(lp.objective, plan, values, jobs_fixed, rounded=any(b is rounded for b in searched), power_full=full)
+    return Start(lp.objective, plan, values, jobs_fixed, rounded=tried_rounding, power_full=full)
 
 
 def _power_full(model: Model) -> tuple[int, ...]:
     """The periods whose site power the current (LP) solution uses whole (to a millionth): where whole nodes
     are hard to fit."""
     site = model.constraints["power"]  # each: nameplate kW - site kW (+ slack) <= 0, so its value is minus the room
-    room = {t: c.value() for t, c in site.items()}
-    return tuple(t for t, c in site.items() if room[t] is not None and room[t] >= -1e-6 * abs(c.constant))
+    return tuple(t for t, c in site.items() if (room := c.value()) is not None and room >= -1e-6 * abs(c.constant))
 
 
 def _why_no_plan(exc: SolverError, model: Model, start: Start | None) -> SolverError:
