@@ -180,6 +180,8 @@ def test_serve_refusals(run, tmp_path):
     assert "replicas over several machines, pipeline parallel, are not modelled yet" in out  # what would fit
     fast = refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--gpu", "V100", "--tpot", "1ms"), 1, "TPOT")
     assert "not modelled yet" not in fast  # it fits; the target is what no layout meets
+    fp4 = refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--gpu", "H100", "--precision", "fp4"), 1)
+    assert "computes none of fp4" in fp4 and "not modelled yet" not in fp4  # the precision, not the memory
     budget = refused(run("serve", "--model", "Llama-3.1-70B", *ONE_LINER, "--budget", "1000"), 1, "the cheapest")
     assert "$1,000" in budget
 

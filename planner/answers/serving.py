@@ -21,7 +21,8 @@ from planner.results import ServingOption, ServingPlan, ServingPoint, ServingRep
 from planner.tables.replicas import Machine, Targets, best_per_server, candidates, curve
 
 MAX_REASONS = 12  # why-not lines in an error: the rest are counted
-# said when no machine holds the model: what would, today
+# said when machines compute the model but none holds it: what would, today (no candidate at all: its GPUs compute
+# none of the precisions allowed, which each reason says)
 ONE_DOMAIN = (
     "\n  (a replica runs inside one machine's scale-up domain: replicas over several machines, pipeline parallel,"
     " are not modelled yet; a lower precision (--precision fp8, or fp4 where the GPU computes it) or GPUs with"
@@ -107,7 +108,7 @@ def plan(
             f"no allowed {'instance' if rent else 'server'} serves {row.name} within the targets:\n"
             + "\n".join(f"  - {t}" for t in not_serving[:MAX_REASONS])
             + (f"\n  ... and {len(not_serving) - MAX_REASONS} more" if len(not_serving) > MAX_REASONS else "")
-            + (ONE_DOMAIN if frame.empty or not frame["fits"].any() else "")
+            + (ONE_DOMAIN if not frame.empty and not frame["fits"].any() else "")
         )
     # each machine's TCO once (buying): the MILP's cost under objective tco, the mix's and the ranking's figure
     tcos = [None if rent else machine_tco_usd(m.price, m.power_w, m.liquid_share) for m in machines]

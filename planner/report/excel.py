@@ -590,7 +590,8 @@ def bandwidth_block(ws: Worksheet, row: int, sweep: pd.DataFrame, heading: str, 
             if (fab, zpp, value) in achieved:
                 put(ws, first + i, col, float(achieved[(fab, zpp, value)]), NUM1)
     last = first + len(gbps) - 1
-    for i, note in enumerate(memory_notes(sweep)):
+    notes = memory_notes(sweep)
+    for i, note in enumerate(notes):
         put(ws, last + 1 + i, 1, note)
     chart = LineChart()
     chart.title, chart.y_axis.title, chart.x_axis.title = heading, "TFLOPs/GPU", "node Gbps"
@@ -600,7 +601,6 @@ def bandwidth_block(ws: Worksheet, row: int, sweep: pd.DataFrame, heading: str, 
     chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
     _show_axes(chart)
     chart.height, chart.width = 8, 16
-    notes = memory_notes(sweep)
     below = last + 2 + len(notes)
     ws.add_chart(chart, f"A{below}" if chart_below else f"H{row}")
     for col, (fab, zpp, label) in enumerate(series, start=2):
